@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""GPU correctness and speed harness for tkc's kernels (runs on the GPU machine).
+
+  harness.py build  --tkc PATH --out DIR [--only NAME,...]     generate + compile every variant
+  harness.py run    --lib DIR --suite SUITE [--quick]           check + time one suite, print rows
+  (bench/run_gpu.sh drives both and collects the CSV)
+
+Every kernel is checked against a higher-precision reference on fresh random normal inputs
+(output poisoned with NaN first) and timed with CUDA events in the same process as its
+baseline: warm-up, then alternating rounds (tkc, baseline, baseline, tkc, ...) with the L2
+flushed before each launch; the median is reported. Baselines: cuBLAS through torch.matmul for
+GEMM; PyTorch scaled_dot_product_attention with the cuDNN and FlashAttention backends forced
+in turn for attention.
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# name -> (.tk file, -D overrides)
+VARIANTS = {
+    "gemm": ("gemm.tk", {}),
+    "gemm_s1": ("gemm.tk", {"STAGES": 1}),
+    "gemm_s2": ("gemm.tk", {"STAGES": 2}),
+    "gemm_s3": ("gemm.tk", {"STAGES": 3}),
+    "gemm_np": ("gemm.tk", {"PERSISTENT": 0}),
+    "gemm_g1": ("gemm.tk", {"GROUP": 1}),
+    "attn_d128": ("attn_fwd.tk", {"D": 128}),
+    "attn_d128_causal": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1}),
+    "attn_d64": ("attn_fwd.tk", {"D": 64}),
+    "attn_d64_causal": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1}),
+    "attn_d128_plain": ("attn_fwd.tk", {"D": 128, "OVERLAP": 0, "PINGPONG": 0}),
+}
+
+NVCC = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC", "-shared",
+        "-Xptxas", "-v"]
+
+
+def build(args):
+    os.makedirs(args.out, exist_ok=True)
+    names = [n for n in VARIANTS if not args.only or n in args.only.split(",")]
+
+    def one(name):
+        tk, defs = VARIANTS[name]
+        cu = os.path.join(args.out, name + ".cu")
+        so = os.path.join(args.out, "lib" + name + ".so")
+        cmd = [args.tkc, os.path.join(ROOT, "kernels.tk", tk), "-o", cu]
+        for k, v in defs.items():
+            cmd += ["-D", f"{k}={v}"]
+        t0 = time.time()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            return name, False, "tkc: " + r.stderr
+        r = subprocess.run(NVCC + [cu, "-o", so], capture_output=True, text=True)
+        info = [l for l in r.stderr.splitlines() if "registers" in l or "spill" in l]
+        return name, r.returncode == 0, (r.stderr if r.returncode else " | ".join(info)) + f" ({time.time() - t0:.1f}s)"
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as ex:
+        results = list(ex.map(one, names))
+    ok = True
+    for name, good, msg in results:
+        print(f"build {name:20s} {'ok' if good else 'FAILED'}  {msg.strip()[:300]}", flush=True)
+        ok &= good
+    return 0 if ok else 1
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+
+def load(libdir, name, fn, argtypes):
+    lib = ctypes.CDLL(os.path.join(libdir, "lib" + name + ".so"))
+    f = getattr(lib, fn)
+    f.restype = ctypes.c_int
+    f.argtypes = argtypes
+    return f
+
+
+class Timer:
+    """Median of CUDA-event times, L2 flushed before each launch, candidates alternated."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.flush_buf = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
+
+    def run(self, fns, min_reps=10, max_reps=100, budget_s=0.6):
+        torch = self.torch
+        for f in fns.values():  # warm-up
+            for _ in range(3):
+                f()
+        torch.cuda.synchronize()
+        t0 = time.time()
+        for f in fns.values():
+            f()
+        torch.cuda.synchronize()
+        one = (time.time() - t0) / len(fns)
+        reps = int(max(min_reps, min(max_reps, budget_s / max(one, 1e-5))))
+        ev = {n: [] for n in fns}
+        names = list(fns)
+        for r in range(reps):
+            for n in (names if r % 2 == 0 else names[::-1]):
+                self.flush_buf.zero_()
+                s = torch.cuda.Event(enable_timing=True)
+                e = torch.cuda.Event(enable_timing=True)
+                s.record()
+                fns[n]()
+                e.record()
+                ev[n].append((s, e))
+        torch.cuda.synchronize()
+        out = {}
+        for n, v in ev.items():
+            ts = sorted(s.elapsed_time(e) for s, e in v)
+            out[n] = ts[len(ts) // 2]
+        return out, reps
+
+
+def rel_err(out, ref):
+    d = (out.double() - ref.double()).norm().item()
+    return d / max(ref.double().norm().item(), 1e-30)
+
+
+def gemm_suite(args, torch):
+    P = ctypes.c_void_p
+    LL = ctypes.c_longlong
+    timer = Timer(torch)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    fns = {}
+
+    def kernel(variant):
+        if variant not in fns:
+            fns[variant] = load(args.lib, variant, "tkc_gemm", [P, P, P, LL, LL, LL, P])
+        return fns[variant]
+
+    rows = []
+
+    def case(label, variant, M, N, K, time_it=True, base=True):
+        f = kernel(variant)
+        g = torch.Generator(device="cuda").manual_seed(M * 131 + N * 7 + K)
+        A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16, generator=g)
+        B = torch.randn(K, N, device="cuda", dtype=torch.bfloat16, generator=g)
+        C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        call = lambda: f(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, K, N, stream())
+        rc = call()
+        torch.cuda.synchronize()
+        if rc:
+            rows.append(dict(suite="gemm", case=label, variant=variant, M=M, N=N, K=K, status=f"launch error {rc}"))
+            return
+        unwritten = int(torch.isnan(C).sum().item())
+        ref = A.float() @ B.float()
+        err = rel_err(C, ref)
+        cub = A @ B
+        err_cublas = rel_err(cub, ref)
+        ok = unwritten == 0 and err < 1e-2
+        row = dict(suite="gemm", case=label, variant=variant, M=M, N=N, K=K, rel_err=err, rel_err_cublas=err_cublas,
+                   unwritten=unwritten, status="ok" if ok else "WRONG")
+        del ref
+        if time_it and ok:
+            ms, reps = timer.run({"tkc": call, "cublas": (lambda: torch.matmul(A, B, out=cub))} if base else {"tkc": call})
+            flops = 2.0 * M * N * K
+            row.update(reps=reps, ms_tkc=ms["tkc"], tflops_tkc=flops / ms["tkc"] / 1e9)
+            if base:
+                row.update(ms_base=ms["cublas"], tflops_base=flops / ms["cublas"] / 1e9, ratio=ms["cublas"] / ms["tkc"])
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    # correctness on awkward shapes (ragged tails, tiny, not multiples of the tile)
+    for (M, N, K) in [(128, 256, 64), (1000, 1000, 1000), (200, 72, 8), (4000, 3000, 2040), (129, 257, 65 + 7)]:
+        if (K * 2) % 16 or (N * 2) % 16:
+            continue
+        case("ragged", "gemm", M, N, K, time_it=False)
+    if args.quick:
+        return rows
+    for n in (4096, 8192, 16384):
+        case("square", "gemm", n, n, n)
+    for (M, N, K) in [(8192, 14336, 4096), (8192, 4096, 14336), (4096, 28672, 8192), (16384, 8192, 1024)]:
+        case("model", "gemm", M, N, K)
+    # ablations from the ThunderKittens paper, same .tk, parameters only
+    for v in ("gemm_s1", "gemm_s2", "gemm_s3"):
+        case("stages", v, 4096, 4096, 4096, base=False)
+    for K in (64, 128, 256, 512, 1024):
+        case("persistent", "gemm", 4096, 4096, K)
+        case("persistent", "gemm_np", 4096, 4096, K, base=False)
+    case("order", "gemm_g1", 16384, 16384, 16384, base=False)
+    return rows
+
+
+def attn_ref(torch, q, k, v, scale, causal, bh):
+    """fp32 reference for the (b, h) pairs in bh: O rows and natural-log LSE."""
+    outs, lses = [], []
+    H, HKV = q.shape[1], k.shape[1]
+    for (b, h) in bh:
+        qq = q[b, h].float()
+        kk = k[b, h // (H // HKV)].float()
+        vv = v[b, h // (H // HKV)].float()
+        N = qq.shape[0]
+        o = torch.empty_like(qq)
+        lse = torch.empty(N, device=q.device)
+        for r0 in range(0, N, 1024):
+            s = (qq[r0:r0 + 1024] @ kk.T) * scale
+            if causal:
+                i = torch.arange(r0, min(r0 + 1024, N), device=q.device)[:, None]
+                j = torch.arange(N, device=q.device)[None, :]
+                s = s.masked_fill(j > i, float("-inf"))
+            lse[r0:r0 + 1024] = torch.logsumexp(s, dim=1)
+            o[r0:r0 + 1024] = torch.softmax(s, dim=1) @ vv
+        outs.append(o)
+        lses.append(lse)
+    return outs, lses
+
+
+def attn_suite(args, torch):
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    P = ctypes.c_void_p
+    LL = ctypes.c_longlong
+    timer = Timer(torch)
+    stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    rows = []
+    fns = {}
+
+    def kernel(variant):
+        if variant not in fns:
+            fns[variant] = load(args.lib, variant, "tkc_attn_fwd", [P, P, P, P, P, LL, LL, LL, LL, ctypes.c_float, P])
+        return fns[variant]
+
+    def case(label, variant, Bn, H, HKV, N, D, causal, time_it=True):
+        f = kernel(variant)
+        g = torch.Generator(device="cuda").manual_seed(Bn * 1000 + H * 10 + N + D)
+        q = torch.randn(Bn, H, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
+        k = torch.randn(Bn, HKV, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
+        v = torch.randn(Bn, HKV, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
+        o = torch.full_like(q, float("nan"))
+        lse = torch.full((Bn, H, N), float("nan"), device="cuda", dtype=torch.float32)
+        scale = 1.0 / math.sqrt(D)
+        call = lambda: f(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(), Bn, H, N, HKV,
+                         ctypes.c_float(scale), stream())
+        rc = call()
+        torch.cuda.synchronize()
+        row = dict(suite="attn", case=label, variant=variant, B=Bn, H=H, HKV=HKV, N=N, D=D, causal=int(causal))
+        if rc:
+            row["status"] = f"launch error {rc}"
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            return
+        unwritten = int(torch.isnan(o).sum().item()) + int(torch.isnan(lse).sum().item())
+        bh = [(0, 0), (Bn - 1, H - 1)] + ([(Bn // 2, H // 2)] if Bn * H > 2 else [])
+        ro, rl = attn_ref(torch, q, k, v, scale, causal, bh)
+        eo = max(rel_err(o[b, h], r) for (b, h), r in zip(bh, ro))
+        el = max(rel_err(lse[b, h], r) for (b, h), r in zip(bh, rl))
+        ok = unwritten == 0 and eo < 1e-2 and el < 1e-3
+        row.update(rel_err_o=eo, rel_err_lse=el, unwritten=unwritten, status="ok" if ok else "WRONG")
+        if time_it and ok:
+            flops = 4.0 * Bn * H * N * N * D / (2 if causal else 1)
+            cand = {"tkc": call}
+            gqa = H != HKV
+            for name, be in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+                def base(be=be):
+                    with sdpa_kernel(be):
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale, enable_gqa=gqa)
+                try:
+                    base()
+                    torch.cuda.synchronize()
+                    cand[name] = base
+                except Exception as ex:  # a backend that does not take this case
+                    row["no_" + name] = str(ex).splitlines()[0][:120]
+            ms, reps = timer.run(cand)
+            row.update(reps=reps)
+            for n, t in ms.items():
+                row["ms_" + n] = t
+                row["tflops_" + n] = flops / t / 1e9
+            best = min((ms[n] for n in ms if n != "tkc"), default=None)
+            if best:
+                row["ratio"] = best / ms["tkc"]
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    # correctness: ragged lengths, GQA, both head dims, causal and not
+    for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
+                                 ("attn_d64_causal", 64, True), ("attn_d128_plain", 128, False)]:
+        for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333)]:
+            case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
+    if args.quick:
+        return rows
+    for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
+                                 ("attn_d64_causal", 64, True)]:
+        case("n4096", variant, 16, 16, 16, 4096, D, causal)
+        case("n16384", variant, 4, 16, 16, 16384, D, causal)
+        case("n1024", variant, 16, 16, 16, 1024, D, causal)
+    case("gqa", "attn_d128", 4, 32, 8, 4096, 128, False)
+    case("plain", "attn_d128_plain", 16, 16, 16, 4096, 128, False)
+    return rows
+
+
+def run(args):
+    import torch
+    print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
+    suites = {"gemm": gemm_suite, "attn": attn_suite}
+    rows = suites[args.suite](args, torch)
+    if args.csv:
+        keys = []
+        for r in rows:
+            for k in r:
+                if k not in keys:
+                    keys.append(k)
+        new = not os.path.exists(args.csv)
+        with open(args.csv, "a") as f:
+            if new:
+                f.write(",".join(keys) + "\n")
+            for r in rows:
+                f.write(",".join(str(r.get(k, "")) for k in keys) + "\n")
+    bad = [r for r in rows if r.get("status") != "ok"]
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--tkc", required=True)
+    b.add_argument("--out", required=True)
+    b.add_argument("--only", default="")
+    r = sub.add_parser("run")
+    r.add_argument("--lib", required=True)
+    r.add_argument("--suite", required=True)
+    r.add_argument("--quick", action="store_true")
+    r.add_argument("--csv", default="")
+    args = ap.parse_args()
+    sys.exit(build(args) if args.cmd == "build" else run(args))
+
+
+if __name__ == "__main__":
+    main()

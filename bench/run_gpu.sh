@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: builds tkc and every kernel variant, checks each kernel against a
+# reference and times it against its baselines in the same process, and writes results.csv,
+# logs and SASS counts to $OUT (default bench/out). The last thing printed is a short table.
+#   bench/run_gpu.sh [--quick] [gemm] [attn]
+# --quick: correctness only, small shapes. TKC=path uses a prebuilt tkc (where flex/bison are
+# missing). SUITE_TIMEOUT (seconds, default 300) bounds each suite, so a hang cannot run on.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/bench/out}
+mkdir -p "$OUT"
+QUICK=""
+SUITES=()
+for a in "$@"; do
+    case $a in
+        --quick) QUICK=--quick ;;
+        *) SUITES+=("$a") ;;
+    esac
+done
+[ ${#SUITES[@]} -eq 0 ] && SUITES=(gemm attn)
+
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo +dirty)"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>/dev/null | sed 's/^/# /'
+
+if [ -z "${TKC:-}" ]; then
+    if command -v flex >/dev/null && command -v bison >/dev/null; then
+        cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTKC_BUILD_TESTS=OFF -DTKC_WITH_SANITIZED=OFF \
+            >"$OUT/cmake.log" 2>&1 && cmake --build build-gpu >>"$OUT/cmake.log" 2>&1 || { tail -20 "$OUT/cmake.log"; exit 1; }
+        TKC=build-gpu/tkc
+    else
+        echo "flex and bison are not installed here: run with TKC=path/to/tkc built elsewhere" >&2
+        exit 2
+    fi
+fi
+echo "# tkc: $TKC ($($TKC --version))"
+
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 250 \
+    >"$OUT/smi.csv" 2>/dev/null &
+SMI=$!
+trap 'kill $SMI 2>/dev/null' EXIT
+
+python3 bench/harness.py build --tkc "$TKC" --out "$OUT/lib" ${ONLY:+--only "$ONLY"} | tee "$OUT/build.log"
+rm -f "$OUT/results.csv"
+status=0
+for s in "${SUITES[@]}"; do
+    timeout "${SUITE_TIMEOUT:-300}" python3 -u bench/harness.py run --lib "$OUT/lib" --suite "$s" $QUICK \
+        --csv "$OUT/results.csv" >"$OUT/$s.log" 2>&1
+    rc=$?
+    [ $rc -ne 0 ] && { status=1; echo "suite $s: exit $rc (124 = timed out)"; tail -5 "$OUT/$s.log"; }
+done
+
+# the instructions that matter, counted in the machine code
+for so in "$OUT"/lib/libgemm.so "$OUT"/lib/libattn_d128.so; do
+    [ -f "$so" ] || continue
+    cuobjdump --dump-sass "$so" >"$OUT/$(basename "$so" .so).sass" 2>/dev/null
+    printf "# SASS %s: HGMMA %s UTMALDG %s UTMASTG %s\n" "$(basename "$so")" \
+        "$(grep -c HGMMA "$OUT/$(basename "$so" .so).sass")" "$(grep -c UTMALDG "$OUT/$(basename "$so" .so).sass")" \
+        "$(grep -c UTMASTG "$OUT/$(basename "$so" .so).sass")"
+done
+python3 bench/table.py "$OUT/results.csv" "$OUT/smi.csv"
+exit $status

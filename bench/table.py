@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Prints the harness's results.csv as a short table (and the clock/power range from smi.csv)."""
+import csv
+import sys
+
+
+def f(x, d=1):
+    try:
+        return f"{float(x):.{d}f}"
+    except (TypeError, ValueError):
+        return "-"
+
+
+def main():
+    rows = list(csv.DictReader(open(sys.argv[1]))) if len(sys.argv) > 1 else []
+    print(f"{'suite':5} {'case':10} {'variant':17} {'shape':26} {'err':>8} {'tkc':>7} {'base':>7} {'ratio':>6} status")
+    for r in rows:
+        if r["suite"] == "gemm":
+            shape = f"{r['M']}x{r['N']}x{r['K']}"
+            err = r.get("rel_err")
+            base = r.get("tflops_base")
+        else:
+            shape = f"B{r['B']} H{r['H']}/{r['HKV']} N{r['N']} D{r['D']}{' c' if r['causal'] == '1' else ''}"
+            err = r.get("rel_err_o")
+            bases = [float(r[k]) for k in ("tflops_cudnn", "tflops_flash") if r.get(k)]
+            base = max(bases) if bases else None
+        print(f"{r['suite']:5} {r['case']:10} {r['variant']:17} {shape:26} {f(err, 5) if err else '-':>8} "
+              f"{f(r.get('tflops_tkc')):>7} {f(base):>7} {f(r.get('ratio'), 3):>6} {r.get('status')}")
+    if len(sys.argv) > 2:
+        try:
+            smi = list(csv.reader(open(sys.argv[2])))[1:]
+            clk = [float(x[1].split()[0]) for x in smi if len(x) > 3]
+            pw = [float(x[3].split()[0]) for x in smi if len(x) > 3]
+            if clk:
+                print(f"# SM clock {min(clk):.0f}-{max(clk):.0f} MHz, power up to {max(pw):.0f} W ({len(clk)} samples)")
+        except Exception as ex:  # the log is optional
+            print(f"# (no clock log: {ex})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1393 @@
+/* emit_cuda.c - prints a verified plan as one self-contained .cu: the template fragments the
+ * kernels use, one __global__ kernel per .tk kernel (producer warpgroup + consumer warpgroups)
+ * and an extern "C" host launcher per kernel that validates its arguments, builds the TMA
+ * tensor maps and launches.
+ * Invariant: no decisions are made here (they are in the plan); the output is a function of
+ * the plan alone, so the same input gives the same bytes. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "templates.h"
+
+/* ---- emitter state ---------------------------------------------------------------------------- */
+
+enum { MAX_FRAGS = 64 };
+
+typedef struct Em {
+    Arena *a;
+    StrBuf *b;                  /* where code goes now */
+    const PlanKernel *pk;
+    const SemaKernel *sk;
+    const char *frag[MAX_FRAGS];/* template fragments needed, in first-use order */
+    const char *frag_file[MAX_FRAGS];
+    int nfrag;
+    int tmp;                    /* counter for temporaries */
+    bool in_loop;               /* emitting the step body (skip_first tests the step variable) */
+    /* reductions hoisted out of the statement being emitted */
+    const Expr *red_expr[16];
+    const char *red_name[16];
+    int nred;
+} Em;
+
+static void need(Em *e, const char *file, const char *frag) {
+    for (int i = 0; i < e->nfrag; i++)
+        if (!strcmp(e->frag[i], frag)) return;
+    if (e->nfrag < MAX_FRAGS) {
+        e->frag_file[e->nfrag] = file;
+        e->frag[e->nfrag++] = frag;
+    }
+}
+
+#define L(...) sb_line(e->b, __VA_ARGS__)
+#define IN() (e->b->indent++)
+#define OUT() (e->b->indent--)
+
+static const char *fmt_float(Arena *a, double v) {
+    if (isinf(v)) return v > 0 ? "TKC_INF" : "(-TKC_INF)";
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.9g", v);
+    if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
+    return arena_printf(a, "%sf", buf);
+}
+
+/* ---- scalar expressions (uniform values: indices, bounds, scalars) --------------------------- */
+
+static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host);
+
+static const char *scalar_str(Em *e, const Expr *x, bool host) {
+    StrBuf b;
+    sb_init(&b);
+    scalar_expr(e, &b, x, host);
+    char *s = arena_strdup(e->a, b.s ? b.s : "");
+    sb_free(&b);
+    return s;
+}
+
+static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host) {
+    if (x->is_const && x->ty.kind == TY_INT && x->kind != EX_NAME) {
+        sb_printf(b, "%" PRId64, x->cval);
+        return;
+    }
+    if (x->is_const && x->ty.kind == TY_FLOAT && x->kind != EX_NAME) {
+        sb_puts(b, fmt_float(e->a, x->fval));
+        return;
+    }
+    switch (x->kind) {
+    case EX_INT: sb_printf(b, "%" PRId64, x->u.ival); return;
+    case EX_FLOAT: sb_puts(b, fmt_float(e->a, x->u.fval)); return;
+    case EX_NAME:
+        if (x->sym && x->sym->kind == SYM_BUILTIN) {
+            if (x->sym->builtin == BI_INF) sb_puts(b, "TKC_INF");
+            else if (x->sym->builtin == BI_WG) sb_puts(b, "wg");
+            else sb_puts(b, x->sym->name);
+        } else if (x->sym && x->sym->kind == SYM_LET && x->sym->is_const && x->sym->ty.kind == TY_INT) {
+            sb_printf(b, "%" PRId64, x->sym->cval);
+        } else {
+            sb_puts(b, x->u.name);
+        }
+        return;
+    case EX_MEMBER: sb_printf(b, "block_%s", x->u.member.field); return;
+    case EX_INDEX: {
+        /* an element read of a global tensor (kernel-level lets) */
+        const Symbol *t = x->u.index.base->sym;
+        const Arg *arg = e->sk->args.v[t->index];
+        sb_printf(b, "tkc_load_f32(%s, ", t->name);
+        for (int i = 0; i < x->u.index.nargs; i++) {
+            if (i) {
+                sb_puts(b, " * (long long)(");
+                scalar_expr(e, b, arg->ts.dims[i], host);
+                sb_puts(b, ") + ");
+            }
+            sb_puts(b, "(long long)(");
+            scalar_expr(e, b, x->u.index.args[i].lo, host);
+            sb_putc(b, ')');
+        }
+        for (int i = 0; i < x->u.index.nargs; i++) sb_putc(b, ')');
+        sb_putc(b, ')');
+        return;
+    }
+    case EX_CALL: {
+        const char *fn = NULL;
+        bool fl = x->ty.kind == TY_FLOAT;
+        switch (x->fn) {
+        case FN_CDIV: fn = host ? "tkc_h_cdiv" : "tkc_cdiv"; break;
+        case FN_MIN: fn = fl ? "fminf" : host ? "tkc_h_min" : "min"; break;
+        case FN_MAX: fn = fl ? "fmaxf" : host ? "tkc_h_max" : "max"; break;
+        case FN_EXP: fn = "expf"; break;
+        case FN_EXP2: fn = "exp2f"; break;
+        case FN_LOG: fn = "logf"; break;
+        case FN_LOG2: fn = "log2f"; break;
+        case FN_SQRT: fn = "sqrtf"; break;
+        case FN_RSQRT: fn = "rsqrtf"; break;
+        case FN_ABS: fn = fl ? "fabsf" : "abs"; break;
+        case FN_TANH: fn = "tanhf"; break;
+        case FN_FP32: fn = "(float)"; break;
+        case FN_I32: fn = "(int)"; break;
+        case FN_BF16: fn = "tkc_round_bf16"; break;
+        case FN_FP16: fn = "tkc_round_fp16"; break;
+        default: fn = x->u.call.fn; break;
+        }
+        sb_printf(b, "%s(", fn);
+        for (int i = 0; i < x->u.call.nargs; i++) {
+            if (i) sb_puts(b, ", ");
+            scalar_expr(e, b, x->u.call.args[i], host);
+        }
+        sb_putc(b, ')');
+        return;
+    }
+    case EX_BINARY:
+        sb_putc(b, '(');
+        scalar_expr(e, b, x->u.bin.l, host);
+        sb_printf(b, " %s ", binop_name[x->u.bin.op]);
+        scalar_expr(e, b, x->u.bin.r, host);
+        sb_putc(b, ')');
+        return;
+    case EX_UNARY:
+        sb_printf(b, "(%s", unop_name[x->u.un.op]);
+        scalar_expr(e, b, x->u.un.e, host);
+        sb_putc(b, ')');
+        return;
+    case EX_COND:
+        sb_putc(b, '(');
+        scalar_expr(e, b, x->u.cond.c, host);
+        sb_puts(b, " ? ");
+        scalar_expr(e, b, x->u.cond.a, host);
+        sb_puts(b, " : ");
+        scalar_expr(e, b, x->u.cond.b, host);
+        sb_putc(b, ')');
+        return;
+    case EX_TRANSPOSE: return;
+    }
+}
+
+/* ---- register fragments ------------------------------------------------------------------------
+ * A register tile of R rows (per consumer warpgroup) and C columns uses the wgmma accumulator
+ * layout: thread t = 32 w + l holds C/2 values per 64-row block; value i (j = i % (C/2)) sits at
+ *   row = 64 (i / (C/2)) + 16 w + l/4 + 8 ((j >> 1) & 1),  col = 8 (j >> 2) + 2 (l % 4) + (j & 1).
+ * A per_row vector holds the 2 rows of each 64-row block a thread owns: slot r is row
+ *   64 (r / 2) + 16 w + l/4 + 8 (r % 2).
+ * 16-bit tiles pack value pairs (2i, 2i+1) into one 32-bit register, which is exactly the
+ * register A operand layout of wgmma, so a converted tile feeds a product directly. */
+
+typedef enum { CX_TILE, CX_ROWVEC, CX_SCALAR } CtxKind;
+
+typedef struct Ctx {
+    CtxKind kind;
+    int cols;           /* tile: columns of the destination */
+    int rwg;            /* rows per warpgroup */
+    bool per_wg;
+    const char *i;      /* the index expression (a variable name or "(2 * p + 1)") */
+} Ctx;
+
+static int rows_wg(const PlanKernel *pk, const Type *t) { return t->per_wg ? t->rows : t->rows / pk->consumers; }
+
+static int frag_count(const PlanKernel *pk, const Type *t) {
+    if (t->kind == TY_TILE) return rows_wg(pk, t) * t->cols / 128;
+    return 2 * (rows_wg(pk, t) / 64);
+}
+
+static bool is16(DType d) { return d == DT_BF16 || d == DT_FP16; }
+
+static const char *row_expr(Em *e, const Ctx *c) {
+    const char *wgpart = c->per_wg ? "" : arena_printf(e->a, "wg * %d + ", c->rwg);
+    if (c->kind == CX_ROWVEC)
+        return arena_printf(e->a, "(%stkc_lrow + 8 * (%s & 1) + 64 * (%s >> 1))", wgpart, c->i, c->i);
+    return arena_printf(e->a, "(%stkc_lrow + 8 * ((%s >> 1) & 1) + 64 * (%s / %d))", wgpart, c->i, c->i, c->cols / 2);
+}
+
+static const char *col_expr(Em *e, const Ctx *c, int col0) {
+    const char *off = col0 ? arena_printf(e->a, "%d + ", col0) : "";
+    return arena_printf(e->a, "(%stkc_lcol + 8 * ((%s %% %d) >> 2) + (%s & 1))", off, c->i, c->cols / 2, c->i);
+}
+
+/* the index into a tile of `pcols` columns for value i of a ctx of c->cols columns starting
+ * at column col0 of the parent */
+static const char *parent_index(Em *e, const Ctx *c, int pcols, int col0) {
+    if (pcols == c->cols && col0 == 0) return c->i;
+    int hs = c->cols / 2, hp = pcols / 2;
+    return arena_printf(e->a, "(%s / %d * %d + %s %% %d + %d)", c->i, hs, hp, c->i, hs, col0 / 2);
+}
+
+static const char *rowslot(Em *e, const Ctx *c) {
+    if (c->kind == CX_ROWVEC) return c->i;
+    return arena_printf(e->a, "(%s / %d * 2 + ((%s >> 1) & 1))", c->i, c->cols / 2, c->i);
+}
+
+static const char *tile_value(Em *e, const char *name, DType dt, const char *idx) {
+    if (!is16(dt)) return arena_printf(e->a, "%s[%s]", name, idx);
+    const char *k = dt == DT_BF16 ? "bf16" : "fp16";
+    return arena_printf(e->a, "((%s & 1) ? tkc_%s_hi(%s[%s >> 1]) : tkc_%s_lo(%s[%s >> 1]))", idx, k, name, idx, k, name,
+                        idx);
+}
+
+static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c);
+
+static const char *elem_str(Em *e, const Expr *x, const Ctx *c) {
+    StrBuf b;
+    sb_init(&b);
+    elem(e, &b, x, c);
+    char *s = arena_strdup(e->a, b.s ? b.s : "");
+    sb_free(&b);
+    return s;
+}
+
+/* the value of expression x at the element c->i of the destination's fragment */
+static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
+    const Type *t = &x->ty;
+    if ((t->kind == TY_INT || t->kind == TY_FLOAT || t->kind == TY_BOOL) && !t->varying && x->kind != EX_CALL) {
+        scalar_expr(e, b, x, false);
+        return;
+    }
+    switch (x->kind) {
+    case EX_NAME: {
+        const Symbol *y = x->sym;
+        if (y->kind == SYM_BUILTIN && y->builtin == BI_ROW) {
+            sb_puts(b, row_expr(e, c));
+            return;
+        }
+        if (y->kind == SYM_BUILTIN && y->builtin == BI_COL) {
+            sb_puts(b, col_expr(e, c, 0));
+            return;
+        }
+        if (t->kind == TY_TILE) {
+            sb_puts(b, tile_value(e, y->name, t->dt, c->i));
+            return;
+        }
+        if (t->kind == TY_VEC) {
+            sb_printf(b, "%s[%s]", y->name, rowslot(e, c));
+            return;
+        }
+        scalar_expr(e, b, x, false);
+        return;
+    }
+    case EX_INDEX: {
+        /* a column slice of a register tile */
+        const Expr *base = x->u.index.base;
+        int col0 = x->u.index.args[1].lo ? (int)x->u.index.args[1].lo->cval : 0;
+        sb_puts(b, tile_value(e, base->sym->name, base->ty.dt, parent_index(e, c, base->ty.cols, col0)));
+        return;
+    }
+    case EX_CALL: {
+        Expr **A = x->u.call.args;
+        switch (x->fn) {
+        case FN_ROWMAX: case FN_ROWMIN: case FN_ROWSUM:
+            for (int i = 0; i < e->nred; i++)
+                if (e->red_expr[i] == x) {
+                    sb_printf(b, "%s[%s]", e->red_name[i], rowslot(e, c));
+                    return;
+                }
+            sb_puts(b, "/* reduction not hoisted */ 0.f");
+            return;
+        case FN_WHERE:
+            sb_puts(b, "(");
+            elem(e, b, A[0], c);
+            sb_puts(b, " ? ");
+            elem(e, b, A[1], c);
+            sb_puts(b, " : ");
+            elem(e, b, A[2], c);
+            sb_puts(b, ")");
+            return;
+        case FN_TRIL: case FN_TRIU:
+            sb_printf(b, "((%s - %s) %s (", col_expr(e, c, 0), row_expr(e, c), x->fn == FN_TRIL ? "<=" : ">=");
+            scalar_expr(e, b, A[1], false);
+            sb_puts(b, ") ? ");
+            elem(e, b, A[0], c);
+            sb_puts(b, " : ");
+            if (x->u.call.nargs == 3) elem(e, b, A[2], c);
+            else sb_puts(b, "0.f");
+            sb_puts(b, ")");
+            return;
+        case FN_BF16:
+        case FN_FP16:
+            /* inside an expression the value is rounded to 16 bits and used as fp32 */
+            sb_printf(b, "%s(", x->fn == FN_BF16 ? "tkc_round_bf16" : "tkc_round_fp16");
+            elem(e, b, A[0], c);
+            sb_putc(b, ')');
+            return;
+        case FN_FP32:
+            elem(e, b, A[0], c);
+            return;
+        case FN_MIN: case FN_MAX:
+            if (t->kind == TY_INT) break;
+            sb_printf(b, "%s(", x->fn == FN_MIN ? "fminf" : "fmaxf");
+            elem(e, b, A[0], c);
+            sb_puts(b, ", ");
+            elem(e, b, A[1], c);
+            sb_putc(b, ')');
+            return;
+        case FN_EXP2:
+            need(e, "tkc_ptx.cuh", "math");
+            sb_puts(b, "tkc_exp2(");
+            elem(e, b, A[0], c);
+            sb_putc(b, ')');
+            return;
+        case FN_EXP:
+            need(e, "tkc_ptx.cuh", "math");
+            sb_puts(b, "tkc_exp2(1.44269504f * ");
+            elem(e, b, A[0], c);
+            sb_putc(b, ')');
+            return;
+        case FN_LOG: case FN_LOG2: case FN_SQRT: case FN_RSQRT: case FN_ABS: case FN_TANH: {
+            static const char *const nm[] = {[FN_LOG] = "__logf", [FN_LOG2] = "__log2f", [FN_SQRT] = "sqrtf",
+                                              [FN_RSQRT] = "rsqrtf", [FN_ABS] = "fabsf", [FN_TANH] = "tanhf"};
+            sb_printf(b, "%s(", nm[x->fn]);
+            elem(e, b, A[0], c);
+            sb_putc(b, ')');
+            return;
+        }
+        default:
+            break;
+        }
+        scalar_expr(e, b, x, false);
+        return;
+    }
+    case EX_BINARY:
+        sb_putc(b, '(');
+        elem(e, b, x->u.bin.l, c);
+        sb_printf(b, " %s ", binop_name[x->u.bin.op]);
+        elem(e, b, x->u.bin.r, c);
+        sb_putc(b, ')');
+        return;
+    case EX_UNARY:
+        sb_printf(b, "(%s", unop_name[x->u.un.op]);
+        elem(e, b, x->u.un.e, c);
+        sb_putc(b, ')');
+        return;
+    case EX_COND:
+        sb_putc(b, '(');
+        scalar_expr(e, b, x->u.cond.c, false);
+        sb_puts(b, " ? ");
+        elem(e, b, x->u.cond.a, c);
+        sb_puts(b, " : ");
+        elem(e, b, x->u.cond.b, c);
+        sb_putc(b, ')');
+        return;
+    default:
+        scalar_expr(e, b, x, false);
+        return;
+    }
+}
+
+static Ctx tile_ctx(const PlanKernel *pk, const Type *t, const char *i) {
+    Ctx c = {.kind = t->kind == TY_TILE ? CX_TILE : CX_ROWVEC, .cols = t->cols, .rwg = rows_wg(pk, t),
+             .per_wg = t->per_wg, .i = i};
+    return c;
+}
+
+/* row reductions inside x are computed first into small arrays, one per reduction */
+static void hoist_reductions(Em *e, const Expr *x) {
+    if (!x) return;
+    switch (x->kind) {
+    case EX_CALL:
+        for (int i = 0; i < x->u.call.nargs; i++) hoist_reductions(e, x->u.call.args[i]);
+        if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM) {
+            const Expr *src = x->u.call.args[0];
+            const PlanKernel *pk = e->pk;
+            int n = frag_count(pk, &src->ty), slots = 2 * (rows_wg(pk, &src->ty) / 64);
+            const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
+            const char *op = x->fn == FN_ROWMAX ? "fmaxf" : x->fn == FN_ROWMIN ? "fminf" : NULL;
+            const char *init = x->fn == FN_ROWMAX ? "-TKC_INF" : x->fn == FN_ROWMIN ? "TKC_INF" : "0.f";
+            L("float %s[%d];  // %s", name, slots, ast_expr_str(e->a, x));
+            L("#pragma unroll");
+            L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s;", slots, name, init);
+            Ctx c = tile_ctx(pk, &src->ty, "tkc_i");
+            L("#pragma unroll");
+            L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) {", n);
+            IN();
+            const char *v = elem_str(e, src, &c), *rs = rowslot(e, &c);
+            if (op) L("%s[%s] = %s(%s[%s], %s);", name, rs, op, name, rs, v);
+            else L("%s[%s] += %s;", name, rs, v);
+            OUT();
+            L("}");
+            L("#pragma unroll");
+            L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // the 4 lanes of a quad hold one row", slots);
+            IN();
+            for (int s = 1; s <= 2; s *= 2) {
+                if (op) L("%s[tkc_r] = %s(%s[tkc_r], __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d));", name, op, name, name, s);
+                else L("%s[tkc_r] += __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d);", name, name, s);
+            }
+            OUT();
+            L("}");
+            if (e->nred < 16) {
+                e->red_expr[e->nred] = x;
+                e->red_name[e->nred++] = name;
+            }
+        }
+        return;
+    case EX_BINARY: hoist_reductions(e, x->u.bin.l); hoist_reductions(e, x->u.bin.r); return;
+    case EX_UNARY: hoist_reductions(e, x->u.un.e); return;
+    case EX_COND: hoist_reductions(e, x->u.cond.a); hoist_reductions(e, x->u.cond.b); return;
+    default: return;
+    }
+}
+
+/* ---- declarations of register values ----------------------------------------------------------- */
+
+static const char *reg_decl(Em *e, const Symbol *y) {
+    const Type *t = &y->ty;
+    int n = frag_count(e->pk, t);
+    if (t->kind == TY_TILE && is16(t->dt))
+        return arena_printf(e->a, "uint32_t %s[%d];  // %s %s[%d, %d]: %d packed pairs per thread", y->name, n / 2,
+                            t->per_wg ? "per_wg" : "row-split", dtype_name[t->dt], t->rows, t->cols, n / 2);
+    if (t->kind == TY_TILE)
+        return arena_printf(e->a, "float %s[%d];  // %s %s[%d, %d]: %d values per thread", y->name, n,
+                            t->per_wg ? "per_wg" : "row-split", dtype_name[t->dt], t->rows, t->cols, n);
+    return arena_printf(e->a, "float %s[%d];  // %s[%d] per_row: the %d rows this thread holds", y->name, n,
+                        dtype_name[t->dt], t->rows, n);
+}
+
+/* ---- statements ---------------------------------------------------------------------------------- */
+
+static void emit_ops(Em *e, const POpList *ops);
+
+static const char *assign_rhs(Em *e, const Stmt *st, const char *cur, const Ctx *c) {
+    const char *v = elem_str(e, st->u.assign.rhs, c);
+    switch (st->u.assign.op) {
+    case AS_ADD: return arena_printf(e->a, "%s + %s", cur, v);
+    case AS_SUB: return arena_printf(e->a, "%s - %s", cur, v);
+    case AS_MUL: return arena_printf(e->a, "%s * %s", cur, v);
+    case AS_DIV: return arena_printf(e->a, "%s / %s", cur, v);
+    default: return v;
+    }
+}
+
+/* `dst op= expr` for a register tile or vector (or a column slice of a tile) */
+static void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *decl_name, const Type *dt) {
+    const Expr *rhs = st->u.assign.rhs;
+    const char *name = decl_name;
+    int col0 = 0, pcols = dt->cols;
+    const Type *vt = dt;
+    if (!name) {
+        if (lhs->kind == EX_INDEX) {
+            name = lhs->u.index.base->sym->name;
+            col0 = lhs->u.index.args[1].lo ? (int)lhs->u.index.args[1].lo->cval : 0;
+            pcols = lhs->u.index.base->ty.cols;
+            vt = &lhs->ty;
+        } else {
+            name = lhs->sym->name;
+        }
+    }
+    e->nred = 0;
+    hoist_reductions(e, rhs);
+    int n = frag_count(e->pk, vt);
+    if (vt->kind == TY_TILE && is16(vt->dt)) {
+        const char *k = vt->dt == DT_BF16 ? "bf16" : "fp16";
+        need(e, "tkc_ptx.cuh", "math");
+        L("#pragma unroll");
+        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", n / 2);
+        IN();
+        Ctx c0 = tile_ctx(e->pk, vt, "(2 * tkc_p)"), c1 = tile_ctx(e->pk, vt, "(2 * tkc_p + 1)");
+        const char *dst = arena_printf(e->a, "%s[%s >> 1]", name, parent_index(e, &c0, pcols, col0));
+        const char *v0 = assign_rhs(e, st, arena_printf(e->a, "tkc_%s_lo(%s)", k, dst), &c0);
+        const char *v1 = assign_rhs(e, st, arena_printf(e->a, "tkc_%s_hi(%s)", k, dst), &c1);
+        L("%s = tkc_pack_%s(%s, %s);", dst, k, v0, v1);
+        OUT();
+        L("}");
+        return;
+    }
+    const char *iv = vt->kind == TY_TILE ? "tkc_i" : "tkc_r";
+    Ctx c = tile_ctx(e->pk, vt, iv);
+    const char *dst = arena_printf(e->a, "%s[%s]", name, vt->kind == TY_TILE ? parent_index(e, &c, pcols, col0) : iv);
+    L("#pragma unroll");
+    L("for (int %s = 0; %s < %d; ++%s) %s = %s;", iv, iv, n, iv, dst, assign_rhs(e, st, dst, &c));
+}
+
+static const char *global_offset(Em *e, const Symbol *t, const Expr *ix, const char *last) {
+    /* element offset of X[i0, ..., i_{n-2}, last] in a contiguous tensor */
+    const Arg *arg = e->sk->args.v[t->index];
+    int n = ix->u.index.nargs;
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < n; i++) {
+        if (i) {
+            sb_puts(&b, " * (long long)");
+            scalar_expr(e, &b, arg->ts.dims[i], false);
+            sb_puts(&b, " + ");
+        }
+        if (i == n - 1) sb_puts(&b, last);
+        else {
+            sb_puts(&b, "(long long)");
+            scalar_expr(e, &b, ix->u.index.args[i].lo, false);
+        }
+        if (i) sb_putc(&b, ')');
+    }
+    StrBuf o;
+    sb_init(&o);
+    for (int i = 1; i < n; i++) sb_putc(&o, '(');
+    sb_puts(&o, b.s);
+    char *s = arena_strdup(e->a, o.s);
+    sb_free(&b);
+    sb_free(&o);
+    return s;
+}
+
+static void emit_vec_store(Em *e, const Stmt *st) {
+    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const Symbol *t = ix->u.index.base->sym;
+    const Arg *arg = e->sk->args.v[t->index];
+    int n = ix->u.index.nargs;
+    e->nred = 0;
+    hoist_reductions(e, rhs);
+    Ctx c = tile_ctx(e->pk, &rhs->ty, "tkc_r");
+    L("if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value");
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(e->pk, &rhs->ty));
+    IN();
+    L("const long long tkc_gi = (long long)%s * %d + %s;", scalar_str(e, ix->u.index.args[n - 1].lo, false), rhs->ty.rows,
+      row_expr(e, &c));
+    L("if (tkc_gi < %s) %s[%s] = %s;", scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"),
+      elem_str(e, rhs, &c));
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
+static const PlanStore *store_of(const PlanKernel *pk, const Stmt *st) {
+    for (int i = 0; i < pk->stores.n; i++)
+        if (pk->stores.v[i].st == st) return &pk->stores.v[i];
+    return NULL;
+}
+
+/* a register tile to global memory: 64-row chunks through the warpgroup's two staging
+ * buffers (stmatrix into the swizzled layout, proxy fence, TMA store) */
+static void emit_tile_store(Em *e, const Stmt *st) {
+    const PlanKernel *pk = e->pk;
+    const PlanStore *ps = store_of(pk, st);
+    const PlanMap *m = &pk->maps.v[ps->map];
+    const PlanBuf *sb = &pk->bufs.v[pk->staging_buf];
+    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const Type *t = &rhs->ty;
+    int n = ix->u.index.nargs, rwg = rows_wg(pk, t), W = ps->chunk_cols;
+    int nch = t->cols / W, nrb = rwg / 64, half = t->cols / 2;
+    int span = W * 2;
+    need(e, "tkc_ptx.cuh", "tma_store");
+    need(e, "tkc_ptx.cuh", "stmatrix");
+    need(e, "tkc_ptx.cuh", "named_barrier");
+    need(e, "tkc_ptx.cuh", "math");
+    /* the pack rounds to 16 bits, so an explicit conversion of the whole value is implied */
+    if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
+    e->nred = 0;
+    hoist_reductions(e, rhs);
+    const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
+    L("{");
+    IN();
+    L("const int tkc_r0 = %s * %d%s;  // first row of this warpgroup's part", scalar_str(e, ix->u.index.args[n - 2].lo, false),
+      t->rows, t->per_wg ? "" : arena_printf(e->a, " + wg * %d", rwg));
+    L("const int tkc_c0 = %s * %d;", scalar_str(e, ix->u.index.args[n - 1].lo, false), t->cols);
+    L("// this lane's stmatrix row address inside a 64 x %d chunk (%s swizzle)", W, swizzle_name(sb->swz));
+    L("const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);");
+    L("#pragma unroll");
+    L("for (int tkc_rb = 0; tkc_rb < %d; ++tkc_rb) {", nrb);
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_ch = 0; tkc_ch < %d; ++tkc_ch) {", nch);
+    IN();
+    L("const uint32_t tkc_buf = %s_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * %d;", sb->name, sb->bytes);
+    L("if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it");
+    L("tkc_bar_sync(1 + wg, 128);");
+    L("#pragma unroll");
+    L("for (int tkc_g = 0; tkc_g < %d; ++tkc_g) {", W / 16);
+    IN();
+    L("const int tkc_f = tkc_rb * %d + tkc_ch * %d + tkc_g * 8;  // first value of this 16-column group", half, W / 2);
+    const char *vals[8];
+    for (int j = 0; j < 8; j++) {
+        Ctx c = tile_ctx(pk, t, arena_printf(e->a, "(tkc_f + %d)", j));
+        vals[j] = elem_str(e, rhs, &c);
+    }
+    for (int j = 0; j < 4; j++) L("const uint32_t tkc_v%d = tkc_pack_%s(%s, %s);", j, k, vals[2 * j], vals[2 * j + 1]);
+    L("const uint32_t tkc_o = (uint32_t)(tkc_srow * %d + (16 * tkc_g + 8 * (tkc_lane >> 4)) * 2);", span);
+    if (sb->swz == SWZ_128) L("tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 7u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);");
+    else if (sb->swz == SWZ_64) L("tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 3u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);");
+    else L("tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 1u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);");
+    OUT();
+    L("}");
+    L("tkc_fence_proxy_async();  // make the chunk visible to the TMA engine");
+    L("tkc_bar_sync(1 + wg, 128);");
+    L("if (tkc_wg_thread == 0) {");
+    IN();
+    StrBuf co;
+    sb_init(&co);
+    sb_printf(&co, "tkc_c0 + tkc_ch * %d, tkc_r0 + tkc_rb * 64", W);
+    for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+    L("tkc_tma_store_%dd(&%s, %s, tkc_buf);", m->rank, m->name, co.s);
+    sb_free(&co);
+    L("tkc_bulk_commit();");
+    OUT();
+    L("}");
+    L("++tkc_st_cnt;");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
+static const char *buf_addr(Em *e, int buf, bool prev) {
+    const PlanBuf *b = &e->pk->bufs.v[buf];
+    if (b->kind == BUF_RING)
+        return arena_printf(e->a, "%s_smem + (uint32_t)%s * %d", b->name, prev ? "tkc_prev_stage" : "tkc_stage", b->bytes);
+    return arena_printf(e->a, "%s_smem", b->name);
+}
+
+static void emit_mma(Em *e, const POp *o) {
+    const PlanKernel *pk = e->pk;
+    const PlanMma *m = o->mma;
+    const PlanBuf *bb = &pk->bufs.v[m->b.buf];
+    int ninst = m->n > 256 ? (m->n + 255) / 256 : 1, nn = m->n / ninst;
+    const char *dtn = m->in_dt == DT_BF16 ? "bf16" : "fp16";
+    const char *form = m->a_reg ? "rs" : "ss";
+    char frag[64];
+    snprintf(frag, sizeof frag, "wgmma_m64n%dk16_%s_%s", nn, form, dtn);
+    need(e, "wgmma.cuh", arena_strdup(e->a, frag));
+    need(e, "tkc_ptx.cuh", "wgmma_sync");
+    const char *dst = m->dst->name;
+    int dhalf = m->n / 2;
+    L("// %s %s %s  [wgmma m64n%dk16 x %d, %s]", m->dst->name, assignop_name[o->st->u.assign.op],
+      ast_expr_str(e->a, o->st->u.assign.rhs), nn, (m->wg_m / 64) * (m->k / 16) * ninst,
+      m->a_reg ? "A from registers" : "A and B from shared memory");
+    if (o->skip_first) {
+        L("if (%s) {", e->in_loop ? arena_printf(e->a, "%s > 0", e->sk->loopvar->name) : "tkc_steps > 0");
+        IN();
+    } else {
+        L("{");
+        IN();
+    }
+    /* a register A operand: the packed 16-bit pairs */
+    const char *apairs = NULL;
+    if (m->a_reg) {
+        if (m->a_tmp) {
+            apairs = m->a_tmp->name;
+            if (!m->deferred) {
+                /* convert now; the registers stay pinned until the product is waited for */
+                const char *k = m->in_dt == DT_BF16 ? "bf16" : "fp16";
+                need(e, "tkc_ptx.cuh", "math");
+                const Expr *src = m->a_expr->kind == EX_CALL ? m->a_expr->u.call.args[0] : m->a_expr;
+                e->nred = 0;
+                hoist_reductions(e, src);
+                L("#pragma unroll");
+                L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) %s[tkc_p] = tkc_pack_%s(%s, %s);", frag_count(pk, &m->a_expr->ty) / 2, apairs, k,
+                  elem_str(e, src, &(Ctx){CX_TILE, m->a_expr->ty.cols, rows_wg(pk, &m->a_expr->ty), m->a_expr->ty.per_wg, "(2 * tkc_p)"}),
+                  elem_str(e, src, &(Ctx){CX_TILE, m->a_expr->ty.cols, rows_wg(pk, &m->a_expr->ty), m->a_expr->ty.per_wg, "(2 * tkc_p + 1)"}));
+            }
+        } else {
+            apairs = m->a_expr->sym->name;
+        }
+    }
+    L("#pragma unroll");
+    L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) tkc_pin(%s[tkc_i]);", frag_count(pk, &m->dst->ty), dst);
+    L("tkc_wgmma_fence();");
+    MmaOperandLayout bl;
+    TileLayout btl = {bb->rows, bb->cols, dtype_bytes[bb->dt], bb->swz};
+    bl = mma_operand_layout(&btl, m->b.mn_major);
+    uint32_t b0 = m->b.mn_major ? mma_operand_offset(&btl, true, m->b.col0, m->b.row0)
+                                : mma_operand_offset(&btl, false, m->b.row0, m->b.col0);
+    L("const uint64_t tkc_db = tkc_desc(%s + %u, %u, %u, %d);  // %s: %s, %s", buf_addr(e, m->b.buf, o->prev), b0, bl.lbo,
+      bl.sbo, bl.mode, bb->name, m->b.mn_major ? "N-major" : "K-major", swizzle_name(bb->swz));
+    TileLayout atl = {0};
+    if (!m->a_reg) {
+        const PlanBuf *ab = &pk->bufs.v[m->a.buf];
+        atl = (TileLayout){ab->rows, ab->cols, dtype_bytes[ab->dt], ab->swz};
+        MmaOperandLayout al = mma_operand_layout(&atl, m->a.mn_major);
+        uint32_t a0 = m->a.mn_major ? mma_operand_offset(&atl, true, m->a.col0, m->a.row0)
+                                    : mma_operand_offset(&atl, false, m->a.row0, m->a.col0);
+        const char *wgoff = "";
+        bool split = !m->dst->ty.per_wg;
+        if (split) {
+            uint32_t step = mma_operand_offset(&atl, m->a.mn_major, m->wg_m, 0) - mma_operand_offset(&atl, m->a.mn_major, 0, 0);
+            wgoff = arena_printf(e->a, " + (uint32_t)wg * %u", step);
+        }
+        L("const uint64_t tkc_da = tkc_desc(%s + %u%s, %u, %u, %d);  // %s: %s, %s", buf_addr(e, m->a.buf, o->prev), a0, wgoff,
+          al.lbo, al.sbo, al.mode, ab->name, m->a.mn_major ? "M-major" : "K-major", swizzle_name(ab->swz));
+    }
+    for (int rb = 0; rb < m->wg_m / 64; rb++)
+        for (int p = 0; p < ninst; p++)
+            for (int kk = 0; kk < m->k / 16; kk++) {
+                uint32_t boff = mma_operand_offset(&btl, m->b.mn_major, p * nn, kk * 16) - mma_operand_offset(&btl, m->b.mn_major, 0, 0);
+                const char *sd = "1";
+                if (kk == 0 && !m->accumulate) sd = "0";
+                else if (kk == 0 && m->zero_first)
+                    sd = e->in_loop ? arena_printf(e->a, "%s > 0", e->sk->loopvar->name) : "tkc_steps > 0";
+                int sa = m->negate ? -1 : 1;
+                const char *acc = arena_printf(e->a, "&%s[%d]", dst, rb * dhalf + p * nn / 2);
+                if (m->a_reg) {
+                    int q = rb * (m->k / 4) + 4 * kk;
+                    L("tkc_wgmma_m64n%dk16_rs_%s<%d, %d>(%s, %s[%d], %s[%d], %s[%d], %s[%d], tkc_db + %u, %s);", nn, dtn,
+                      m->b.mn_major, sa, acc, apairs, q, apairs, q + 1, apairs, q + 2, apairs, q + 3, boff >> 4, sd);
+                } else {
+                    uint32_t aoff = mma_operand_offset(&atl, m->a.mn_major, rb * 64, kk * 16) - mma_operand_offset(&atl, m->a.mn_major, 0, 0);
+                    L("tkc_wgmma_m64n%dk16_ss_%s<%d, %d, %d>(%s, tkc_da + %u, tkc_db + %u, %s);", nn, dtn, m->a.mn_major,
+                      m->b.mn_major, sa, acc, aoff >> 4, boff >> 4, sd);
+                }
+            }
+    L("tkc_wgmma_commit();");
+    L("#pragma unroll");
+    L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) tkc_pin(%s[tkc_i]);", frag_count(pk, &m->dst->ty), dst);
+    OUT();
+    L("}");
+}
+
+/* after a wgmma.wait_group: pin every product's registers, so none is moved or reused while a
+ * product may still use it */
+static void pin_products(Em *e, const POpList *ops, const Symbol **done, int *ndone) {
+    for (int i = 0; i < ops->n; i++) {
+        const POp *o = ops->v[i];
+        if (o->kind == POP_MMA) {
+            const Symbol *ys[2] = {o->mma->dst, o->mma->a_tmp};
+            for (int k = 0; k < 2; k++) {
+                const Symbol *y = ys[k];
+                if (!y) continue;
+                bool seen = false;
+                for (int j = 0; j < *ndone; j++) seen |= done[j] == y;
+                if (seen || *ndone >= 32) continue;
+                done[(*ndone)++] = y;
+                int n = frag_count(e->pk, &y->ty);
+                if (is16(y->ty.dt)) n /= 2;
+                L("#pragma unroll");
+                L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) tkc_pin(%s[tkc_i]);", n, y->name);
+            }
+        }
+        pin_products(e, &o->then_ops, done, ndone);
+        pin_products(e, &o->else_ops, done, ndone);
+    }
+}
+
+static void emit_pins(Em *e) {
+    const Symbol *done[32];
+    int n = 0;
+    pin_products(e, &e->pk->compute_ops, done, &n);
+    pin_products(e, &e->pk->after_ops, done, &n);
+}
+
+static const char *group_bar(Em *e, int g, bool full, bool prev) {
+    const PlanGroup *pg = &e->pk->groups.v[g];
+    const PlanBarrier *b = &e->pk->bars.v[full ? pg->full : pg->empty];
+    if (pg->once) return b->name;
+    return arena_printf(e->a, "%s + 8 * %s", b->name, prev ? "tkc_prev_stage" : "tkc_stage");
+}
+
+static void emit_stmt(Em *e, const Stmt *st) {
+    switch (st->kind) {
+    case ST_LET: {
+        const Symbol *y = st->u.let.sym;
+        if (y->ty.kind == TY_TILE || y->ty.kind == TY_VEC) {
+            L("%s", reg_decl(e, y));
+            Stmt fake = {.kind = ST_ASSIGN, .span = st->span};
+            fake.u.assign.op = AS_SET;
+            fake.u.assign.rhs = st->u.let.e;
+            emit_reg_assign(e, &fake, NULL, y->name, &y->ty);
+        } else {
+            L("const %s %s = %s;", y->ty.kind == TY_FLOAT ? "float" : "int", y->name, scalar_str(e, st->u.let.e, false));
+        }
+        return;
+    }
+    case ST_ASSIGN:
+        if (st->mv == MV_R2G) {
+            L("// %s", ast_expr_str(e->a, st->u.assign.rhs));
+            if (st->u.assign.rhs->ty.kind == TY_TILE) emit_tile_store(e, st);
+            else emit_vec_store(e, st);
+            return;
+        }
+        emit_reg_assign(e, st, st->u.assign.lhs, NULL, &st->u.assign.lhs->ty);
+        return;
+    default:
+        return;
+    }
+}
+
+static void emit_op(Em *e, const POp *o) {
+    const PlanKernel *pk = e->pk;
+    const char *guard = e->in_loop ? arena_printf(e->a, "%s > 0", e->sk->loopvar->name) : "tkc_steps > 0";
+    switch (o->kind) {
+    case POP_STMT:
+        if (o->st->kind == ST_ASSIGN) {
+            StrBuf b;
+            sb_init(&b);
+            ast_print_expr(&b, o->st->u.assign.lhs);
+            sb_printf(&b, " %s ", assignop_name[o->st->u.assign.op]);
+            ast_print_expr(&b, o->st->u.assign.rhs);
+            if (o->st->mv != MV_R2G) L("// %s", b.s);
+            sb_free(&b);
+        } else if (o->st->kind == ST_LET) {
+            L("// let %s = %s", o->st->u.let.name, ast_expr_str(e->a, o->st->u.let.e));
+        }
+        emit_stmt(e, o->st);
+        return;
+    case POP_MMA:
+        emit_mma(e, o);
+        return;
+    case POP_MATERIALIZE: {
+        const PlanMma *m = o->mma;
+        const char *k = m->in_dt == DT_BF16 ? "bf16" : "fp16";
+        const Expr *src = m->a_expr->kind == EX_CALL && (m->a_expr->fn == FN_BF16 || m->a_expr->fn == FN_FP16)
+                              ? m->a_expr->u.call.args[0] : m->a_expr;
+        need(e, "tkc_ptx.cuh", "math");
+        e->nred = 0;
+        hoist_reductions(e, src);
+        Ctx c0 = tile_ctx(pk, &m->a_expr->ty, "(2 * tkc_p)"), c1 = tile_ctx(pk, &m->a_expr->ty, "(2 * tkc_p + 1)");
+        L("// %s = %s: the A operand of the deferred product", m->a_tmp->name, ast_expr_str(e->a, m->a_expr));
+        L("#pragma unroll");
+        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) %s[tkc_p] = tkc_pack_%s(%s, %s);", frag_count(pk, &m->a_expr->ty) / 2, m->a_tmp->name, k,
+          elem_str(e, src, &c0), elem_str(e, src, &c1));
+        return;
+    }
+    case POP_WAIT_FULL: {
+        const PlanGroup *pg = &pk->groups.v[o->group];
+        const char *par = pg->once ? "tkc_tile_phase" : o->prev ? "tkc_prev_phase" : "tkc_phase";
+        if (o->skip_first) L("if (%s) tkc_mbar_wait(%s, %s);  // %s landed", guard, group_bar(e, o->group, true, o->prev), par, pg->name);
+        else L("tkc_mbar_wait(%s, %s);  // %s landed", group_bar(e, o->group, true, o->prev), par, pg->name);
+        return;
+    }
+    case POP_WAIT_MMA:
+        L("tkc_wgmma_wait<%d>();%s%s", o->n, o->note ? "  // " : "", o->note ? o->note : "");
+        emit_pins(e);
+        return;
+    case POP_RELEASE: {
+        const PlanGroup *pg = &pk->groups.v[o->group];
+        const char *cond = o->skip_first ? arena_printf(e->a, "%s && tkc_wg_thread == 0", guard) : "tkc_wg_thread == 0";
+        L("if (%s) tkc_mbar_arrive(%s);  // release %s%s", cond, group_bar(e, o->group, false, o->prev), pg->name,
+          o->prev ? " (previous step)" : "");
+        return;
+    }
+    case POP_IF:
+        L("if (%s) {", scalar_str(e, o->st->u.if_.cond, false));
+        IN();
+        emit_ops(e, &o->then_ops);
+        OUT();
+        if (o->else_ops.n) {
+            L("} else {");
+            IN();
+            emit_ops(e, &o->else_ops);
+            OUT();
+        }
+        L("}");
+        return;
+    case POP_FOR: {
+        const Stmt *st = o->st;
+        if (st->u.for_.lo->is_const && st->u.for_.hi->is_const) L("#pragma unroll");
+        L("for (int %s = %s; %s < %s; ++%s) {", st->u.for_.var, scalar_str(e, st->u.for_.lo, false), st->u.for_.var,
+          scalar_str(e, st->u.for_.hi, false), st->u.for_.var);
+        IN();
+        emit_ops(e, &o->then_ops);
+        OUT();
+        L("}");
+        return;
+    }
+    case POP_SYNC:
+        need(e, "tkc_ptx.cuh", "named_barrier");
+        L("tkc_bar_sync(8, %d);  // sync(): all consumer warpgroups", 128 * pk->consumers);
+        return;
+    case POP_PP_WAIT:
+        need(e, "tkc_ptx.cuh", "named_barrier");
+        L("tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores");
+        return;
+    case POP_PP_PASS:
+        L("tkc_bar_arrive(4 + (wg + 1) %% %d, 256);  // pingpong: the next warpgroup's turn", pk->consumers);
+        return;
+    }
+}
+
+static void emit_ops(Em *e, const POpList *ops) {
+    for (int i = 0; i < ops->n; i++) emit_op(e, ops->v[i]);
+}
+
+/* ---- the kernel ----------------------------------------------------------------------------------- */
+
+static void emit_lets(Em *e) {
+    const SemaKernel *sk = e->sk;
+    for (int i = 0; i < sk->lets.n; i++) {
+        const KItem *it = sk->lets.v[i];
+        const Symbol *y = it->u.let.sym;
+        L("const %s %s = %s;", y->ty.kind == TY_FLOAT ? "float" : "int", y->name, scalar_str(e, it->u.let.e, false));
+    }
+}
+
+static void emit_tile_coords(Em *e) {
+    const PlanKernel *pk = e->pk;
+    const SemaKernel *sk = e->sk;
+    int n = sk->axes.n;
+    for (int i = 0; i < n; i++) L("int block_%s;", sk->axes.v[i]->name);
+    L("{");
+    IN();
+    L("int tkc_t = tkc_tile;");
+    if (pk->order == ORDER_ROW_MAJOR || n < 2) {
+        L("// row-major: the last axis varies fastest");
+        for (int i = n - 1; i >= 0; i--) {
+            const char *nm = sk->axes.v[i]->name;
+            if (i) L("block_%s = tkc_t %% tkc_ext_%s; tkc_t /= tkc_ext_%s;", nm, nm, nm);
+            else L("block_%s = tkc_t;", nm);
+        }
+    } else {
+        /* grouped order over the first two axes; further axes outermost */
+        const char *a0 = sk->axes.v[0]->name, *a1 = sk->axes.v[1]->name;
+        bool m = pk->order == ORDER_SUPER_M;
+        const char *g = m ? a0 : a1, *o = m ? a1 : a0;
+        L("// %s(%d): strips of %d %s-blocks walked column by column, for L2 reuse", m ? "super_m" : "super_n",
+          pk->order_group, pk->order_group, g);
+        if (n > 2) {
+            L("const int tkc_plane = tkc_ext_%s * tkc_ext_%s;", a0, a1);
+            L("int tkc_outer = tkc_t / tkc_plane; tkc_t %%= tkc_plane;");
+            for (int i = n - 1; i >= 2; i--) {
+                const char *nm = sk->axes.v[i]->name;
+                if (i > 2) L("block_%s = tkc_outer %% tkc_ext_%s; tkc_outer /= tkc_ext_%s;", nm, nm, nm);
+                else L("block_%s = tkc_outer;", nm);
+            }
+        }
+        L("const int tkc_per_strip = %d * tkc_ext_%s;", pk->order_group, o);
+        L("const int tkc_first = tkc_t / tkc_per_strip * %d;", pk->order_group);
+        L("const int tkc_height = min(tkc_ext_%s - tkc_first, %d);", g, pk->order_group);
+        L("block_%s = tkc_first + (tkc_t %% tkc_per_strip) %% tkc_height;", g);
+        L("block_%s = (tkc_t %% tkc_per_strip) / tkc_height;", o);
+    }
+    for (int i = 0; i < n; i++)
+        if (sk->axes.v[i]->reversed)
+            L("block_%s = tkc_ext_%s - 1 - block_%s;  // reversed: longest first", sk->axes.v[i]->name,
+              sk->axes.v[i]->name, sk->axes.v[i]->name);
+    OUT();
+    L("}");
+    for (int i = 0; i < n; i++) L("(void)block_%s;", sk->axes.v[i]->name);
+}
+
+static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const char *bar) {
+    const PlanKernel *pk = e->pk;
+    const PlanBuf *b = &pk->bufs.v[pl->buf];
+    const PlanMap *m = &pk->maps.v[pl->map];
+    const Expr *ix = pl->st->u.assign.rhs;
+    int n = ix->u.index.nargs;
+    L("// %s <- %s  (%d box%s of %d x %d)", b->name, ast_expr_str(e->a, ix), b->natoms, b->natoms == 1 ? "" : "es",
+      m->box[1], m->box[0]);
+    const char *dst = b->kind == BUF_RING ? arena_printf(e->a, "%s_smem + (uint32_t)tkc_stage * %d", b->name, b->bytes)
+                                          : arena_printf(e->a, "%s_smem", b->name);
+    (void)pg;
+    int box_bytes = b->rows * b->atom_cols * dtype_bytes[b->dt];
+    for (int a = 0; a < b->natoms; a++) {
+        StrBuf co;
+        sb_init(&co);
+        if (b->is_vec) {
+            sb_printf(&co, "%s * %d", scalar_str(e, ix->u.index.args[n - 1].lo, false), b->cols);
+            for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+        } else {
+            sb_printf(&co, "%s * %d + %d, %s * %d", scalar_str(e, ix->u.index.args[n - 1].lo, false), b->cols,
+                      a * b->atom_cols, scalar_str(e, ix->u.index.args[n - 2].lo, false), b->rows);
+            for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+        }
+        L("tkc_tma_load_%dd(%s%s, &%s, %s, %s);", m->rank, dst, a ? arena_printf(e->a, " + %d", a * box_bytes) : "", m->name,
+          co.s, bar);
+        sb_free(&co);
+    }
+}
+
+static void emit_producer(Em *e) {
+    const PlanKernel *pk = e->pk;
+    const SemaKernel *sk = e->sk;
+    need(e, "tkc_ptx.cuh", "tma_load");
+    need(e, "tkc_ptx.cuh", "setmaxnreg");
+    L("// ---- producer warpgroup: one thread issues every TMA load ----");
+    L("tkc_setmaxnreg_dec<%d>();", pk->producer_regs);
+    L("if (threadIdx.x == 0) {");
+    IN();
+    for (int i = 0; i < pk->maps.n; i++)
+        if (!pk->maps.v[i].store) L("tkc_tma_prefetch_map(&%s);", pk->maps.v[i].name);
+    L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;");
+    L("for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {");
+    IN();
+    emit_tile_coords(e);
+    emit_lets(e);
+    for (int g = 0; g < pk->groups.n; g++) {
+        const PlanGroup *pg = &pk->groups.v[g];
+        if (!pg->once) continue;
+        L("// setup tiles, once per work tile: wait until the consumers are done with the last ones");
+        L("tkc_mbar_wait(%s, tkc_tile_phase ^ 1);", pk->bars.v[pg->empty].name);
+        L("tkc_mbar_expect_tx(%s, %d);", pk->bars.v[pg->full].name, pg->bytes);
+        for (int i = 0; i < pg->loads.n; i++) emit_load_stmt(e, pg, &pg->loads.v[i], pk->bars.v[pg->full].name);
+    }
+    L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
+    L("for (int %s = 0; %s < tkc_steps; ++%s) {", sk->loopvar->name, sk->loopvar->name, sk->loopvar->name);
+    IN();
+    for (int g = 0; g < pk->groups.n; g++) {
+        const PlanGroup *pg = &pk->groups.v[g];
+        if (pg->once) continue;
+        L("tkc_mbar_wait(%s + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage", pk->bars.v[pg->empty].name);
+        L("tkc_mbar_expect_tx(%s + 8 * tkc_stage, %d);", pk->bars.v[pg->full].name, pg->bytes);
+        for (int i = 0; i < pg->loads.n; i++)
+            emit_load_stmt(e, pg, &pg->loads.v[i], arena_printf(e->a, "%s + 8 * tkc_stage", pk->bars.v[pg->full].name));
+    }
+    L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
+    OUT();
+    L("}");
+    L("tkc_tile_phase ^= 1;");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
+static void emit_consumer(Em *e) {
+    const PlanKernel *pk = e->pk;
+    const SemaKernel *sk = e->sk;
+    L("// ---- consumer warpgroups ----");
+    L("tkc_setmaxnreg_inc<%d>();", pk->consumer_regs);
+    L("const int wg = tkc_wgi - 1;                    // consumer index");
+    L("const int tkc_wg_thread = threadIdx.x %% 128;");
+    L("const int tkc_warp = tkc_wg_thread / 32, tkc_lane = threadIdx.x %% 32;");
+    L("const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block");
+    L("const int tkc_lcol = 2 * (tkc_lane %% 4);            // and its first column in an 8-column slab");
+    L("(void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;");
+    for (int i = 0; i < pk->regs.n; i++) {
+        const Symbol *y = pk->regs.v[i].sym;
+        if (y->kind == SYM_LET) continue; /* declared where the let is */
+        L("%s", reg_decl(e, y));
+    }
+    if (pk->pingpong) {
+        need(e, "tkc_ptx.cuh", "named_barrier");
+        L("if (wg == %d) tkc_bar_arrive(4, 256);  // pingpong: consumer 0 goes first", pk->consumers - 1);
+    }
+    L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;");
+    L("(void)tkc_st_cnt;");
+    L("for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {");
+    IN();
+    emit_tile_coords(e);
+    emit_lets(e);
+    L("// setup");
+    e->in_loop = false;
+    emit_ops(e, &pk->setup_ops);
+    L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
+    L("int tkc_prev_stage = 0, tkc_prev_phase = 0;");
+    L("(void)tkc_prev_stage; (void)tkc_prev_phase;");
+    L("for (int %s = 0; %s < tkc_steps; ++%s) {", sk->loopvar->name, sk->loopvar->name, sk->loopvar->name);
+    IN();
+    e->in_loop = true;
+    emit_ops(e, &pk->compute_ops);
+    L("tkc_prev_stage = tkc_stage;");
+    L("tkc_prev_phase = tkc_phase;");
+    L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
+    OUT();
+    L("}");
+    e->in_loop = false;
+    L("// after the steps");
+    emit_ops(e, &pk->after_ops);
+    for (int i = 0; i < pk->compute_ops.n; i++) {
+        const POp *o = pk->compute_ops.v[i];
+        if (o->kind == POP_MMA && o->mma->zero_first) {
+            L("if (tkc_steps == 0) {  // no product ran: %s keeps its zero fill", o->mma->dst->name);
+            IN();
+            L("#pragma unroll");
+            L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) %s[tkc_i] = 0.f;", frag_count(pk, &o->mma->dst->ty), o->mma->dst->name);
+            OUT();
+            L("}");
+        }
+    }
+    L("// finish");
+    emit_ops(e, &pk->finish_ops);
+    L("tkc_tile_phase ^= 1;");
+    OUT();
+    L("}");
+    if (pk->stores.n) L("if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits");
+}
+
+
+static void kernel_params(Em *e, StrBuf *b, bool decl) {
+    const PlanKernel *pk = e->pk;
+    const SemaKernel *sk = e->sk;
+    bool first = true;
+#define SEP() (first ? (first = false, "") : ", ")
+    for (int i = 0; i < pk->maps.n; i++) {
+        if (decl) sb_printf(b, "%sconst __grid_constant__ CUtensorMap %s", SEP(), pk->maps.v[i].name);
+        else sb_printf(b, "%s%s", SEP(), pk->maps.v[i].name);
+    }
+    for (int i = 0; i < sk->args.n; i++) {
+        const Arg *a = sk->args.v[i];
+        if (!a->ts.ndims) continue;
+        const char *t = a->ts.dt == DT_BF16 ? "__nv_bfloat16" : a->ts.dt == DT_FP16 ? "__half" : a->ts.dt == DT_FP32 ? "float" : "int";
+        if (decl) sb_printf(b, "%s%s%s *__restrict__ %s", SEP(), a->mode == ARG_IN ? "const " : "", t, a->name);
+        else sb_printf(b, "%s(%s%s *)%s", SEP(), a->mode == ARG_IN ? "const " : "", t, a->name);
+    }
+    for (int i = 0; i < sk->dims.n; i++) {
+        if (decl) sb_printf(b, "%sconst int %s", SEP(), sk->dims.v[i]->name);
+        else sb_printf(b, "%s(int)%s", SEP(), sk->dims.v[i]->name);
+    }
+    for (int i = 0; i < sk->scalars.n; i++) {
+        const Symbol *y = sk->scalars.v[i];
+        if (decl) sb_printf(b, "%sconst %s %s", SEP(), y->ty.kind == TY_FLOAT ? "float" : "int", y->name);
+        else sb_printf(b, "%s%s", SEP(), y->name);
+    }
+#undef SEP
+}
+
+static void emit_kernel(Em *e) {
+    const PlanKernel *pk = e->pk;
+    const SemaKernel *sk = e->sk;
+    need(e, "tkc_ptx.cuh", "smem");
+    need(e, "tkc_ptx.cuh", "mbarrier");
+    /* the plan as a comment */
+    char *plan = plan_dump_kernel(pk);
+    L("// ================================================================================================");
+    L("// kernel %s: the plan tkc chose (tkc --emit=plan prints the same)", pk->name);
+    L("// ================================================================================================");
+    for (char *p = plan; *p;) {
+        char *nl = strchr(p, '\n');
+        if (!nl) nl = p + strlen(p);
+        L("// %.*s", (int)(nl - p), p);
+        p = *nl ? nl + 1 : nl;
+    }
+    free(plan);
+    StrBuf params;
+    sb_init(&params);
+    kernel_params(e, &params, true);
+    L("__global__ void __launch_bounds__(%d, 1) tkc_%s_kernel(%s) {", pk->threads, pk->name, params.s);
+    sb_free(&params);
+    IN();
+    L("extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];");
+    L("unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);");
+    L("// shared memory map");
+    for (int i = 0; i < pk->bufs.n; i++) {
+        const PlanBuf *b = &pk->bufs.v[i];
+        L("const uint32_t %s_smem = tkc_smem_addr(tkc_smem + %d);  // %s %s[%d, %d], swizzle %s, %d x %d B", b->name, b->offset,
+          bufkind_name[b->kind], dtype_name[b->dt], b->rows, b->cols, swizzle_name(b->swz), b->copies, b->bytes);
+    }
+    for (int i = 0; i < pk->bars.n; i++) {
+        const PlanBarrier *b = &pk->bars.v[i];
+        L("const uint32_t %s = tkc_smem_addr(tkc_smem + %d);  // %d mbarrier%s", b->name, b->offset, b->copies,
+          b->copies == 1 ? "" : "s");
+    }
+    L("if (threadIdx.x == 0) {");
+    IN();
+    for (int i = 0; i < pk->bars.n; i++) {
+        const PlanBarrier *b = &pk->bars.v[i];
+        L("for (int tkc_s = 0; tkc_s < %d; ++tkc_s) tkc_mbar_init(%s + 8 * tkc_s, %d);", b->copies, b->name, b->count);
+    }
+    L("tkc_mbar_init_fence();");
+    OUT();
+    L("}");
+    L("__syncthreads();");
+    for (int i = 0; i < sk->axes.n; i++)
+        L("const int tkc_ext_%s = %s;", sk->axes.v[i]->name, scalar_str(e, sk->axes.v[i]->extent, false));
+    StrBuf nt;
+    sb_init(&nt);
+    for (int i = 0; i < sk->axes.n; i++) sb_printf(&nt, "%stkc_ext_%s", i ? " * " : "", sk->axes.v[i]->name);
+    L("const int tkc_ntiles = %s;", nt.s ? nt.s : "1");
+    sb_free(&nt);
+    L("const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers");
+    L("if (tkc_wgi == 0) {");
+    IN();
+    emit_producer(e);
+    OUT();
+    L("} else {");
+    IN();
+    emit_consumer(e);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
+/* ---- the host launcher ---------------------------------------------------------------------------- */
+
+static const char *cu_dtype(DType d) {
+    switch (d) {
+    case DT_BF16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+    case DT_FP16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+    case DT_FP32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+    default: return "CU_TENSOR_MAP_DATA_TYPE_INT32";
+    }
+}
+
+static void emit_launcher(Em *e) {
+    const PlanKernel *pk = e->pk;
+    const SemaKernel *sk = e->sk;
+    need(e, "tkc_ptx.cuh", "host");
+    StrBuf sig;
+    sb_init(&sig);
+    bool first = true;
+    for (int i = 0; i < sk->args.n; i++) {
+        const Arg *a = sk->args.v[i];
+        if (!a->ts.ndims) continue;
+        sb_printf(&sig, "%s%svoid *%s", first ? "" : ", ", a->mode == ARG_IN ? "const " : "", a->name);
+        first = false;
+    }
+    for (int i = 0; i < sk->dims.n; i++) sb_printf(&sig, ", long long %s", sk->dims.v[i]->name);
+    for (int i = 0; i < sk->scalars.n; i++)
+        sb_printf(&sig, ", %s %s", sk->scalars.v[i]->ty.kind == TY_FLOAT ? "float" : "int", sk->scalars.v[i]->name);
+    sb_puts(&sig, ", cudaStream_t stream");
+    L("// Launches %s. Tensors are contiguous (row-major); returns 0 or a TKC_ERR_* code.", pk->name);
+    L("extern \"C\" int tkc_%s(%s) {", pk->name, sig.s);
+    sb_free(&sig);
+    IN();
+    for (int i = 0; i < sk->args.n; i++) {
+        const Arg *a = sk->args.v[i];
+        if (!a->ts.ndims) continue;
+        L("if (!%s) return TKC_ERR_NULL;", a->name);
+        L("if ((uintptr_t)%s %% 16) return TKC_ERR_ALIGN;  // TMA needs 16-byte aligned tensors", a->name);
+    }
+    for (int i = 0; i < sk->dims.n; i++) L("if (%s < 1 || %s > 2147483647LL) return TKC_ERR_DIM;", sk->dims.v[i]->name, sk->dims.v[i]->name);
+    /* rows of every tensor read or written by TMA must be 16-byte multiples */
+    for (int i = 0; i < pk->maps.n; i++) {
+        const PlanMap *m = &pk->maps.v[i];
+        const Arg *a = m->arg;
+        if (m->rank < 2) continue;
+        const char *inner = scalar_str(e, a->ts.dims[a->ts.ndims - 1], true);
+        L("if ((%s * %d) %% 16) return TKC_ERR_STRIDE;  // rows of %s must be 16-byte multiples for TMA", inner,
+          dtype_bytes[a->ts.dt], a->name);
+    }
+    for (int i = 0; i < sk->requires.n; i++)
+        L("if (!(%s)) return TKC_ERR_REQUIRE;  // require %s", scalar_str(e, sk->requires.v[i], true),
+          ast_expr_str(e->a, sk->requires.v[i]));
+    L("// tensor maps");
+    for (int i = 0; i < pk->maps.n; i++) {
+        const PlanMap *m = &pk->maps.v[i];
+        const Arg *a = m->arg;
+        int r = m->rank;
+        StrBuf dims, str, box;
+        sb_init(&dims);
+        sb_init(&str);
+        sb_init(&box);
+        for (int d = 0; d < r; d++) {
+            sb_printf(&dims, "%s(uint64_t)%s", d ? ", " : "", scalar_str(e, a->ts.dims[r - 1 - d], true));
+            sb_printf(&box, "%s%d", d ? ", " : "", m->box[d]);
+        }
+        for (int d = 1; d < r; d++) {
+            sb_printf(&str, "%s(uint64_t)%d", d > 1 ? ", " : "", dtype_bytes[a->ts.dt]);
+            for (int k = 0; k < d; k++) sb_printf(&str, " * %s", scalar_str(e, a->ts.dims[r - 1 - k], true));
+        }
+        L("CUtensorMap %s;", m->name);
+        L("{");
+        IN();
+        L("const uint64_t dims[%d] = {%s};", r, dims.s);
+        if (r > 1) L("const uint64_t strides[%d] = {%s};", r - 1, str.s);
+        else L("const uint64_t strides[1] = {0};");
+        L("const uint32_t box[%d] = {%s};", r, box.s);
+        L("if (!tkc_make_map(&%s, %s, %d, %s, dims, strides, box, %d)) return TKC_ERR_TENSOR_MAP;", m->name, cu_dtype(a->ts.dt), r,
+          a->name, swizzle_tma_enum(m->swz));
+        OUT();
+        L("}");
+        sb_free(&dims);
+        sb_free(&str);
+        sb_free(&box);
+    }
+    StrBuf nt;
+    sb_init(&nt);
+    for (int i = 0; i < sk->axes.n; i++) sb_printf(&nt, "%s(long long)%s", i ? " * " : "", scalar_str(e, sk->axes.v[i]->extent, true));
+    L("const long long tiles = %s;", nt.s);
+    sb_free(&nt);
+    L("if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;");
+    L("int device = 0, sms = 0;");
+    L("if (cudaGetDevice(&device) != cudaSuccess) return TKC_ERR_LAUNCH;");
+    L("if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;");
+    if (pk->persistent) L("const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM");
+    else L("const unsigned grid = (unsigned)tiles;  // one block per work tile");
+    L("if (cudaFuncSetAttribute(tkc_%s_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %d) != cudaSuccess)", pk->name,
+      pk->smem_total);
+    L("    return TKC_ERR_LAUNCH;");
+    StrBuf args;
+    sb_init(&args);
+    kernel_params(e, &args, false);
+    L("tkc_%s_kernel<<<grid, %d, %d, stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
+    sb_free(&args);
+    L("return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;");
+    OUT();
+    L("}");
+}
+
+/* ---- the file --------------------------------------------------------------------------------------- */
+
+static void put_fragment(StrBuf *out, const char *file, const char *frag) {
+    size_t len;
+    const char *t = template_fragment(file, frag, &len);
+    if (!t) {
+        sb_printf(out, "#error \"tkc: template fragment %s/%s is missing\"\n", file, frag);
+        return;
+    }
+    sb_putn(out, t, len);
+}
+
+char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
+    Em em = {.a = a};
+    Em *e = &em;
+    StrBuf body;
+    sb_init(&body);
+    e->b = &body;
+    for (int i = 0; i < p->kernels.n; i++) {
+        e->pk = p->kernels.v[i];
+        e->sk = e->pk->sk;
+        if (i) sb_blank(&body);
+        emit_kernel(e);
+    }
+    StrBuf launch;
+    sb_init(&launch);
+    e->b = &launch;
+    for (int i = 0; i < p->kernels.n; i++) {
+        e->pk = p->kernels.v[i];
+        e->sk = e->pk->sk;
+        sb_blank(&launch);
+        emit_launcher(e);
+    }
+
+    StrBuf out;
+    sb_init(&out);
+    const char *base = strrchr(o->source_path, '/');
+    base = base ? base + 1 : o->source_path;
+    sb_printf(&out, "// %s.cu - generated by tkc %s from %s; do not edit.\n", "", o->tkc_version, base);
+    /* fix the first line: the generated file's own name is not known here */
+    out.len = 0;
+    sb_printf(&out, "// Generated by tkc %s from %s. Do not edit: change the .tk and run tkc again.\n", o->tkc_version, base);
+    sb_puts(&out, "// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -c THIS.cu (needs only the CUDA toolkit).\n");
+    sb_puts(&out, "// Host API (extern \"C\"):");
+    for (int i = 0; i < p->kernels.n; i++) sb_printf(&out, " tkc_%s()", p->kernels.v[i]->name);
+    sb_puts(&out, "; each returns TKC_OK (0) or a TKC_ERR_* code.\n\n");
+    put_fragment(&out, "tkc_ptx.cuh", "prelude");
+    sb_puts(&out, "\n#ifndef TKC_STATUS_CODES\n#define TKC_STATUS_CODES\n");
+    sb_puts(&out, "enum {\n    TKC_OK = 0,\n    TKC_ERR_NULL = 1,        // a tensor pointer is null\n"
+                  "    TKC_ERR_ALIGN = 2,       // a tensor is not 16-byte aligned\n"
+                  "    TKC_ERR_DIM = 3,         // a dimension is < 1 or too large\n"
+                  "    TKC_ERR_STRIDE = 4,      // a row is not a multiple of 16 bytes (TMA)\n"
+                  "    TKC_ERR_REQUIRE = 5,     // a 'require' of the kernel does not hold\n"
+                  "    TKC_ERR_TENSOR_MAP = 6,  // the driver rejected a tensor map\n"
+                  "    TKC_ERR_LAUNCH = 7,      // the CUDA runtime reported an error\n};\n#endif\n\n");
+    sb_puts(&out, "// the template library carries helpers a given kernel may not use\n#pragma nv_diag_suppress 177\n#pragma nv_diag_suppress 550\n\n");
+    sb_puts(&out, "namespace {\n\n");
+    for (int i = 0; i < prog->params.n; i++) {
+        const Param *pa = prog->params.v[i];
+        sb_printf(&out, "constexpr int %s = %" PRId64 ";%s\n", pa->name, pa->sym->cval, pa->overridden ? "  // set by -D" : "");
+    }
+    if (prog->params.n) sb_putc(&out, '\n');
+    /* the fragments the kernels use, in a fixed order: tkc_ptx.cuh's as they appear in the
+     * file, then the wgmma shapes sorted by name */
+    static const char *const order[] = {"smem", "mbarrier", "tma_load", "tma_store", "wgmma_sync", "setmaxnreg",
+                                        "named_barrier", "stmatrix", "math", "host"};
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+        for (int i = 0; i < e->nfrag; i++)
+            if (!strcmp(e->frag[i], order[k]) && !strcmp(e->frag_file[i], "tkc_ptx.cuh")) {
+                put_fragment(&out, "tkc_ptx.cuh", order[k]);
+                sb_putc(&out, '\n');
+            }
+    const char *w[MAX_FRAGS];
+    int nw = 0;
+    for (int i = 0; i < e->nfrag; i++)
+        if (!strcmp(e->frag_file[i], "wgmma.cuh")) w[nw++] = e->frag[i];
+    for (int i = 1; i < nw; i++)
+        for (int j = i; j > 0 && strcmp(w[j - 1], w[j]) > 0; j--) {
+            const char *t = w[j];
+            w[j] = w[j - 1];
+            w[j - 1] = t;
+        }
+    for (int i = 0; i < nw; i++) {
+        put_fragment(&out, "wgmma.cuh", w[i]);
+        sb_putc(&out, '\n');
+    }
+    sb_puts(&out, "__device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { return p[i]; }\n");
+    sb_puts(&out, "__device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }\n");
+    sb_puts(&out, "[[maybe_unused]] static inline long long tkc_h_cdiv(long long a, long long b) { return (a + b - 1) / b; }\n");
+    sb_puts(&out, "[[maybe_unused]] static inline long long tkc_h_min(long long a, long long b) { return a < b ? a : b; }\n");
+    sb_puts(&out, "[[maybe_unused]] static inline long long tkc_h_max(long long a, long long b) { return a > b ? a : b; }\n\n");
+    sb_puts(&out, body.s ? body.s : "");
+    sb_puts(&out, "\n}  // namespace\n");
+    sb_puts(&out, launch.s ? launch.s : "");
+    sb_free(&body);
+    sb_free(&launch);
+    return sb_take(&out);
+}

@@ -1,0 +1,99 @@
+/* hopper.h - the sm_90a facts tkc relies on, as pure functions: swizzle modes and their
+ * encodings, the byte layout of a swizzled tile, wgmma shared-memory matrix descriptors,
+ * shared-memory bank conflicts, and the setmaxnreg register split.
+ * Invariant: nothing here allocates or reports; everything is unit-tested in
+ * tests/unit/test_hopper.c against the PTX ISA's definitions (see ../shared/docs).
+ *
+ * wgmma matrix descriptor (64 bits):
+ *
+ *   63 62 61    52 51 49 48 46 45          32 31 30 29          16 15 14 13           0
+ *  +-----+--------+-----+-----+--------------+-----+--------------+-----+--------------+
+ *  | swz |   0    | base|  0  |  SBO >> 4    |  0  |  LBO >> 4    |  0  | start >> 4   |
+ *  +-----+--------+-----+-----+--------------+-----+--------------+-----+--------------+
+ *  swz: 0 none, 1 = 128B, 2 = 64B, 3 = 32B; start = shared address & 0x3FFFF; base = 0 when
+ *  the tile sits on its swizzle period (tkc always aligns it so). */
+#ifndef TKC_HOPPER_H
+#define TKC_HOPPER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*  enum      bytes  name    TMA enum  descriptor mode  alignment (swizzle period) */
+#define TK_SWIZZLES(X)                                                                          \
+    X(SWZ_NONE, 0, "none", 0, 0, 16)                                                             \
+    X(SWZ_32, 32, "32B", 1, 3, 256)                                                              \
+    X(SWZ_64, 64, "64B", 2, 2, 512)                                                              \
+    X(SWZ_128, 128, "128B", 3, 1, 1024)
+
+typedef enum {
+#define X(e, b, n, t, d, a) e,
+    TK_SWIZZLES(X)
+#undef X
+} Swizzle;
+
+int swizzle_bytes(Swizzle s);           /* span of one swizzled row: 32, 64, 128 (0 for none) */
+const char *swizzle_name(Swizzle s);
+int swizzle_tma_enum(Swizzle s);        /* CUtensorMapSwizzle value */
+int swizzle_desc_mode(Swizzle s);       /* wgmma descriptor bits 62-63 */
+int swizzle_align(Swizzle s);           /* the period a swizzled tile must start on */
+
+/* The widest swizzle (128, 64 or 32 B) whose span divides a row of row_bytes bytes, as the
+ * ThunderKittens paper chooses; SWZ_NONE if no span divides it. */
+Swizzle swizzle_choose(int row_bytes);
+
+/* The physical shared-memory address of logical byte address a under swizzle s (the TMA
+ * pattern: 16-byte chunks XORed with the 128-byte line index, period 2, 4 or 8 lines). */
+uint32_t swizzle_apply(Swizzle s, uint32_t a);
+
+/* A tile of rows x cols elements of elem bytes stored as cols/atom atom-columns, each
+ * rows x span bytes, side by side (what one TMA box per atom column produces). */
+typedef struct TileLayout {
+    int rows, cols, elem;
+    Swizzle swz;
+} TileLayout;
+
+int tile_atom_cols(const TileLayout *t);                /* elements per atom row */
+int tile_bytes(const TileLayout *t);
+/* logical (pre-swizzle) byte offset of element (r, c) from the tile base */
+uint32_t tile_logical_offset(const TileLayout *t, int r, int c);
+/* physical byte offset: tile_logical_offset swizzled (base assumed on the swizzle period) */
+uint32_t tile_offset(const TileLayout *t, int r, int c);
+
+/* wgmma operand layout of a stored tile: byte offsets the descriptor needs */
+typedef struct MmaOperandLayout {
+    uint32_t lbo, sbo;      /* leading / stride byte offsets (raw bytes) */
+    int mode;               /* descriptor swizzle mode */
+} MmaOperandLayout;
+
+/* mn_major: the operand's contiguous dimension is M (for A) or N (for B), i.e. the stored tile
+ * is [K rows][MN cols]; otherwise the stored tile is [MN rows][K cols] (K-major). */
+MmaOperandLayout mma_operand_layout(const TileLayout *t, bool mn_major);
+/* byte offset, from the tile base, of the operand's sub-block starting at (mn0, k0), where mn0
+ * and k0 count elements of the operand's MN and K dimensions */
+uint32_t mma_operand_offset(const TileLayout *t, bool mn_major, int mn0, int k0);
+uint64_t wgmma_desc_encode(uint32_t smem_addr, uint32_t lbo, uint32_t sbo, int mode);
+void wgmma_desc_decode(uint64_t d, uint32_t *addr, uint32_t *lbo, uint32_t *sbo, int *mode, int *base);
+
+/* Bank conflicts: the number of shared-memory wavefronts ("ways") one warp-wide access needs.
+ * 4-byte accesses: 32 addresses, 32 banks. 16-byte accesses (ldmatrix/stmatrix rows, v4
+ * loads): processed 8 addresses at a time; n is 8 or 32. 1 means conflict-free. */
+int bank_ways_4B(const uint32_t addr[32]);
+int bank_ways_16B(const uint32_t *addr, int n);
+
+/* stmatrix/ldmatrix .x4 row addresses of warp w over the 16x16 block at (r0, c0) of a tile:
+ * lane l gives row r0 + (l % 8) + 8 * ((l / 8) & 1), column c0 + 8 * (l / 16). */
+void ldmatrix_x4_addrs(const TileLayout *t, int r0, int c0, uint32_t addr[32]);
+
+/* setmaxnreg split: the register counts (multiples of 8) for the producer warpgroup and each
+ * consumer warpgroup such that 128 * (producer + consumers * consumer) <= 65,536. */
+void reg_split_default(int consumers, int *producer, int *consumer);
+bool reg_split_fits(int consumers, int producer, int consumer);
+
+enum {
+    SMEM_LIMIT = 232448,    /* opt-in dynamic shared memory per block (227 KB) */
+    SMEM_SLACK = 1024,      /* round the dynamic base up to 1024 B at run time */
+    REG_FILE = 65536,
+    TMA_BOX_MAX = 256,
+};
+
+#endif

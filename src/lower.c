@@ -1,0 +1,1425 @@
+/* lower.c - lowers a checked kernel to its plan (plan.h): roles and register split, shared
+ * buffers with swizzles and offsets, load groups with mbarrier rings, TMA maps, the staged
+ * stores, and the consumers' program with explicit waits and releases.
+ * Invariant: every decision is recorded in the plan (and explained in its notes) so the
+ * emitter only prints; budget violations (shared memory, registers) are user diagnostics. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "plan.h"
+
+const char *const bufkind_name[] = {
+#define X(e, s, m) s,
+    TK_BUFKINDS(X)
+#undef X
+};
+const char *const pop_name[] = {
+#define X(e, s, m) s,
+    TK_POPS(X)
+#undef X
+};
+
+typedef struct Lower {
+    Arena *a;
+    Diag *d;
+    SemaKernel *sk;
+    PlanKernel *pk;
+    int errors0;
+} Lower;
+
+static void note(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(Lower *L, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    StrBuf b;
+    sb_init(&b);
+    sb_vprintf(&b, fmt, ap);
+    va_end(ap);
+    vec_push(L->a, &L->pk->notes, arena_strdup(L->a, b.s));
+    sb_free(&b);
+}
+
+static POp *pop_new(Lower *L, POpKind k) {
+    POp *o = ARENA_NEW(L->a, POp);
+    o->kind = k;
+    o->group = -1;
+    return o;
+}
+
+static int buf_of_sym(PlanKernel *pk, const Symbol *y) {
+    for (int i = 0; i < pk->bufs.n; i++)
+        if (pk->bufs.v[i].sym == y) return i;
+    return -1;
+}
+
+/* the shared tile an MMA operand expression names: t, t.T, t[slice], prev(t) */
+static Expr *operand_root(Expr *e, bool *trans, bool *prev, int *r0, int *c0) {
+    *trans = false;
+    *prev = false;
+    *r0 = *c0 = 0;
+    for (;;) {
+        if (e->kind == EX_TRANSPOSE) {
+            *trans = !*trans;
+            e = e->u.tr.base;
+        } else if (e->kind == EX_CALL && e->fn == FN_PREV) {
+            *prev = true;
+            e = e->u.call.args[0];
+        } else if (e->kind == EX_INDEX) {
+            IndexArg *ra = &e->u.index.args[0], *ca = &e->u.index.args[1];
+            int rl = ra->lo ? (int)ra->lo->cval : 0, cl = ca->lo ? (int)ca->lo->cval : 0;
+            /* a slice of a transposed view slices the stored tile the other way round */
+            if (*trans) {
+                *r0 += cl;
+                *c0 += rl;
+            } else {
+                *r0 += rl;
+                *c0 += cl;
+            }
+            e = e->u.index.base;
+        } else {
+            return e;
+        }
+    }
+}
+
+/* ---- register symbols an expression or statement reads and writes -------------------------- */
+
+typedef struct SymSet {
+    Symbol **v;
+    int n, cap;
+} SymSet;
+
+static void symset_add(Lower *L, SymSet *s, Symbol *y) {
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i] == y) return;
+    vec_push(L->a, s, y);
+}
+
+static bool symset_has(const SymSet *s, const Symbol *y) {
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i] == y) return true;
+    return false;
+}
+
+
+static bool is_regval(const Symbol *y) {
+    return y && (y->kind == SYM_REG || (y->kind == SYM_LET && (y->ty.kind == TY_TILE || y->ty.kind == TY_VEC)));
+}
+
+static void expr_reads(Lower *L, Expr *e, SymSet *regs, SymSet *bufs) {
+    if (!e) return;
+    switch (e->kind) {
+    case EX_NAME:
+        if (is_regval(e->sym)) symset_add(L, regs, e->sym);
+        if (e->sym && e->sym->kind == SYM_SHARED && bufs) symset_add(L, bufs, e->sym);
+        return;
+    case EX_MEMBER: return;
+    case EX_TRANSPOSE: expr_reads(L, e->u.tr.base, regs, bufs); return;
+    case EX_INDEX:
+        expr_reads(L, e->u.index.base, regs, bufs);
+        for (int i = 0; i < e->u.index.nargs; i++) {
+            expr_reads(L, e->u.index.args[i].lo, regs, bufs);
+            expr_reads(L, e->u.index.args[i].hi, regs, bufs);
+        }
+        return;
+    case EX_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++) expr_reads(L, e->u.call.args[i], regs, bufs);
+        return;
+    case EX_BINARY:
+        expr_reads(L, e->u.bin.l, regs, bufs);
+        expr_reads(L, e->u.bin.r, regs, bufs);
+        return;
+    case EX_UNARY: expr_reads(L, e->u.un.e, regs, bufs); return;
+    case EX_COND:
+        expr_reads(L, e->u.cond.c, regs, bufs);
+        expr_reads(L, e->u.cond.a, regs, bufs);
+        expr_reads(L, e->u.cond.b, regs, bufs);
+        return;
+    default: return;
+    }
+}
+
+static Symbol *lhs_root(Expr *e) {
+    while (e && e->kind == EX_INDEX) e = e->u.index.base;
+    return e && e->kind == EX_NAME ? e->sym : NULL;
+}
+
+/* reads and writes of registers and shared buffers by one consumer statement (recursively) */
+static void stmt_effects(Lower *L, Stmt *st, SymSet *rd, SymSet *wr, SymSet *bufs) {
+    switch (st->kind) {
+    case ST_ASSIGN: {
+        Expr *lhs = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+        expr_reads(L, rhs, rd, bufs);
+        Symbol *root = lhs_root(lhs);
+        if (st->mv == MV_R2S || st->mv == MV_S2G || st->mv == MV_ADD_S2G) {
+            if (root && bufs) symset_add(L, bufs, root);
+        } else if (st->mv == MV_R2G || st->mv == MV_ADD_R2G) {
+            /* global destination: nothing in registers is written */
+        } else if (root && is_regval(root)) {
+            symset_add(L, wr, root);
+            if (st->u.assign.op != AS_SET || lhs->kind != EX_NAME) symset_add(L, rd, root);
+        }
+        if (lhs->kind == EX_INDEX)
+            for (int i = 0; i < lhs->u.index.nargs; i++) {
+                expr_reads(L, lhs->u.index.args[i].lo, rd, NULL);
+                expr_reads(L, lhs->u.index.args[i].hi, rd, NULL);
+            }
+        return;
+    }
+    case ST_LET:
+        expr_reads(L, st->u.let.e, rd, bufs);
+        if (is_regval(st->u.let.sym)) symset_add(L, wr, st->u.let.sym);
+        return;
+    case ST_IF:
+        expr_reads(L, st->u.if_.cond, rd, NULL);
+        for (int i = 0; i < st->u.if_.then_s.n; i++) stmt_effects(L, st->u.if_.then_s.v[i], rd, wr, bufs);
+        for (int i = 0; i < st->u.if_.else_s.n; i++) stmt_effects(L, st->u.if_.else_s.v[i], rd, wr, bufs);
+        return;
+    case ST_FOR:
+        for (int i = 0; i < st->u.for_.body.n; i++) stmt_effects(L, st->u.for_.body.v[i], rd, wr, bufs);
+        return;
+    case ST_EXPR: return;
+    }
+}
+
+static bool stmt_is_mma(const Stmt *st) {
+    return st->kind == ST_ASSIGN && st->u.assign.rhs->kind == EX_BINARY && st->u.assign.rhs->u.bin.op == BIN_MATMUL;
+}
+
+static bool stmts_have_mma(const StmtList *l) {
+    for (int i = 0; i < l->n; i++) {
+        Stmt *st = l->v[i];
+        if (stmt_is_mma(st)) return true;
+        if (st->kind == ST_IF && (stmts_have_mma(&st->u.if_.then_s) || stmts_have_mma(&st->u.if_.else_s))) return true;
+        if (st->kind == ST_FOR && stmts_have_mma(&st->u.for_.body)) return true;
+    }
+    return false;
+}
+
+/* ---- roles and registers -------------------------------------------------------------------- */
+
+static int rows_per_wg(PlanKernel *pk, const Type *t) { return t->per_wg ? t->rows : t->rows / pk->consumers; }
+
+/* 32-bit registers per consumer thread for a register value */
+static int value_regs(PlanKernel *pk, const Type *t) {
+    int bytes = dtype_bytes[t->dt];
+    int cplx = t->complex ? 2 : 1;
+    if (t->kind == TY_TILE) return cplx * rows_per_wg(pk, t) * t->cols * bytes / (4 * 128);
+    if (t->layout == VL_ROW) return cplx * (rows_per_wg(pk, t) / 64 > 0 ? rows_per_wg(pk, t) / 64 : 1) * 2;
+    return cplx * (t->rows / 4 > 0 ? t->rows / 4 : 1);
+}
+
+static bool check_reg_shape(Lower *L, const Type *t, Span sp, const char *name) {
+    PlanKernel *pk = L->pk;
+    if (t->kind == TY_VEC && t->layout == VL_COL) return true;
+    int r = t->rows;
+    if (!t->per_wg && r % pk->consumers) {
+        diag_error(L->d, sp, "'%s' has %d rows, which do not split evenly over %d consumer warpgroups", name, r,
+                   pk->consumers);
+        return false;
+    }
+    int rw = rows_per_wg(pk, t);
+    if (rw % 64) {
+        diag_error(L->d, sp,
+                   "'%s' gives each consumer warpgroup %d rows; register tiles hold multiples of 64 rows per "
+                   "warpgroup (the wgmma fragment layout)%s",
+                   name, rw, t->per_wg ? "" : arena_printf(L->a, " (%d rows / %d consumers)", r, pk->consumers));
+        return false;
+    }
+    return true;
+}
+
+static void collect_let_regs(Lower *L, StmtList *l) {
+    for (int i = 0; i < l->n; i++) {
+        Stmt *st = l->v[i];
+        if (st->kind == ST_LET && is_regval(st->u.let.sym)) {
+            if (check_reg_shape(L, &st->u.let.sym->ty, st->u.let.name_span, st->u.let.name)) {
+                PlanReg r = {st->u.let.sym, value_regs(L->pk, &st->u.let.sym->ty)};
+                vec_push(L->a, &L->pk->regs, r);
+            }
+        } else if (st->kind == ST_IF) {
+            collect_let_regs(L, &st->u.if_.then_s);
+            collect_let_regs(L, &st->u.if_.else_s);
+        } else if (st->kind == ST_FOR) {
+            collect_let_regs(L, &st->u.for_.body);
+        }
+    }
+}
+
+static void lower_roles(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    pk->consumers = sk->consumers;
+    pk->threads = 128 * (pk->consumers + 1);
+    pk->stages = sk->stages;
+    pk->persistent = sk->persistent;
+    pk->order = sk->order;
+    pk->order_group = sk->order_group;
+    pk->overlap = sk->overlap;
+    pk->pingpong = sk->pingpong;
+    int p, c;
+    reg_split_default(pk->consumers, &p, &c);
+    if (sk->producer_regs) p = sk->producer_regs;
+    if (sk->consumer_regs) c = sk->consumer_regs;
+    pk->producer_regs = p;
+    pk->consumer_regs = c;
+    if (!reg_split_fits(pk->consumers, p, c))
+        diag_error(L->d, sk->regs_span.file >= 0 ? sk->regs_span : sk->k->name_span,
+                   "register split does not fit the register file: 128 x %d (producer) + %d x 128 x %d (consumers) "
+                   "= %s > 65,536",
+                   p, pk->consumers, c, fmt_bytes(128 * (p + pk->consumers * c)));
+    note(L, "roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec %d); warpgroups 1..%d are "
+            "consumers (setmaxnreg.inc %d); %d threads",
+         p, pk->consumers, c, pk->threads);
+}
+
+static void lower_regs(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    for (int i = 0; i < sk->regs.n; i++) {
+        Symbol *y = sk->regs.v[i];
+        if (y->ty.kind == TY_ERROR) continue;
+        if (!check_reg_shape(L, &y->ty, y->span, y->name)) continue;
+        PlanReg r = {y, value_regs(pk, &y->ty)};
+        vec_push(L->a, &pk->regs, r);
+    }
+    for (int b = 0; b < BK_COUNT; b++)
+        if (sk->blocks[b] && b != BK_LOAD) collect_let_regs(L, &sk->blocks[b]->u.block.body);
+}
+
+/* the estimate: declared values + temporaries + a fixed overhead for addresses, loop
+ * counters, descriptors and the reductions' scratch */
+/* ---- shared memory -------------------------------------------------------------------------- */
+
+static void find_loads(StmtList *l, Symbol *y, bool *found, bool *nested, int depth) {
+    for (int i = 0; i < l->n; i++) {
+        Stmt *st = l->v[i];
+        if (st->kind == ST_ASSIGN && st->mv == MV_G2S && lhs_root(st->u.assign.lhs) == y) {
+            *found = true;
+            if (depth) *nested = true;
+        }
+        if (st->kind == ST_IF) {
+            find_loads(&st->u.if_.then_s, y, found, nested, depth + 1);
+            find_loads(&st->u.if_.else_s, y, found, nested, depth + 1);
+        }
+        if (st->kind == ST_FOR) find_loads(&st->u.for_.body, y, found, nested, depth + 1);
+    }
+}
+
+static void lower_buffers(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    for (int i = 0; i < sk->shared.n; i++) {
+        Symbol *y = sk->shared.v[i];
+        if (y->ty.kind == TY_ERROR) continue;
+        PlanBuf b = {.name = y->name, .sym = y, .dt = y->ty.dt, .group = -1, .copies = 1};
+        bool in_load = false, in_setup = false, nested = false;
+        if (sk->blocks[BK_LOAD]) find_loads(&sk->blocks[BK_LOAD]->u.block.body, y, &in_load, &nested, 0);
+        if (sk->blocks[BK_SETUP]) find_loads(&sk->blocks[BK_SETUP]->u.block.body, y, &in_setup, &nested, 0);
+        if (nested)
+            diag_error(L->d, y->span,
+                       "'%s' is loaded under an if or for; the sm_90a back end needs every TMA load of a step at "
+                       "the top level of its block (the barrier's byte count is fixed)",
+                       y->name);
+        b.kind = in_load ? BUF_RING : in_setup ? BUF_ONCE : BUF_SCRATCH;
+        if (b.kind == BUF_RING) b.copies = pk->stages;
+        int eb = dtype_bytes[y->ty.dt];
+        if (y->ty.complex) {
+            diag_error(L->d, y->span, "complex shared tiles are not supported by the sm_90a back end yet");
+            continue;
+        }
+        if (y->ty.kind == TY_VEC) {
+            b.is_vec = true;
+            b.rows = 1;
+            b.cols = y->ty.rows;
+            b.swz = SWZ_NONE;
+            b.atom_cols = b.cols;
+            b.natoms = 1;
+            b.bytes = b.cols * eb;
+            b.align = 128;
+        } else {
+            b.rows = y->ty.rows;
+            b.cols = y->ty.cols;
+            b.swz = swizzle_choose(b.cols * eb);
+            TileLayout tl = {b.rows, b.cols, eb, b.swz};
+            b.atom_cols = tile_atom_cols(&tl);
+            b.natoms = b.cols / b.atom_cols;
+            b.bytes = tile_bytes(&tl);
+            b.align = swizzle_align(b.swz);
+            note(L, "swizzle %s for '%s': a row is %d x %d B = %d B, so the widest span that divides it is %d B",
+                 swizzle_name(b.swz), y->name, b.cols, eb, b.cols * eb, swizzle_bytes(b.swz));
+        }
+        vec_push(L->a, &pk->bufs, b);
+    }
+}
+
+/* ---- consumers' program: statements to ops ---------------------------------------------------- */
+
+static PlanMma *lower_mma(Lower *L, Stmt *st) {
+    PlanKernel *pk = L->pk;
+    Expr *rhs = st->u.assign.rhs;
+    Expr *A = rhs->u.bin.l, *B = rhs->u.bin.r;
+    PlanMma *m = ARENA_NEW(L->a, PlanMma);
+    m->dst = lhs_root(st->u.assign.lhs);
+    m->accumulate = st->u.assign.op != AS_SET;
+    m->negate = st->u.assign.op == AS_SUB;
+    m->in_dt = A->ty.dt;
+    const Type *dt = &m->dst->ty;
+    m->wg_m = rows_per_wg(pk, dt);
+    m->m = m->wg_m;
+    m->n = dt->cols;
+    m->k = A->ty.cols;
+    if (dt->complex) {
+        diag_error(L->d, st->span, "complex products are not supported by the sm_90a back end yet");
+        return NULL;
+    }
+    if (m->k % 16) {
+        diag_error(L->d, A->span, "the inner dimension of '@' is %d; wgmma needs a multiple of 16", m->k);
+        return NULL;
+    }
+    bool tr, prev;
+    int r0, c0;
+    /* B: always shared */
+    Expr *br = operand_root(B, &tr, &prev, &r0, &c0);
+    m->b.buf = buf_of_sym(pk, br->sym);
+    m->b.trans = tr;
+    m->b.prev = prev;
+    m->b.row0 = r0;
+    m->b.col0 = c0;
+    /* B = stored tile (not transposed) is [K][N] with N contiguous: MN-major */
+    m->b.mn_major = !tr;
+    if (prev) {
+        diag_error(L->d, B->span, "prev() operands are not supported by the sm_90a back end yet");
+        return NULL;
+    }
+    if (A->ty.space == MS_SHARED) {
+        Expr *ar = operand_root(A, &tr, &prev, &r0, &c0);
+        m->a.buf = buf_of_sym(pk, ar->sym);
+        m->a.trans = tr;
+        m->a.prev = prev;
+        m->a.row0 = r0;
+        m->a.col0 = c0;
+        m->a.mn_major = tr; /* A stored [M][K] is K-major; A.T is stored [K][M]: M-major */
+        if (prev) {
+            diag_error(L->d, A->span, "prev() operands are not supported by the sm_90a back end yet");
+            return NULL;
+        }
+        if (!A->ty.per_wg && dt->per_wg == false) {
+            /* the rows of A split over the consumers like the destination's */
+            if (A->ty.rows != dt->rows) {
+                diag_error(L->d, A->span, "'@' gives %d rows but '%s' has %d", A->ty.rows, m->dst->name, dt->rows);
+                return NULL;
+            }
+        }
+    } else {
+        m->a_reg = true;
+        m->a_expr = A;
+        m->a.buf = -1;
+        /* anything but a 16-bit register tile is converted into packed pairs first; the pairs
+         * stay in registers until the product is done with them */
+        if (!(A->kind == EX_NAME && (A->ty.dt == DT_BF16 || A->ty.dt == DT_FP16))) {
+            Symbol *tmp = ARENA_NEW(L->a, Symbol);
+            tmp->kind = SYM_REG;
+            tmp->name = arena_printf(L->a, "%s_operand", m->dst->name);
+            tmp->ty = A->ty;
+            tmp->span = A->span;
+            for (int i = 0; i < pk->regs.n; i++)
+                if (!strcmp(pk->regs.v[i].sym->name, tmp->name))
+                    tmp->name = arena_printf(L->a, "%s_operand%d", m->dst->name, pk->regs.n);
+            m->a_tmp = tmp;
+            PlanReg r = {tmp, value_regs(pk, &tmp->ty)};
+            vec_push(L->a, &pk->regs, r);
+        }
+    }
+    if (m->wg_m % 64) {
+        diag_error(L->d, st->span, "'@' gives each consumer warpgroup %d rows; wgmma needs multiples of 64", m->wg_m);
+        return NULL;
+    }
+    const PlanBuf *bb = &pk->bufs.v[m->b.buf];
+    if (bb->swz == SWZ_NONE) {
+        diag_error(L->d, B->span, "'%s' has no swizzled layout (rows of %d B); wgmma operands need rows of 32, 64 or "
+                   "128 B multiples", bb->name, bb->cols * dtype_bytes[bb->dt]);
+        return NULL;
+    }
+    if (m->b.mn_major && (m->n % bb->atom_cols || m->b.col0 % bb->atom_cols)) {
+        diag_error(L->d, B->span,
+                   "the N extent of '@' (%d) must be a multiple of %d, the swizzle atom of '%s', when B is read "
+                   "N-major",
+                   m->n, bb->atom_cols, bb->name);
+        return NULL;
+    }
+    if (!m->a_reg) {
+        const PlanBuf *ab = &pk->bufs.v[m->a.buf];
+        if (m->a.mn_major && (m->wg_m % ab->atom_cols || m->a.col0 % ab->atom_cols)) {
+            diag_error(L->d, A->span, "a transposed A operand needs %d-row multiples per warpgroup", ab->atom_cols);
+            return NULL;
+        }
+    }
+    return m;
+}
+
+static void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk);
+
+static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
+    if (st->kind == ST_ASSIGN && (st->mv == MV_G2S)) return NULL; /* the producer's */
+    if (stmt_is_mma(st)) {
+        POp *o = pop_new(L, POP_MMA);
+        o->st = st;
+        o->mma = lower_mma(L, st);
+        return o->mma ? o : NULL;
+    }
+    if (st->kind == ST_EXPR) return pop_new(L, POP_SYNC);
+    if (st->kind == ST_IF) {
+        POp *o = pop_new(L, POP_IF);
+        o->st = st;
+        lower_stmts(L, &st->u.if_.then_s, &o->then_ops, bk);
+        lower_stmts(L, &st->u.if_.else_s, &o->else_ops, bk);
+        return o;
+    }
+    if (st->kind == ST_FOR) {
+        POp *o = pop_new(L, POP_FOR);
+        o->st = st;
+        lower_stmts(L, &st->u.for_.body, &o->then_ops, bk);
+        return o;
+    }
+    POp *o = pop_new(L, POP_STMT);
+    o->st = st;
+    return o;
+}
+
+static void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk) {
+    for (int i = 0; i < l->n; i++) {
+        POp *o = lower_stmt(L, l->v[i], bk);
+        if (o) vec_push(L->a, out, o);
+    }
+}
+
+/* shared buffers and registers an op touches */
+typedef struct Effects {
+    SymSet rd, wr, bufs;
+} Effects;
+
+static void op_effects(Lower *L, POp *o, Effects *e) {
+    memset(e, 0, sizeof *e);
+    switch (o->kind) {
+    case POP_MMA: {
+        PlanMma *m = o->mma;
+        symset_add(L, &e->wr, m->dst);
+        if (m->accumulate) symset_add(L, &e->rd, m->dst);
+        if (m->a_tmp) symset_add(L, &e->rd, m->a_tmp);
+        else if (m->a_reg) expr_reads(L, m->a_expr, &e->rd, NULL);
+        if (!m->a_reg) symset_add(L, &e->bufs, L->pk->bufs.v[m->a.buf].sym);
+        symset_add(L, &e->bufs, L->pk->bufs.v[m->b.buf].sym);
+        return;
+    }
+    case POP_MATERIALIZE:
+        expr_reads(L, o->mma->a_expr, &e->rd, NULL);
+        symset_add(L, &e->wr, o->mma->a_tmp);
+        return;
+    case POP_STMT:
+    case POP_IF:
+    case POP_FOR:
+        if (o->st) stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
+        return;
+    default:
+        return;
+    }
+}
+
+static int let_peak(Lower *L, POpList *ops);
+static int o_nested_peak(Lower *L, POp *o) {
+    if (o->kind != POP_IF && o->kind != POP_FOR) return 0;
+    int a = let_peak(L, &o->then_ops), b = let_peak(L, &o->else_ops);
+    return a > b ? a : b;
+}
+
+/* register values declared with `let` in a block live from their statement to their last use;
+ * returns the most registers such temporaries hold at once in the list */
+static int let_peak(Lower *L, POpList *ops) {
+    PlanKernel *pk = L->pk;
+    int peak = 0;
+    for (int i = 0; i < ops->n; i++) {
+        int live = 0;
+        for (int d = 0; d <= i; d++) {
+            POp *o = ops->v[d];
+            if (o->kind != POP_STMT || o->st->kind != ST_LET || !is_regval(o->st->u.let.sym)) continue;
+            Symbol *y = o->st->u.let.sym;
+            int last = d;
+            for (int u = d + 1; u < ops->n; u++) {
+                Effects e;
+                op_effects(L, ops->v[u], &e);
+                if (symset_has(&e.rd, y)) last = u;
+            }
+            if (last >= i) live += value_regs(pk, &y->ty);
+        }
+        if (o_nested_peak(L, ops->v[i]) + live > peak) peak = o_nested_peak(L, ops->v[i]) + live;
+    }
+    return peak;
+}
+
+static void check_reg_budget(Lower *L) {
+    PlanKernel *pk = L->pk;
+    int total = 0;
+    for (int i = 0; i < pk->regs.n; i++)
+        if (pk->regs.v[i].sym->kind != SYM_LET) total += pk->regs.v[i].regs;
+    int lets = let_peak(L, &pk->setup_ops);
+    int lc = let_peak(L, &pk->compute_ops), lf = let_peak(L, &pk->finish_ops);
+    if (lc > lets) lets = lc;
+    if (lf > lets) lets = lf;
+    total += lets;
+    pk->reg_lets = lets;
+    pk->reg_overhead = 32;
+    pk->reg_estimate = total + pk->reg_overhead;
+    if (pk->reg_estimate > pk->consumer_regs) {
+        StrBuf b;
+        sb_init(&b);
+        for (int i = 0; i < pk->regs.n; i++)
+            if (pk->regs.v[i].sym->kind != SYM_LET)
+                sb_printf(&b, "%s%s %d", b.len ? " + " : "", pk->regs.v[i].sym->name, pk->regs.v[i].regs);
+        if (lets) sb_printf(&b, " + temporaries %d", lets);
+        diag_error(L->d, L->sk->consumers_span.file >= 0 ? L->sk->consumers_span : L->sk->k->name_span,
+                   "register budget: each consumer thread needs about %d registers (%s + overhead %d) but "
+                   "setmaxnreg gives it %d; use smaller tiles or more consumer warpgroups",
+                   pk->reg_estimate, b.s ? b.s : "", pk->reg_overhead, pk->consumer_regs);
+        sb_free(&b);
+    }
+}
+
+/* ---- the scheduler: waits and releases -------------------------------------------------------- *
+ * Products are asynchronous (wgmma commit groups); everything else is synchronous. Walking the
+ * op list, the scheduler keeps the groups in flight and inserts
+ *   - a wait on a load group's full barrier before the first op that reads its tiles;
+ *   - wgmma.wait_group n before an op that touches registers an in-flight product writes (or
+ *     writes registers it reads), n = the number of groups issued after the newest such one;
+ *     products accumulating into the same registers chain without waiting;
+ *   - wgmma.wait_group 1 after a product when two are in flight (one stays in flight);
+ *   - a release of a load group's stage once every op of the step that reads it is done.
+ * The loop body is walked twice: the second walk starts from the state the first one ends in
+ * (the steady state), and what the body leaves in flight is finished after the loop. */
+
+typedef struct Flight {
+    POp *op;            /* the product */
+    bool prev;          /* issued in the previous step */
+} Flight;
+
+typedef struct Sched {
+    Lower *L;
+    POpList *out;
+    Vec(Flight) flight;
+    int ngroups;
+    bool waited[32][2];     /* full barrier of group g waited in this step (cur/prev) */
+    int last_reader[32];    /* index of the last op reading group g in the step; -1 none */
+    int deferred_reader[32];/* the deferred product reads group g's previous stage */
+    bool released[32][2];
+    bool pending_prev[32];  /* a previous-step stage still to release */
+    int pos;                /* index of the op being scheduled */
+    bool in_loop;           /* scheduling the compute step (vs setup/finish) */
+} Sched;
+
+static int group_of_buf(PlanKernel *pk, int buf) { return buf >= 0 ? pk->bufs.v[buf].group : -1; }
+
+static void emit_op(Sched *s, POp *o) { vec_push(s->L->a, s->out, o); }
+
+static void emit_wait_mma(Sched *s, int n, const char *why) {
+    POp *w = pop_new(s->L, POP_WAIT_MMA);
+    w->n = n;
+    w->note = why;
+    emit_op(s, w);
+    int keep = s->flight.n - n;
+    if (keep <= 0) return;
+    /* the oldest flight.n - n groups are complete */
+    for (int i = keep; i < s->flight.n; i++) s->flight.v[i - keep] = s->flight.v[i];
+    s->flight.n -= keep;
+}
+
+static bool flight_reads_group(Sched *s, int g, bool prev) {
+    PlanKernel *pk = s->L->pk;
+    for (int i = 0; i < s->flight.n; i++) {
+        PlanMma *m = s->flight.v[i].op->mma;
+        bool fp = s->flight.v[i].prev || m->deferred;
+        if (fp != prev) continue;
+        if (group_of_buf(pk, m->b.buf) == g) return true;
+        if (!m->a_reg && group_of_buf(pk, m->a.buf) == g) return true;
+    }
+    return false;
+}
+
+static void try_releases(Sched *s) {
+    PlanKernel *pk = s->L->pk;
+    for (int g = 0; g < pk->groups.n; g++) {
+        if (pk->groups.v[g].once) continue;
+        /* the previous step's stage */
+        if (s->pending_prev[g] && !flight_reads_group(s, g, true) && (s->deferred_reader[g] < 0 || s->pos > s->deferred_reader[g])) {
+            POp *r = pop_new(s->L, POP_RELEASE);
+            r->group = g;
+            r->prev = true;
+            r->skip_first = true;
+            emit_op(s, r);
+            s->pending_prev[g] = false;
+            s->released[g][1] = true;
+        }
+        /* this step's stage: after its last reader is issued and complete */
+        if (!s->released[g][0] && s->last_reader[g] >= 0 && s->pos > s->last_reader[g] && !flight_reads_group(s, g, false)) {
+            POp *r = pop_new(s->L, POP_RELEASE);
+            r->group = g;
+            emit_op(s, r);
+            s->released[g][0] = true;
+        }
+    }
+}
+
+static void wait_for_conflicts(Sched *s, Effects *e, bool is_mma, Symbol *mma_dst) {
+    int newest = -1;
+    for (int i = 0; i < s->flight.n; i++) {
+        PlanMma *m = s->flight.v[i].op->mma;
+        Effects fe;
+        op_effects(s->L, s->flight.v[i].op, &fe);
+        bool conflict = false;
+        /* the op touches registers the product writes */
+        if (symset_has(&e->rd, m->dst) || symset_has(&e->wr, m->dst)) {
+            conflict = !(is_mma && mma_dst == m->dst);
+        }
+        /* the op writes registers the product reads (its A operand) */
+        for (int j = 0; j < e->wr.n && !conflict; j++)
+            if (e->wr.v[j] != m->dst && symset_has(&fe.rd, e->wr.v[j])) conflict = true;
+        if (conflict) newest = i;
+    }
+    if (newest >= 0) emit_wait_mma(s, s->flight.n - 1 - newest, "registers of a product in flight");
+}
+
+static void sched_op(Sched *s, POp *o) {
+    PlanKernel *pk = s->L->pk;
+    Effects e;
+    op_effects(s->L, o, &e);
+    /* full barriers of the load groups this op reads */
+    for (int i = 0; i < e.bufs.n; i++) {
+        int b = buf_of_sym(pk, e.bufs.v[i]);
+        int g = group_of_buf(pk, b);
+        if (g < 0) continue;
+        bool prev = o->kind == POP_MMA && o->mma->deferred;
+        if (pk->groups.v[g].once) {
+            if (!s->waited[g][0] && !s->in_loop) {
+                POp *w = pop_new(s->L, POP_WAIT_FULL);
+                w->group = g;
+                emit_op(s, w);
+                s->waited[g][0] = true;
+            }
+            continue;
+        }
+        if (!s->waited[g][prev]) {
+            POp *w = pop_new(s->L, POP_WAIT_FULL);
+            w->group = g;
+            w->prev = prev;
+            w->skip_first = prev;
+            emit_op(s, w);
+            s->waited[g][prev] = true;
+        }
+    }
+    if (o->kind == POP_MMA) {
+        wait_for_conflicts(s, &e, true, o->mma->dst);
+        emit_op(s, o);
+        vec_push(s->L->a, &s->flight, ((Flight){o, false}));
+        return;
+    }
+    if (o->kind == POP_IF || o->kind == POP_FOR) {
+        bool inner_mma = false;
+        if (o->st->kind == ST_IF) inner_mma = stmts_have_mma(&o->st->u.if_.then_s) || stmts_have_mma(&o->st->u.if_.else_s);
+        else inner_mma = stmts_have_mma(&o->st->u.for_.body);
+        if (inner_mma) {
+            if (s->flight.n) emit_wait_mma(s, 0, "products inside a branch or loop start with none in flight");
+            /* nested products finish inside their branch */
+            POp *w0 = pop_new(s->L, POP_WAIT_MMA);
+            w0->n = 0;
+            w0->note = "products inside a branch or loop finish inside it";
+            vec_push(s->L->a, &o->then_ops, w0);
+            if (o->else_ops.n) vec_push(s->L->a, &o->else_ops, w0);
+        } else {
+            wait_for_conflicts(s, &e, false, NULL);
+        }
+        emit_op(s, o);
+        return;
+    }
+    wait_for_conflicts(s, &e, false, NULL);
+    emit_op(s, o);
+}
+
+/* first reader and last reader of each load group within a list of top-level ops */
+static void group_readers(Lower *L, POpList *ops, int *first, int *last) {
+    PlanKernel *pk = L->pk;
+    for (int g = 0; g < pk->groups.n; g++) first[g] = last[g] = -1;
+    for (int i = 0; i < ops->n; i++) {
+        Effects e;
+        op_effects(L, ops->v[i], &e);
+        for (int j = 0; j < e.bufs.n; j++) {
+            int g = group_of_buf(pk, buf_of_sym(pk, e.bufs.v[j]));
+            if (g < 0) continue;
+            if (ops->v[i]->kind == POP_MMA && ops->v[i]->mma->deferred) continue;
+            if (first[g] < 0) first[g] = i;
+            last[g] = i;
+        }
+    }
+}
+
+static void sched_body(Sched *s, POpList *body) {
+    PlanKernel *pk = s->L->pk;
+    int first[32], last[32];
+    group_readers(s->L, body, first, last);
+    for (int g = 0; g < pk->groups.n; g++) {
+        s->last_reader[g] = last[g];
+        s->deferred_reader[g] = -1;
+        s->waited[g][0] = s->waited[g][1] = false;
+        s->released[g][0] = s->released[g][1] = false;
+    }
+    for (int i = 0; i < body->n; i++)
+        if (body->v[i]->kind == POP_MMA && body->v[i]->mma->deferred) {
+            int g = group_of_buf(pk, body->v[i]->mma->b.buf);
+            s->deferred_reader[g] = i;
+            s->pending_prev[g] = true;
+        }
+    for (int i = 0; i < body->n; i++) {
+        s->pos = i;
+        try_releases(s);
+        POp *o = body->v[i];
+        sched_op(s, o);
+        s->pos = i + 1;
+        try_releases(s);
+    }
+    /* at most one product group stays in flight into the next step */
+    if (s->flight.n > 1) {
+        emit_wait_mma(s, 1, "keep one product group in flight");
+        try_releases(s);
+    }
+}
+
+/* the compute step: steady-state schedule, then what the loop leaves for after it */
+static void schedule_compute(Lower *L, POpList *body, POpList *out, POpList *after) {
+    PlanKernel *pk = L->pk;
+    Sched s = {.L = L, .in_loop = true};
+    POpList scratch = {0};
+    /* walk 1: from an empty state, to find what one step leaves in flight */
+    s.out = &scratch;
+    memset(s.pending_prev, 0, sizeof s.pending_prev);
+    sched_body(&s, body);
+    /* carry to the next step: in-flight groups become "previous", unreleased stages pend */
+    bool carry[32] = {0};
+    for (int g = 0; g < pk->groups.n; g++)
+        if (!pk->groups.v[g].once && !s.released[g][0] && s.last_reader[g] >= 0) carry[g] = true;
+    for (int i = 0; i < s.flight.n; i++) s.flight.v[i].prev = true;
+    /* walk 2: the steady state */
+    s.out = out;
+    for (int g = 0; g < pk->groups.n; g++) s.pending_prev[g] = carry[g];
+    sched_body(&s, body);
+    /* after the loop: finish the products in flight and release the last step's stages */
+    Sched t = {.L = L, .out = after};
+    if (s.flight.n) {
+        POp *w = pop_new(L, POP_WAIT_MMA);
+        w->n = 0;
+        w->note = "the last step's products";
+        vec_push(L->a, after, w);
+    }
+    for (int g = 0; g < pk->groups.n; g++) {
+        if (pk->groups.v[g].once) continue;
+        if (!s.released[g][0] && s.last_reader[g] >= 0) {
+            POp *r = pop_new(L, POP_RELEASE);
+            r->group = g;
+            r->prev = true;
+            r->skip_first = true;
+            r->note = "the last step's stage";
+            vec_push(L->a, after, r);
+        }
+    }
+    (void)t;
+}
+
+/* ---- load groups ---------------------------------------------------------------------------- */
+
+static int add_barrier(Lower *L, const char *name, int copies, int count, int tx, const char *why) {
+    PlanBarrier b = {.name = name, .copies = copies, .count = count, .tx_bytes = tx, .why = why};
+    vec_push(L->a, &L->pk->bars, b);
+    return L->pk->bars.n - 1;
+}
+
+static int add_map(Lower *L, Symbol *tensor, int box0, int box1, bool vec, Swizzle swz, bool store) {
+    PlanKernel *pk = L->pk;
+    Arg *arg = L->sk->args.v[tensor->index];
+    int rank = tensor->ty.ndims;
+    int box[5] = {box0, vec ? 1 : box1, 1, 1, 1};
+    for (int i = 0; i < pk->maps.n; i++) {
+        PlanMap *m = &pk->maps.v[i];
+        if (m->tensor == tensor && m->swz == swz && !memcmp(m->box, box, sizeof box)) {
+            m->store |= store;
+            return i;
+        }
+    }
+    PlanMap m = {.tensor = tensor, .arg = arg, .rank = rank, .swz = swz, .store = store};
+    memcpy(m.box, box, sizeof box);
+    m.name = arena_printf(L->a, "tm_%s_%dx%d%s", tensor->name, box1, box0, vec ? "v" : "");
+    if (vec) m.name = arena_printf(L->a, "tm_%s_v%d", tensor->name, box0);
+    vec_push(L->a, &pk->maps, m);
+    return pk->maps.n - 1;
+}
+
+static void collect_g2s(StmtList *l, Stmt ***v, int *n, int *cap, Arena *a) {
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i]->kind == ST_ASSIGN && l->v[i]->mv == MV_G2S) {
+            if (*n == *cap) {
+                int nc = *cap ? *cap * 2 : 8;
+                Stmt **nv = ARENA_NEW_N(a, Stmt *, nc);
+                if (*n) memcpy(nv, *v, sizeof(Stmt *) * (size_t)*n);
+                *v = nv;
+                *cap = nc;
+            }
+            (*v)[(*n)++] = l->v[i];
+        }
+}
+
+static void lower_groups(Lower *L, POpList *compute_ops) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    /* ring tiles: grouped by the first compute op that reads them */
+    Stmt **loads = NULL;
+    int nl = 0, cap = 0;
+    if (sk->blocks[BK_LOAD]) collect_g2s(&sk->blocks[BK_LOAD]->u.block.body, &loads, &nl, &cap, L->a);
+    int key[64];
+    for (int i = 0; i < nl && i < 64; i++) {
+        Symbol *y = lhs_root(loads[i]->u.assign.lhs);
+        key[i] = 1 << 20; /* unused in compute: its own group, last */
+        for (int j = 0; j < compute_ops->n; j++) {
+            Effects e;
+            op_effects(L, compute_ops->v[j], &e);
+            if (symset_has(&e.bufs, y)) {
+                key[i] = j;
+                break;
+            }
+        }
+    }
+    if (nl > 64) diag_error(L->d, loads[64]->span, "too many loads in one step (at most 64)");
+    bool done[64] = {0};
+    for (int i = 0; i < nl && i < 64; i++) {
+        if (done[i]) continue;
+        PlanGroup g = {.first_use = key[i] < (1 << 20) ? key[i] : -1};
+        StrBuf nm;
+        sb_init(&nm);
+        for (int j = i; j < nl && j < 64; j++) {
+            if (done[j] || key[j] != key[i]) continue;
+            done[j] = true;
+            Symbol *y = lhs_root(loads[j]->u.assign.lhs);
+            int b = buf_of_sym(pk, y);
+            if (b < 0) continue;
+            bool seen = false;
+            for (int k = 0; k < g.bufs.n; k++) seen |= g.bufs.v[k] == b;
+            if (seen) {
+                diag_error(L->d, loads[j]->span, "'%s' is loaded twice in one step", y->name);
+                continue;
+            }
+            vec_push(L->a, &g.bufs, b);
+            pk->bufs.v[b].group = pk->groups.n;
+            g.bytes += pk->bufs.v[b].bytes;
+            sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
+            PlanLoad pl = {.st = loads[j], .buf = b};
+            const PlanBuf *pb = &pk->bufs.v[b];
+            Symbol *t = lhs_root(loads[j]->u.assign.rhs->u.index.base);
+            pl.map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false);
+            vec_push(L->a, &g.loads, pl);
+        }
+        g.name = arena_strdup(L->a, nm.s ? nm.s : "g");
+        sb_free(&nm);
+        g.full = add_barrier(L, arena_printf(L->a, "full_%s", g.name), pk->stages, 1, g.bytes,
+                             "the producer's arrive.expect_tx; TMA delivers the bytes");
+        g.empty = add_barrier(L, arena_printf(L->a, "empty_%s", g.name), pk->stages, pk->consumers, 0,
+                              "one elected thread per consumer warpgroup releases the stage");
+        vec_push(L->a, &pk->groups, g);
+    }
+    if (pk->groups.n > 1)
+        note(L, "%d load groups with separate barriers: each group's tiles are first read by a different op, so "
+                "consumers start on the first group while the next one is still landing",
+             pk->groups.n);
+    /* setup loads: one group, filled once per work tile */
+    Stmt **sl = NULL;
+    int ns = 0, scap = 0;
+    if (sk->blocks[BK_SETUP]) collect_g2s(&sk->blocks[BK_SETUP]->u.block.body, &sl, &ns, &scap, L->a);
+    if (ns) {
+        PlanGroup g = {.once = true, .first_use = -1};
+        StrBuf nm;
+        sb_init(&nm);
+        for (int j = 0; j < ns; j++) {
+            Symbol *y = lhs_root(sl[j]->u.assign.lhs);
+            int b = buf_of_sym(pk, y);
+            if (b < 0) continue;
+            vec_push(L->a, &g.bufs, b);
+            pk->bufs.v[b].group = pk->groups.n;
+            g.bytes += pk->bufs.v[b].bytes;
+            sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
+            const PlanBuf *pb = &pk->bufs.v[b];
+            Symbol *t = lhs_root(sl[j]->u.assign.rhs->u.index.base);
+            PlanLoad pl = {.st = sl[j], .buf = b, .map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false)};
+            vec_push(L->a, &g.loads, pl);
+        }
+        g.name = arena_strdup(L->a, nm.s ? nm.s : "setup");
+        sb_free(&nm);
+        g.full = add_barrier(L, arena_printf(L->a, "full_%s", g.name), 1, 1, g.bytes, "setup loads, once per work tile");
+        g.empty = add_barrier(L, arena_printf(L->a, "empty_%s", g.name), 1, pk->consumers, 0,
+                              "consumers are done with the setup tiles of this work tile");
+        vec_push(L->a, &pk->groups, g);
+    }
+    for (int g = 0; g < pk->groups.n; g++) {
+        if (!pk->groups.v[g].once && pk->groups.v[g].first_use < 0)
+            diag_error(L->d, pk->groups.v[g].loads.v[0].st->span,
+                       "'%s' is loaded every step but the compute block never reads it",
+                       pk->bufs.v[pk->groups.v[g].bufs.v[0]].name);
+        if (pk->groups.v[g].bytes >= (1 << 20))
+            diag_error(L->d, L->sk->k->name_span, "load group '%s' moves %s bytes per step; an mbarrier counts at most 1,048,575",
+                       pk->groups.v[g].name, fmt_bytes(pk->groups.v[g].bytes));
+    }
+}
+
+/* ---- stores ----------------------------------------------------------------------------------- */
+
+static void collect_stores(Lower *L, StmtList *l) {
+    PlanKernel *pk = L->pk;
+    for (int i = 0; i < l->n; i++) {
+        Stmt *st = l->v[i];
+        if (st->kind == ST_IF) {
+            collect_stores(L, &st->u.if_.then_s);
+            collect_stores(L, &st->u.if_.else_s);
+            continue;
+        }
+        if (st->kind == ST_FOR) {
+            collect_stores(L, &st->u.for_.body);
+            continue;
+        }
+        if (st->kind != ST_ASSIGN) continue;
+        if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_TILE) {
+            Type t = st->u.assign.rhs->ty;
+            if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the stored value")) continue;
+            int eb = dtype_bytes[t.dt];
+            if (eb != 2) {
+                diag_error(L->d, st->span, "storing %s tiles from registers is not supported by the sm_90a back end yet "
+                           "(bf16 and fp16 tiles are)", dtype_name[t.dt]);
+                continue;
+            }
+            int cc = t.cols % 64 == 0 ? 64 : t.cols % 32 == 0 ? 32 : 16;
+            PlanStore ps = {.st = st, .chunk_rows = 64, .chunk_cols = cc};
+            Symbol *tensor = lhs_root(st->u.assign.lhs->u.index.base);
+            ps.map = add_map(L, tensor, cc, 64, false, swizzle_choose(cc * eb), true);
+            vec_push(L->a, &pk->stores, ps);
+        } else if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC) {
+            if (st->u.assign.rhs->ty.layout != VL_ROW) {
+                diag_error(L->d, st->span, "storing per_col vectors is not supported by the sm_90a back end yet");
+                continue;
+            }
+        } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G || st->mv == MV_ADD_R2G || st->mv == MV_G2R) {
+            diag_error(L->d, st->span, "%s moves are not supported by the sm_90a back end yet", move_name[st->mv]);
+        }
+    }
+}
+
+static void lower_staging(Lower *L) {
+    PlanKernel *pk = L->pk;
+    pk->staging_buf = -1;
+    if (!pk->stores.n) return;
+    int cc = 16;
+    for (int i = 0; i < pk->stores.n; i++)
+        if (pk->stores.v[i].chunk_cols > cc) cc = pk->stores.v[i].chunk_cols;
+    PlanBuf b = {.name = "staging", .kind = BUF_STAGING, .dt = DT_BF16, .rows = 64, .cols = cc, .group = -1};
+    b.swz = swizzle_choose(cc * 2);
+    b.atom_cols = cc;
+    b.natoms = 1;
+    b.bytes = 64 * cc * 2;
+    b.copies = 2 * pk->consumers;
+    b.align = swizzle_align(b.swz);
+    vec_push(L->a, &pk->bufs, b);
+    pk->staging_buf = pk->bufs.n - 1;
+    note(L, "stores from registers go through 64 x %d chunks in shared memory (swizzle %s, conflict-free stmatrix), "
+            "two per consumer warpgroup, each sent by a TMA store while the next one fills",
+         cc, swizzle_name(b.swz));
+}
+
+static void layout_smem(Lower *L) {
+    PlanKernel *pk = L->pk;
+    int off = 0;
+    static const BufKind order[] = {BUF_RING, BUF_ONCE, BUF_SCRATCH, BUF_STAGING};
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < pk->bufs.n; i++) {
+            PlanBuf *b = &pk->bufs.v[i];
+            if (b->kind != order[k]) continue;
+            off = (off + b->align - 1) / b->align * b->align;
+            b->offset = off;
+            off += b->bytes * b->copies;
+        }
+    off = (off + 7) / 8 * 8;
+    for (int i = 0; i < pk->bars.n; i++) {
+        pk->bars.v[i].offset = off;
+        off += 8 * pk->bars.v[i].copies;
+    }
+    pk->smem_used = off;
+    pk->smem_total = off + SMEM_SLACK;
+    if (pk->smem_total > SMEM_LIMIT) {
+        StrBuf b;
+        sb_init(&b);
+        for (int i = 0; i < pk->bufs.n; i++) {
+            const PlanBuf *pb = &pk->bufs.v[i];
+            if (pb->copies > 1) sb_printf(&b, "%s %s %d x %s", i ? " +" : "", pb->name, pb->copies, fmt_bytes(pb->bytes));
+            else sb_printf(&b, "%s %s %s", i ? " +" : "", pb->name, fmt_bytes(pb->bytes));
+        }
+        int nb = 0;
+        for (int i = 0; i < pk->bars.n; i++) nb += 8 * pk->bars.v[i].copies;
+        sb_printf(&b, " + barriers %d + alignment %s", nb, fmt_bytes(SMEM_SLACK + (pk->smem_used - nb)));
+        Span sp = L->sk->stages_span.file >= 0 ? L->sk->stages_span : L->sk->k->name_span;
+        /* the alignment term above also absorbs padding; print the exact padding separately */
+        int payload = 0;
+        for (int i = 0; i < pk->bufs.n; i++) payload += pk->bufs.v[i].bytes * pk->bufs.v[i].copies;
+        sb_free(&b);
+        sb_init(&b);
+        for (int i = 0; i < pk->bufs.n; i++) {
+            const PlanBuf *pb = &pk->bufs.v[i];
+            if (pb->copies > 1) sb_printf(&b, "%s%s %d x %s", i ? " + " : "", pb->name, pb->copies, fmt_bytes(pb->bytes));
+            else sb_printf(&b, "%s%s %s", i ? " + " : "", pb->name, fmt_bytes(pb->bytes));
+        }
+        int pad = pk->smem_used - payload - nb;
+        if (pad) sb_printf(&b, " + padding %s", fmt_bytes(pad));
+        sb_printf(&b, " + barriers %d + base alignment %s", nb, fmt_bytes(SMEM_SLACK));
+        diag_error(L->d, sp, "shared memory: %s = %s B, over the %s B a block can use", b.s, fmt_bytes(pk->smem_total),
+                   fmt_bytes(SMEM_LIMIT));
+        sb_free(&b);
+    }
+}
+
+/* ---- zero folding and overlap --------------------------------------------------------------- */
+
+/* `acc = 0;` in setup followed by `acc += a @ b` as acc's first use in compute: the first
+ * product of each work tile overwrites instead (wgmma scale-d = 0), so no zero fill is needed */
+static void fold_zero_fills(Lower *L) {
+    PlanKernel *pk = L->pk;
+    POpList *setup = &pk->setup_ops;
+    for (int i = 0; i < setup->n; i++) {
+        POp *o = setup->v[i];
+        if (o->kind != POP_STMT || o->st->kind != ST_ASSIGN || o->st->u.assign.op != AS_SET) continue;
+        Expr *l = o->st->u.assign.lhs, *r = o->st->u.assign.rhs;
+        if (l->kind != EX_NAME || !l->sym || l->sym->kind != SYM_REG || l->sym->ty.kind != TY_TILE) continue;
+        if (!r->is_const || (r->ty.kind == TY_FLOAT ? r->fval != 0.0 : r->cval != 0)) continue;
+        Symbol *acc = l->sym;
+        /* acc's first use in the compute step must be a top-level accumulating product */
+        POp *first = NULL;
+        for (int j = 0; j < pk->compute_ops.n && !first; j++) {
+            Effects e;
+            op_effects(L, pk->compute_ops.v[j], &e);
+            if (symset_has(&e.rd, acc) || symset_has(&e.wr, acc)) first = pk->compute_ops.v[j];
+        }
+        if (!first || first->kind != POP_MMA || first->mma->dst != acc || !first->mma->accumulate) continue;
+        /* and nothing later in setup may read it */
+        bool later = false;
+        for (int j = i + 1; j < setup->n; j++) {
+            Effects e;
+            op_effects(L, setup->v[j], &e);
+            later |= symset_has(&e.rd, acc);
+        }
+        if (later) continue;
+        first->mma->zero_first = true;
+        for (int j = i + 1; j < setup->n; j++) setup->v[j - 1] = setup->v[j];
+        setup->n--;
+        i--;
+        note(L, "'%s = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the "
+                "first step); a work tile with no steps still gets zeros",
+             acc->name);
+    }
+}
+
+/* overlap = 1: the last product of the step (O += P @ V) is issued one step late, right after
+ * the next step's first product, so the softmax between them runs while both products use
+ * the tensor cores (FlashAttention-3's intra-warpgroup pipelining) */
+static void apply_overlap(Lower *L) {
+    PlanKernel *pk = L->pk;
+    POpList *ops = &pk->compute_ops;
+    Span sp = L->sk->pipe ? L->sk->pipe->span : L->sk->k->name_span;
+    int first = -1;
+    for (int i = 0; i < ops->n; i++)
+        if (ops->v[i]->kind == POP_MMA) {
+            first = i;
+            break;
+        }
+    int li = -1;
+    for (int i = ops->n - 1; i >= 0; i--)
+        if (ops->v[i]->kind == POP_MMA) {
+            li = i;
+            break;
+        }
+    POp *last = li >= 0 ? ops->v[li] : NULL;
+    if (first < 0 || li == first) {
+        diag_error(L->d, sp,
+                   "overlap = 1 needs a compute block with two products at its top level: the first starts a step "
+                   "and the last is deferred to the next one (as in S = Q @ K.T ... O += P @ V)");
+        return;
+    }
+    PlanMma *m = last->mma;
+    /* statements after the deferred product keep their place, so they must not touch its result */
+    for (int i = li + 1; i < ops->n; i++) {
+        Effects e;
+        op_effects(L, ops->v[i], &e);
+        if (symset_has(&e.rd, m->dst) || symset_has(&e.wr, m->dst) || ops->v[i]->kind == POP_MMA) {
+            diag_error(L->d, ops->v[i]->st ? ops->v[i]->st->span : sp,
+                       "with overlap = 1 the last product ('%s') is deferred to the next step, so nothing after it in "
+                       "the compute block may use '%s'; move this statement before the product",
+                       m->dst->name, m->dst->name);
+            return;
+        }
+    }
+    if (!m->accumulate || !m->a_reg) {
+        diag_error(L->d, last->st->span,
+                   "overlap = 1 defers the last product, which must accumulate (+=) and take its A operand from "
+                   "registers");
+        return;
+    }
+    /* the deferred product reads its A operand from a materialized copy */
+    if (!m->a_tmp) {
+        Symbol *tmp = ARENA_NEW(L->a, Symbol);
+        tmp->kind = SYM_REG;
+        tmp->name = arena_printf(L->a, "%s_operand", m->dst->name);
+        tmp->ty = m->a_expr->ty;
+        tmp->span = m->a_expr->span;
+        m->a_tmp = tmp;
+        PlanReg r = {tmp, value_regs(pk, &tmp->ty)};
+        vec_push(L->a, &pk->regs, r);
+    }
+    Symbol *tmp = m->a_tmp;
+    m->deferred = true;
+    POp *mat = pop_new(L, POP_MATERIALIZE);
+    mat->mma = m;
+    mat->st = last->st;
+    ops->v[li] = mat;
+    /* insert the product after the first one */
+    last->prev = true;
+    last->skip_first = true;
+    vec_push(L->a, ops, NULL);
+    for (int i = ops->n - 1; i > first + 1; i--) ops->v[i] = ops->v[i - 1];
+    ops->v[first + 1] = last;
+    note(L, "overlap: '%s' is issued one step late, right after the next step's first product, so the work "
+            "between them overlaps both products; its A operand is kept in '%s'",
+         ast_expr_str(L->a, last->st->u.assign.rhs), tmp->name);
+    if (pk->pingpong) {
+        if (pk->consumers < 2) {
+            diag_error(L->d, sp, "pingpong needs at least 2 consumer warpgroups");
+            return;
+        }
+        POp *w = pop_new(L, POP_PP_WAIT), *p = pop_new(L, POP_PP_PASS);
+        vec_push(L->a, ops, NULL);
+        vec_push(L->a, ops, NULL);
+        for (int i = ops->n - 1; i > first + 3; i--) ops->v[i] = ops->v[i - 2];
+        ops->v[first + 3] = p;
+        ops->v[first + 2] = ops->v[first + 1];
+        ops->v[first + 1] = ops->v[first];
+        ops->v[first] = w;
+        note(L, "pingpong: the consumer warpgroups take turns issuing their products (named barriers), so one "
+                "warpgroup's softmax runs under the other's products");
+    }
+}
+
+/* ---- what the sm_90a back end emits today ---------------------------------------------------- */
+
+static void unsupported(Lower *L, Span sp, const char *what) {
+    diag_error(L->d, sp, "%s is not supported by the sm_90a back end yet", what);
+}
+
+static void support_expr(Lower *L, Expr *e) {
+    if (!e) return;
+    switch (e->kind) {
+    case EX_TRANSPOSE:
+        if (e->ty.space == MS_REG) unsupported(L, e->span, "transposing a register tile outside '@'");
+        support_expr(L, e->u.tr.base);
+        return;
+    case EX_INDEX:
+        if (e->ty.kind == TY_VEC && e->u.index.base->ty.kind == TY_TILE)
+            unsupported(L, e->span, "taking one row or column of a register tile");
+        else if (e->u.index.base->ty.kind == TY_TILE && e->u.index.base->ty.space == MS_REG &&
+                 (e->u.index.args[0].lo || e->u.index.args[0].hi))
+            unsupported(L, e->span, "slicing the rows of a register tile (columns can be sliced)");
+        else if (e->u.index.base->ty.kind == TY_VEC && e->u.index.base->ty.space == MS_REG)
+            unsupported(L, e->span, "slicing a register vector");
+        support_expr(L, e->u.index.base);
+        return;
+    case EX_CALL:
+        switch (e->fn) {
+        case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: unsupported(L, e->span, "column reductions"); break;
+        case FN_CUMSUM: unsupported(L, e->span, "cumsum()"); break;
+        case FN_RAND: unsupported(L, e->span, "rand()"); break;
+        case FN_REAL: case FN_IMAG: case FN_COMPLEX: unsupported(L, e->span, "complex tiles"); break;
+        default: break;
+        }
+        for (int i = 0; i < e->u.call.nargs; i++) support_expr(L, e->u.call.args[i]);
+        return;
+    case EX_BINARY:
+        if (e->ty.kind == TY_TILE && e->u.bin.l->ty.kind == TY_VEC && e->u.bin.r->ty.kind == TY_VEC)
+            unsupported(L, e->span, "combining a per_row and a per_col vector into a tile");
+        support_expr(L, e->u.bin.l);
+        support_expr(L, e->u.bin.r);
+        return;
+    case EX_UNARY: support_expr(L, e->u.un.e); return;
+    case EX_COND: support_expr(L, e->u.cond.c); support_expr(L, e->u.cond.a); support_expr(L, e->u.cond.b); return;
+    default:
+        if (e->ty.kind == TY_VEC && e->ty.layout == VL_COL) unsupported(L, e->span, "per_col vectors");
+        return;
+    }
+}
+
+static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
+    for (int i = 0; i < l->n; i++) {
+        Stmt *st = l->v[i];
+        switch (st->kind) {
+        case ST_ASSIGN:
+            if (st->mv == MV_G2S) {
+                if (st->u.assign.lhs->ty.kind == TY_VEC) unsupported(L, st->span, "loading vectors with TMA");
+                break;
+            }
+            if (st->mv == MV_R2S || st->mv == MV_S2R) unsupported(L, st->span, "moving tiles between registers and shared memory");
+            if (stmt_is_mma(st)) {
+                if (bk != BK_COMPUTE) unsupported(L, st->span, "a product outside the compute block");
+                support_expr(L, st->u.assign.rhs->u.bin.l);
+                break;
+            }
+            if (st->u.assign.lhs->ty.kind == TY_VEC && st->u.assign.lhs->ty.layout == VL_COL)
+                unsupported(L, st->u.assign.lhs->span, "per_col vectors");
+            if (st->u.assign.lhs->kind == EX_INDEX && st->mv == MV_NONE) support_expr(L, st->u.assign.lhs);
+            support_expr(L, st->u.assign.rhs);
+            break;
+        case ST_LET: support_expr(L, st->u.let.e); break;
+        case ST_IF:
+            support_stmts(L, &st->u.if_.then_s, bk);
+            support_stmts(L, &st->u.if_.else_s, bk);
+            break;
+        case ST_FOR: support_stmts(L, &st->u.for_.body, bk); break;
+        case ST_EXPR: break;
+        }
+    }
+}
+
+static void check_support(Lower *L) {
+    SemaKernel *sk = L->sk;
+    for (int b = 0; b < BK_COUNT; b++)
+        if (sk->blocks[b] && b != BK_LOAD) support_stmts(L, &sk->blocks[b]->u.block.body, (BlockKind)b);
+    for (int i = 0; i < sk->regs.n; i++) {
+        Symbol *y = sk->regs.v[i];
+        if (y->ty.complex) unsupported(L, y->span, "complex tiles");
+        else if (y->ty.kind == TY_VEC && y->ty.layout == VL_COL) unsupported(L, y->span, "per_col vectors");
+    }
+    if (!sk->pipe) unsupported(L, sk->k->name_span, "a kernel without a pipeline statement");
+    for (int i = 0; i < sk->args.n; i++) {
+        Arg *a = sk->args.v[i];
+        for (int j = 0; j < a->ts.nattrs; j++)
+            if (!strcmp(a->ts.attrs[j], "zeroed")) unsupported(L, a->ts.attr_spans[j], "'zeroed' outputs");
+    }
+}
+
+/* ---- entry ------------------------------------------------------------------------------------ */
+
+static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
+    PlanKernel *pk = ARENA_NEW(L->a, PlanKernel);
+    L->sk = sk;
+    L->pk = pk;
+    pk->sk = sk;
+    pk->name = sk->k->name;
+    check_support(L);
+    if (L->d->nerrors > L->errors0) return pk;
+    lower_roles(L);
+    lower_regs(L);
+    lower_buffers(L);
+    if (sk->blocks[BK_SETUP]) lower_stmts(L, &sk->blocks[BK_SETUP]->u.block.body, &pk->setup_ops, BK_SETUP);
+    POpList body = {0};
+    if (sk->blocks[BK_COMPUTE]) lower_stmts(L, &sk->blocks[BK_COMPUTE]->u.block.body, &body, BK_COMPUTE);
+    if (sk->blocks[BK_STORE]) {
+        diag_error(L->d, sk->blocks[BK_STORE]->span, "the store block is not supported by the sm_90a back end yet");
+    }
+    if (sk->blocks[BK_FINISH]) lower_stmts(L, &sk->blocks[BK_FINISH]->u.block.body, &pk->finish_ops, BK_FINISH);
+    if (L->d->nerrors > L->errors0) return pk;
+    pk->compute_ops = body;
+    lower_groups(L, &pk->compute_ops);
+    fold_zero_fills(L);
+    if (pk->pingpong && !pk->overlap) diag_error(L->d, sk->pipe->span, "pingpong = 1 needs overlap = 1");
+    if (pk->overlap) apply_overlap(L);
+    check_reg_budget(L);
+    if (sk->blocks[BK_FINISH]) collect_stores(L, &sk->blocks[BK_FINISH]->u.block.body);
+    lower_staging(L);
+    layout_smem(L);
+    if (L->d->nerrors > L->errors0) return pk;
+    /* consumers: setup (then wait for the setup tiles), the scheduled step, finish */
+    POpList sched = {0}, after = {0};
+    schedule_compute(L, &pk->compute_ops, &sched, &after);
+    if (pk->overlap) {
+        /* after the loop, the last deferred product */
+        for (int i = 0; i < pk->compute_ops.n; i++) {
+            POp *o = pk->compute_ops.v[i];
+            if (o->kind != POP_MMA || !o->mma->deferred) continue;
+            POp *w = pop_new(L, POP_WAIT_FULL);
+            w->group = group_of_buf(pk, o->mma->b.buf);
+            w->prev = true;
+            w->skip_first = true;
+            POp *tail = pop_new(L, POP_MMA);
+            *tail = *o;
+            tail->prev = true;
+            tail->skip_first = true;
+            tail->note = "the deferred product of the last step";
+            POpList nafter = {0};
+            vec_push(L->a, &nafter, w);
+            vec_push(L->a, &nafter, tail);
+            POp *w0 = pop_new(L, POP_WAIT_MMA);
+            w0->n = 0;
+            w0->note = "the last step's products";
+            vec_push(L->a, &nafter, w0);
+            POp *rel = pop_new(L, POP_RELEASE);
+            rel->group = w->group;
+            rel->prev = true;
+            rel->skip_first = true;
+            rel->note = "the last step's stage";
+            vec_push(L->a, &nafter, rel);
+            for (int j = 0; j < after.n; j++)
+                if (after.v[j]->kind != POP_WAIT_MMA) vec_push(L->a, &nafter, after.v[j]);
+            after = nafter;
+        }
+    }
+    pk->compute_ops = sched;
+    pk->after_ops = after;
+    /* setup tiles: wait before the loop (after setup's own statements), release after finish */
+    for (int g = 0; g < pk->groups.n; g++) {
+        if (!pk->groups.v[g].once) continue;
+        POp *w = pop_new(L, POP_WAIT_FULL);
+        w->group = g;
+        /* before the first setup statement that reads the setup tiles, else at the end of setup */
+        int at = pk->setup_ops.n;
+        for (int i = 0; i < pk->setup_ops.n && at == pk->setup_ops.n; i++) {
+            Effects e;
+            op_effects(L, pk->setup_ops.v[i], &e);
+            for (int j = 0; j < pk->groups.v[g].bufs.n; j++)
+                if (symset_has(&e.bufs, pk->bufs.v[pk->groups.v[g].bufs.v[j]].sym)) at = i;
+        }
+        vec_push(L->a, &pk->setup_ops, NULL);
+        for (int i = pk->setup_ops.n - 1; i > at; i--) pk->setup_ops.v[i] = pk->setup_ops.v[i - 1];
+        pk->setup_ops.v[at] = w;
+        POp *r = pop_new(L, POP_RELEASE);
+        r->group = g;
+        r->note = "the setup tiles are no longer read";
+        bool finish_reads = false;
+        for (int i = 0; i < pk->finish_ops.n; i++) {
+            Effects e;
+            op_effects(L, pk->finish_ops.v[i], &e);
+            for (int j = 0; j < pk->groups.v[g].bufs.n; j++)
+                finish_reads |= symset_has(&e.bufs, pk->bufs.v[pk->groups.v[g].bufs.v[j]].sym);
+        }
+        if (finish_reads) vec_push(L->a, &pk->finish_ops, r);
+        else vec_push(L->a, &pk->after_ops, r);
+    }
+    note(L, "pipeline: %d stage%s; the producer refills a stage as soon as every consumer warpgroup releases it",
+         pk->stages, pk->stages == 1 ? "" : "s");
+    if (pk->persistent)
+        note(L, "persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles "
+                "so the producer prefetches the next tile during the epilogue");
+    return pk;
+}
+
+bool lower_program(Arena *a, Diag *d, Program *p, SemaResult *sr, Plan *out) {
+    (void)p;
+    Lower L = {.a = a, .d = d, .errors0 = d->nerrors};
+    for (int i = 0; i < sr->kernels.n; i++) {
+        PlanKernel *pk = lower_kernel(&L, sr->kernels.v[i]);
+        vec_push(a, &out->kernels, pk);
+    }
+    return d->nerrors == L.errors0;
+}

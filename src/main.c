@@ -1,0 +1,177 @@
+/* main.c - the tkc driver. main() is the pipeline: parse, check, lower, verify, emit; each
+ * phase reports through one Diag, and a phase runs only if the ones before it found no error.
+ * Exit status: 0 success, 1 diagnostics in the program, 2 usage errors or unreadable files. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "parse.h"
+#include "plan.h"
+#include "sema.h"
+
+#define TKC_VERSION "0.1.0"
+
+typedef enum { EMIT_CU, EMIT_PLAN, EMIT_AST } EmitKind;
+
+typedef struct Options {
+    const char *input;
+    const char *output;
+    EmitKind emit;
+    bool check;
+    Define *defines;
+    int ndefines;
+} Options;
+
+static void usage(FILE *f) {
+    fputs("usage: tkc FILE.tk [-o OUT] [--emit=cu|plan|ast] [-D NAME=VALUE]... [--check]\n"
+          "\n"
+          "Compiles a tile program to self-contained CUDA for Hopper (sm_90a).\n"
+          "\n"
+          "  -o OUT          write the result to OUT (default: standard output)\n"
+          "  --emit=cu       CUDA source: kernels and host launchers (the default)\n"
+          "  --emit=plan     the kernel plan: roles, shared-memory map, swizzles, barriers, schedule\n"
+          "  --emit=ast      the syntax tree\n"
+          "  -D NAME=VALUE   override a compile-time param (an integer)\n"
+          "  --check         run every check, write nothing\n"
+          "  --help          this text\n"
+          "  --version       the version\n"
+          "\n"
+          "Exit status: 0 success, 1 errors in the program, 2 usage errors or unreadable files.\n",
+          f);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+    fputs("tkc: error: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n(run 'tkc --help' for usage)\n", stderr);
+    return 2;
+}
+
+static bool parse_define(const char *s, Define *out) {
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s) return false;
+    for (const char *p = s; p < eq; p++)
+        if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (p > s && *p >= '0' && *p <= '9')))
+            return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(eq + 1, &end, 0);
+    if (errno || *end || end == eq + 1 || v < -2147483647LL || v > 2147483647LL) return false;
+    out->name = xstrdup(s);
+    ((char *)out->name)[eq - s] = 0;
+    out->value = v;
+    out->used = false;
+    return true;
+}
+
+/* returns -1 to continue, else an exit status */
+static int parse_args(int argc, char **argv, Options *o) {
+    memset(o, 0, sizeof *o);
+    o->defines = xmalloc(sizeof(Define) * (size_t)(argc + 1));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("tkc %s\n", TKC_VERSION);
+            return 0;
+        } else if (!strcmp(a, "-o")) {
+            if (++i >= argc) return usage_error("%s needs a file name", "-o");
+            if (o->output) return usage_error("%s given twice", "-o");
+            o->output = argv[i];
+        } else if (!strncmp(a, "--emit=", 7)) {
+            const char *k = a + 7;
+            if (!strcmp(k, "cu")) o->emit = EMIT_CU;
+            else if (!strcmp(k, "plan")) o->emit = EMIT_PLAN;
+            else if (!strcmp(k, "ast")) o->emit = EMIT_AST;
+            else return usage_error("unknown --emit kind '%s' (expected cu, plan or ast)", k);
+        } else if (!strcmp(a, "--check")) {
+            o->check = true;
+        } else if (!strncmp(a, "-D", 2)) {
+            const char *d = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
+            if (!d) return usage_error("%s needs NAME=VALUE", "-D");
+            if (!parse_define(d, &o->defines[o->ndefines]))
+                return usage_error("bad -D '%s' (expected NAME=INTEGER)", d);
+            o->ndefines++;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("unknown option '%s'", a);
+        } else {
+            if (o->input) return usage_error("more than one input file ('%s')", a);
+            o->input = a;
+        }
+    }
+    if (!o->input) return usage_error("%s", "no input file");
+    return -1;
+}
+
+static int write_output(const Options *o, const char *text) {
+    if (o->check) return 0;
+    if (!o->output || !strcmp(o->output, "-")) {
+        fputs(text, stdout);
+        return fflush(stdout) ? 2 : 0;
+    }
+    if (write_file(o->output, text, strlen(text))) {
+        fprintf(stderr, "tkc: error: cannot write '%s': %s\n", o->output, strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    Options opt;
+    int rc = parse_args(argc, argv, &opt);
+    if (rc >= 0) return rc;
+
+    Arena arena = {0};
+    Diag diag;
+    diag_init(&diag, &arena, stderr);
+    Program prog = {0};
+
+    FILE *probe = fopen(opt.input, "rb");
+    if (!probe) {
+        fprintf(stderr, "tkc: error: cannot read '%s': %s\n", opt.input, strerror(errno));
+        return 2;
+    }
+    fclose(probe);
+
+    rc = 1;
+    char *text = NULL;
+    if (!parse_file(&arena, &diag, &prog, opt.input, SPAN_NONE, 0)) {
+        rc = 2;
+        goto done;
+    }
+    if (diag.nerrors) goto done;
+    if (opt.emit == EMIT_AST) {
+        for (int i = 0; i < opt.ndefines; i++)
+            for (int j = 0; j < prog.params.n; j++)
+                if (!strcmp(prog.params.v[j]->name, opt.defines[i].name)) {
+                    prog.params.v[j]->overridden = true;
+                    prog.params.v[j]->override_value = opt.defines[i].value;
+                }
+        text = ast_dump(&prog, &diag);
+        rc = write_output(&opt, text);
+        goto done;
+    }
+    SemaResult sr = {0};
+    if (!sema_run(&arena, &diag, &prog, opt.defines, opt.ndefines, &sr)) goto done;
+    Plan plan = {0};
+    if (!lower_program(&arena, &diag, &prog, &sr, &plan)) goto done;
+    if (!plan_verify(&plan, &diag)) goto done;
+    if (opt.emit == EMIT_PLAN) {
+        text = plan_dump(&plan);
+    } else {
+        EmitOptions eo = {.source_path = opt.input, .tkc_version = TKC_VERSION};
+        text = emit_cuda(&arena, &plan, &prog, &eo);
+    }
+    rc = write_output(&opt, text);
+
+done:
+    free(text);
+    for (int i = 0; i < opt.ndefines; i++) free((char *)opt.defines[i].name);
+    free(opt.defines);
+    arena_free(&arena);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* parse.c - reads a .tk file, registers it for diagnostics and runs the scanner and parser over
+ * it. Imports are resolved relative to the importing file and parsed once each. */
+#include "parse.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tk.tab.h"
+
+typedef void *yyscan_t;
+int tk_yylex_init_extra(ParseCtx *extra, yyscan_t *scanner);
+int tk_yylex_destroy(yyscan_t scanner);
+struct yy_buffer_state *tk_yy_scan_bytes(const char *bytes, int len, yyscan_t scanner);
+int tk_yyparse(void *scanner, ParseCtx *pc);
+
+static char *resolve_import(Arena *a, Diag *d, Span from, const char *path) {
+    if (path[0] == '/' || from.file < 0) return arena_strdup(a, path);
+    const char *importer = d->files.v[from.file].path;
+    const char *slash = strrchr(importer, '/');
+    if (!slash) return arena_strdup(a, path);
+    return arena_printf(a, "%.*s/%s", (int)(slash - importer), importer, path);
+}
+
+bool parse_file(Arena *a, Diag *d, Program *prog, const char *path, Span from, int depth) {
+    const char *full = from.file >= 0 ? resolve_import(a, d, from, path) : path;
+    for (int i = 0; i < prog->files.n; i++)
+        if (!strcmp(prog->files.v[i], full)) return true; /* imported already */
+    if (depth > 16) {
+        diag_error(d, from, "imports nest deeper than 16 files");
+        return false;
+    }
+    size_t len;
+    char *text = read_file(full, &len);
+    if (!text) {
+        if (from.file >= 0) diag_error(d, from, "cannot read imported file '%s': %s", full, strerror(errno));
+        else diag_error(d, SPAN_NONE, "cannot read '%s': %s", full, strerror(errno));
+        return false;
+    }
+    if (len > 0x3fffffff) {
+        diag_error(d, from, "'%s' is too large", full);
+        free(text);
+        return false;
+    }
+    char *kept = arena_strndup(a, text, len);
+    free(text);
+    vec_push(a, &prog->files, arena_strdup(a, full));
+
+    ParseCtx pc = {.arena = a, .diag = d, .prog = prog, .text = kept, .len = (uint32_t)len, .depth = depth};
+    pc.file = diag_add_file(d, full, kept, (uint32_t)len);
+    yyscan_t sc;
+    tk_yylex_init_extra(&pc, &sc);
+    pc.scanner = sc;
+    tk_yy_scan_bytes(kept, (int)len, sc);
+    tk_yyparse(sc, &pc);
+    tk_yylex_destroy(sc);
+    return true;
+}

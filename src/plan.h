@@ -1,0 +1,192 @@
+/* plan.h - the kernel plan: every decision the CUDA emitter needs, made once by lowering
+ * (lower.c), checked by the verifier (verify.c) and printed by plan_dump.c (tkc --emit=plan).
+ * Roles and register split, the shared-memory map with swizzles, the load groups with their
+ * mbarrier rings and byte counts, the TMA maps, the grid mapping, and the consumers' program
+ * with explicit waits and releases.
+ * Invariant: after plan_verify() succeeds the emitter never has to decide anything that could
+ * fail; it only prints. */
+#ifndef TKC_PLAN_H
+#define TKC_PLAN_H
+
+#include "ast.h"
+#include "hopper.h"
+#include "sema.h"
+
+/* what a shared buffer is for */
+#define TK_BUFKINDS(X)                                                                          \
+    X(BUF_RING, "ring", "filled by TMA every pipeline step; one copy per stage")                 \
+    X(BUF_ONCE, "once", "filled by TMA in setup, once per work tile")                            \
+    X(BUF_SCRATCH, "scratch", "written by consumers (reg -> shared)")                            \
+    X(BUF_STAGING, "staging", "store staging: registers -> shared -> TMA store")
+
+typedef enum {
+#define X(e, s, m) e,
+    TK_BUFKINDS(X)
+#undef X
+} BufKind;
+extern const char *const bufkind_name[];
+
+typedef struct PlanBuf {
+    const char *name;
+    Symbol *sym;        /* the .tk tile; NULL for staging */
+    BufKind kind;
+    DType dt;
+    int rows, cols;     /* elements; a vector has rows = 1, cols = length */
+    bool is_vec;
+    Swizzle swz;        /* chosen swizzle (SWZ_NONE for vectors) */
+    int atom_cols;      /* elements of the contiguous dim per swizzle atom (a TMA box width) */
+    int natoms;         /* cols / atom_cols: atom columns stored side by side */
+    int bytes;          /* one copy */
+    int copies;         /* ring: stages; staging: 2 per consumer warpgroup; else 1 */
+    int offset;         /* from the 1024-aligned dynamic shared memory base */
+    int align;
+    int group;          /* load group, or -1 */
+} PlanBuf;
+
+typedef struct PlanBarrier {
+    const char *name;
+    int copies;         /* one barrier per stage */
+    int count;          /* arrivals per phase */
+    int tx_bytes;       /* bytes the TMA copies must deliver per phase (full barriers) */
+    int offset;
+    const char *why;
+} PlanBarrier;
+
+typedef struct PlanMap {    /* one CUtensorMap */
+    const char *name;
+    Symbol *tensor;
+    Arg *arg;
+    int rank;
+    int box[5];         /* innermost first */
+    Swizzle swz;
+    bool store;         /* used by TMA stores (or reduce-adds) */
+} PlanMap;
+
+typedef struct PlanLoad {   /* one `tile <- X[...]` statement */
+    Stmt *st;
+    int buf;
+    int map;
+} PlanLoad;
+
+typedef struct PlanGroup {  /* tiles that land on one full barrier */
+    const char *name;
+    bool once;          /* a setup load (per work tile) rather than a ring */
+    int full, empty;    /* barrier indices */
+    int bytes;          /* expect_tx per phase */
+    Vec(int) bufs;
+    Vec(PlanLoad) loads;
+    int first_use;      /* index of the first consumer op that reads it (-1: unused) */
+} PlanGroup;
+
+/* the consumers' program */
+#define TK_POPS(X)                                                                              \
+    X(POP_STMT, "stmt", "an assignment, move or let, emitted as written")                        \
+    X(POP_MMA, "mma", "issue a tensor-core product (one wgmma commit group)")                   \
+    X(POP_MATERIALIZE, "materialize", "convert the register A operand of a deferred product")    \
+    X(POP_WAIT_FULL, "wait", "wait for a load group's full barrier")                             \
+    X(POP_WAIT_MMA, "wgmma.wait", "wait until at most n product groups are in flight")           \
+    X(POP_RELEASE, "release", "one thread per warpgroup arrives on a load group's empty barrier") \
+    X(POP_IF, "if", "a conditional over uniform values")                                         \
+    X(POP_FOR, "for", "a loop over uniform bounds")                                              \
+    X(POP_SYNC, "sync", "barrier over the consumer warpgroups")                                  \
+    X(POP_PP_WAIT, "pingpong.wait", "wait for this warpgroup's turn on the tensor cores")        \
+    X(POP_PP_PASS, "pingpong.pass", "hand the tensor cores to the next warpgroup")
+
+typedef enum {
+#define X(e, s, m) e,
+    TK_POPS(X)
+#undef X
+} POpKind;
+extern const char *const pop_name[];
+
+typedef struct POp POp;
+typedef struct POpList { POp **v; int n, cap; } POpList;
+
+/* a wgmma operand in shared memory */
+typedef struct MmaSmem {
+    int buf;
+    bool trans;         /* .T in the source */
+    bool mn_major;      /* the operand's contiguous dimension is M (A) or N (B): wgmma t-bit 1 */
+    int row0, col0;     /* slice origin in the stored (untransposed) tile */
+    bool prev;          /* prev(t): the previous pipeline step's copy */
+} MmaSmem;
+
+typedef struct PlanMma {
+    Symbol *dst;
+    bool accumulate;    /* += (or -=) */
+    bool negate;        /* -= */
+    bool zero_first;    /* `dst = 0` in setup folded: scale-d = 0 on the first step */
+    bool a_reg;         /* A from registers (RS) */
+    Expr *a_expr;       /* the register A operand as written */
+    Symbol *a_tmp;      /* materialized A operand (deferred products), else NULL */
+    MmaSmem a, b;
+    int m, n, k;        /* per-warpgroup product: m rows (64 per wgmma), n, k */
+    int wg_m;           /* rows per warpgroup */
+    DType in_dt;
+    bool deferred;      /* issued one step late (overlap) */
+} PlanMma;
+
+struct POp {
+    POpKind kind;
+    Stmt *st;           /* POP_STMT, POP_MMA, POP_IF, POP_FOR */
+    PlanMma *mma;       /* POP_MMA, POP_MATERIALIZE */
+    int group;          /* WAIT_FULL, RELEASE */
+    bool prev;          /* WAIT_FULL/RELEASE/MMA: the previous step's stage */
+    bool skip_first;    /* guard with `step > 0` */
+    int n;              /* WAIT_MMA */
+    const char *note;   /* a comment for the generated code */
+    POpList then_ops, else_ops;
+};
+
+/* a register value the consumers hold (declared tiles, vectors, temporaries) */
+typedef struct PlanReg {
+    Symbol *sym;
+    int regs;           /* 32-bit registers per thread */
+} PlanReg;
+
+typedef struct PlanStore { /* a staged tile store (reg -> shared -> TMA) */
+    Stmt *st;
+    int map;
+    int chunk_rows, chunk_cols;
+} PlanStore;
+
+typedef struct PlanKernel {
+    SemaKernel *sk;
+    const char *name;
+    int consumers;
+    int threads;
+    int producer_regs, consumer_regs;
+    int reg_estimate;
+    int reg_overhead;
+    int reg_lets;       /* peak registers of block-local (let) temporaries */
+    int stages;
+    bool persistent;
+    OrderKind order;
+    int order_group;
+    bool overlap, pingpong;
+    Vec(PlanBuf) bufs;
+    Vec(PlanBarrier) bars;
+    Vec(PlanGroup) groups;
+    Vec(PlanMap) maps;
+    Vec(PlanReg) regs;
+    Vec(PlanStore) stores;
+    int staging_buf;    /* index of the staging buffer, or -1 */
+    int smem_used;      /* bytes from the aligned base (buffers + barriers) */
+    int smem_total;     /* smem_used + alignment slack: what the launcher requests */
+    POpList setup_ops, compute_ops, after_ops, store_ops, finish_ops;
+    Vec(const char *) notes;    /* decisions, in the order they were made */
+} PlanKernel;
+
+typedef struct Plan {
+    Vec(PlanKernel *) kernels;
+} Plan;
+
+/* lower.c: AST + sema -> plan. Reports budget and back-end errors through d. */
+bool lower_program(Arena *a, Diag *d, Program *p, SemaResult *sr, Plan *out);
+/* verify.c: the plan's invariants; a failure is a compiler bug, reported as such. */
+bool plan_verify(const Plan *p, Diag *d);
+/* plan_dump.c: the stable text form (tkc --emit=plan). */
+char *plan_dump(const Plan *p);
+char *plan_dump_kernel(const PlanKernel *pk);
+
+#endif

@@ -1,0 +1,220 @@
+/* plan_dump.c - the stable text form of a kernel plan (tkc --emit=plan): roles, registers,
+ * grid, pipeline, shared-memory map with swizzles, barriers, TMA maps, the producer's loads
+ * and the consumers' scheduled program. Same plan, same bytes. */
+#include <string.h>
+
+#include "plan.h"
+
+static void stmt_text(StrBuf *b, const Stmt *st) {
+    switch (st->kind) {
+    case ST_ASSIGN:
+        ast_print_expr(b, st->u.assign.lhs);
+        sb_printf(b, " %s ", assignop_name[st->u.assign.op]);
+        ast_print_expr(b, st->u.assign.rhs);
+        break;
+    case ST_LET:
+        sb_printf(b, "let %s = ", st->u.let.name);
+        ast_print_expr(b, st->u.let.e);
+        break;
+    case ST_IF:
+        sb_puts(b, "if (");
+        ast_print_expr(b, st->u.if_.cond);
+        sb_puts(b, ")");
+        break;
+    case ST_FOR:
+        sb_printf(b, "for %s in ", st->u.for_.var);
+        ast_print_expr(b, st->u.for_.lo);
+        sb_puts(b, " .. ");
+        ast_print_expr(b, st->u.for_.hi);
+        break;
+    case ST_EXPR:
+        ast_print_expr(b, st->u.expr.e);
+        break;
+    }
+}
+
+static void indent(StrBuf *b, int n) {
+    for (int i = 0; i < n; i++) sb_puts(b, "  ");
+}
+
+static const char *major_name(bool mn, char which) {
+    if (!mn) return "K-major";
+    return which == 'A' ? "M-major" : "N-major";
+}
+
+static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int depth) {
+    for (int i = 0; i < ops->n; i++) {
+        const POp *o = ops->v[i];
+        indent(b, depth);
+        switch (o->kind) {
+        case POP_STMT:
+            stmt_text(b, o->st);
+            break;
+        case POP_MMA: {
+            const PlanMma *m = o->mma;
+            sb_printf(b, "mma %s%s ", m->dst->name, m->accumulate ? (m->negate ? " -=" : " +=") : " =");
+            if (m->a_tmp) sb_puts(b, m->a_tmp->name);
+            else ast_print_expr(b, o->st->u.assign.rhs->u.bin.l);
+            sb_puts(b, " @ ");
+            ast_print_expr(b, o->st->u.assign.rhs->u.bin.r);
+            int ninst = m->n > 256 ? (m->n + 255) / 256 : 1;
+            sb_printf(b, "  [wgmma m64n%dk16 x %d per warpgroup, %s, A %s, B %s (%s)%s%s%s]", m->n / ninst,
+                      (m->wg_m / 64) * (m->k / 16) * ninst, m->a_reg ? "RS" : "SS",
+                      m->a_reg ? "registers" : major_name(m->a.mn_major, 'A'), major_name(m->b.mn_major, 'B'),
+                      swizzle_name(pk->bufs.v[m->b.buf].swz), m->zero_first ? ", scale-d 0 on the first step" : "",
+                      o->prev ? ", previous step's stage" : "", o->skip_first ? ", skipped on the first step" : "");
+            break;
+        }
+        case POP_MATERIALIZE:
+            sb_printf(b, "%s = ", o->mma->a_tmp->name);
+            ast_print_expr(b, o->mma->a_expr);
+            sb_puts(b, "  [A operand of the deferred product]");
+            break;
+        case POP_WAIT_FULL:
+            sb_printf(b, "wait %s%s", pk->bars.v[pk->groups.v[o->group].full].name,
+                      o->prev ? " (previous step's stage)" : "");
+            if (o->skip_first) sb_puts(b, ", skipped on the first step");
+            break;
+        case POP_WAIT_MMA:
+            sb_printf(b, "wgmma.wait_group %d", o->n);
+            if (o->note) sb_printf(b, "  (%s)", o->note);
+            break;
+        case POP_RELEASE:
+            sb_printf(b, "release %s%s", pk->bars.v[pk->groups.v[o->group].empty].name,
+                      o->prev ? " (previous step's stage)" : "");
+            if (o->skip_first) sb_puts(b, ", skipped on the first step");
+            break;
+        case POP_IF:
+        case POP_FOR:
+            stmt_text(b, o->st);
+            sb_putc(b, '\n');
+            dump_ops(b, pk, &o->then_ops, depth + 1);
+            if (o->else_ops.n) {
+                indent(b, depth);
+                sb_puts(b, "else\n");
+                dump_ops(b, pk, &o->else_ops, depth + 1);
+            }
+            continue;
+        case POP_SYNC:
+            sb_puts(b, "sync (all consumer warpgroups)");
+            break;
+        case POP_PP_WAIT:
+            sb_puts(b, "pingpong: wait for this warpgroup's turn");
+            break;
+        case POP_PP_PASS:
+            sb_puts(b, "pingpong: pass the turn to the next warpgroup");
+            break;
+        }
+        sb_putc(b, '\n');
+    }
+}
+
+static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
+    const SemaKernel *sk = pk->sk;
+    sb_printf(b, "kernel %s\n", pk->name);
+    sb_printf(b, "  roles: producer warpgroup 0 (setmaxnreg %d), consumer warpgroups 1..%d (setmaxnreg %d); %d threads\n",
+              pk->producer_regs, pk->consumers, pk->consumer_regs, pk->threads);
+    sb_printf(b, "  registers: 128 x %d + %d x 128 x %d = %s of 65,536\n", pk->producer_regs, pk->consumers,
+              pk->consumer_regs, fmt_bytes(128 * (pk->producer_regs + pk->consumers * pk->consumer_regs)));
+    sb_printf(b, "  consumer registers (estimate): %d of %d =", pk->reg_estimate, pk->consumer_regs);
+    for (int i = 0; i < pk->regs.n; i++)
+        if (pk->regs.v[i].sym->kind != SYM_LET) sb_printf(b, " %s %d +", pk->regs.v[i].sym->name, pk->regs.v[i].regs);
+    if (pk->reg_lets) sb_printf(b, " temporaries (peak) %d +", pk->reg_lets);
+    sb_printf(b, " overhead %d\n", pk->reg_overhead);
+    sb_puts(b, "  grid:");
+    for (int i = 0; i < sk->axes.n; i++) {
+        sb_printf(b, "%s %s = ", i ? "," : "", sk->axes.v[i]->name);
+        ast_print_expr(b, sk->axes.v[i]->extent);
+        if (sk->axes.v[i]->reversed) sb_puts(b, " (reversed)");
+    }
+    sb_printf(b, "; %s", pk->persistent ? "persistent (min(work tiles, SMs) blocks)" : "one block per work tile");
+    if (pk->order == ORDER_ROW_MAJOR) sb_puts(b, "; order row_major\n");
+    else sb_printf(b, "; order %s(%d)\n", pk->order == ORDER_SUPER_M ? "super_m" : "super_n", pk->order_group);
+    if (sk->pipe) {
+        sb_printf(b, "  pipeline: %s < ", sk->loopvar->name);
+        ast_print_expr(b, sk->pipe->u.pipe.trips);
+        sb_printf(b, "; %d stage%s%s%s\n", pk->stages, pk->stages == 1 ? "" : "s", pk->overlap ? "; overlap" : "",
+                  pk->pingpong ? "; pingpong" : "");
+    }
+    sb_puts(b, "  shared memory (from the 1024-aligned base):\n");
+    sb_puts(b, "    offset    bytes     name        shape              swizzle  copies  kind\n");
+    for (int i = 0; i < pk->bufs.n; i++) {
+        const PlanBuf *pb = &pk->bufs.v[i];
+        char shape[64];
+        if (pb->is_vec) snprintf(shape, sizeof shape, "%s[%d]", dtype_name[pb->dt], pb->cols);
+        else snprintf(shape, sizeof shape, "%s[%d, %d]", dtype_name[pb->dt], pb->rows, pb->cols);
+        char swz[32];
+        if (pb->natoms > 1) snprintf(swz, sizeof swz, "%s x%d", swizzle_name(pb->swz), pb->natoms);
+        else snprintf(swz, sizeof swz, "%s", swizzle_name(pb->swz));
+        sb_printf(b, "    %-9s %-9s %-11s %-18s %-8s %-7d %s", fmt_bytes(pb->offset), fmt_bytes(pb->bytes * pb->copies),
+                  pb->name, shape, swz, pb->copies, bufkind_name[pb->kind]);
+        if (pb->group >= 0) sb_printf(b, " (group %s)", pk->groups.v[pb->group].name);
+        sb_putc(b, '\n');
+    }
+    int nb = 0;
+    for (int i = 0; i < pk->bars.n; i++) nb += 8 * pk->bars.v[i].copies;
+    if (pk->bars.n) sb_printf(b, "    %-9s %-9s barriers\n", fmt_bytes(pk->bars.v[0].offset), fmt_bytes(nb));
+    sb_printf(b, "    total %s + %s base alignment = %s of %s\n", fmt_bytes(pk->smem_used), fmt_bytes(SMEM_SLACK),
+              fmt_bytes(pk->smem_total), fmt_bytes(SMEM_LIMIT));
+    sb_puts(b, "  barriers:\n");
+    for (int i = 0; i < pk->bars.n; i++) {
+        const PlanBarrier *pb = &pk->bars.v[i];
+        sb_printf(b, "    %s[%d] at %s: count %d", pb->name, pb->copies, fmt_bytes(pb->offset), pb->count);
+        if (pb->tx_bytes) sb_printf(b, ", %s bytes per phase", fmt_bytes(pb->tx_bytes));
+        sb_printf(b, " (%s)\n", pb->why);
+    }
+    sb_puts(b, "  tma maps:\n");
+    for (int i = 0; i < pk->maps.n; i++) {
+        const PlanMap *m = &pk->maps.v[i];
+        sb_printf(b, "    %s: %s %s rank %d, box {", m->name, m->tensor->name, dtype_name[m->tensor->ty.dt], m->rank);
+        for (int d = 0; d < m->rank; d++) sb_printf(b, "%s%d", d ? ", " : "", m->box[d]);
+        sb_printf(b, "}, swizzle %s%s\n", swizzle_name(m->swz), m->store ? ", stores" : "");
+    }
+    sb_puts(b, "  producer:\n");
+    for (int g = 0; g < pk->groups.n; g++) {
+        const PlanGroup *pg = &pk->groups.v[g];
+        sb_printf(b, "    %s: wait %s, expect %s bytes on %s\n", pg->once ? "per work tile" : "per step",
+                  pk->bars.v[pg->empty].name, fmt_bytes(pg->bytes), pk->bars.v[pg->full].name);
+        for (int i = 0; i < pg->loads.n; i++) {
+            const PlanLoad *pl = &pg->loads.v[i];
+            sb_puts(b, "      ");
+            stmt_text(b, pl->st);
+            sb_printf(b, "  [%s, %d box%s]\n", pk->maps.v[pl->map].name, pk->bufs.v[pl->buf].natoms,
+                      pk->bufs.v[pl->buf].natoms == 1 ? "" : "es");
+        }
+    }
+    sb_puts(b, "  consumers:\n");
+    sb_puts(b, "    setup:\n");
+    dump_ops(b, pk, &pk->setup_ops, 3);
+    sb_puts(b, "    step:\n");
+    dump_ops(b, pk, &pk->compute_ops, 3);
+    sb_puts(b, "    after the steps:\n");
+    dump_ops(b, pk, &pk->after_ops, 3);
+    sb_puts(b, "    finish:\n");
+    dump_ops(b, pk, &pk->finish_ops, 3);
+    for (int i = 0; i < pk->stores.n; i++) {
+        const PlanStore *ps = &pk->stores.v[i];
+        sb_puts(b, "  store: ");
+        stmt_text(b, ps->st);
+        sb_printf(b, "  [%dx%d chunks through staging, %s]\n", ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name);
+    }
+    sb_puts(b, "  decisions:\n");
+    for (int i = 0; i < pk->notes.n; i++) sb_printf(b, "    - %s\n", pk->notes.v[i]);
+}
+
+char *plan_dump_kernel(const PlanKernel *pk) {
+    StrBuf b;
+    sb_init(&b);
+    dump_kernel(&b, pk);
+    return sb_take(&b);
+}
+
+char *plan_dump(const Plan *p) {
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < p->kernels.n; i++) {
+        if (i) sb_putc(&b, '\n');
+        dump_kernel(&b, p->kernels.v[i]);
+    }
+    return sb_take(&b);
+}

@@ -1,0 +1,74 @@
+/* sema.h - semantic checks: names, types, shapes, memory spaces and the LCSF block rules.
+ * sema_run() annotates the AST in place (types, symbols, constant values) and fills one
+ * SemaKernel per kernel with what lowering needs in a form that is easy to walk.
+ * Invariant: if diag->nerrors is unchanged after sema_run(), every expression has a type that
+ * is not TY_ERROR and every rule in docs/language.md holds. */
+#ifndef TKC_SEMA_H
+#define TKC_SEMA_H
+
+#include "ast.h"
+
+/* how a `<-` or `+=` statement moves data (set on ST_ASSIGN statements) */
+#define TK_MOVES(X)                                                                             \
+    X(MV_NONE, "none", "not a move")                                                             \
+    X(MV_G2S, "global->shared", "TMA tile load")                                                 \
+    X(MV_S2G, "shared->global", "TMA tile store")                                                \
+    X(MV_R2G, "reg->global", "store from registers (staged through shared memory for tiles)")    \
+    X(MV_R2S, "reg->shared", "stmatrix / st.shared")                                             \
+    X(MV_S2R, "shared->reg", "ldmatrix / ld.shared")                                             \
+    X(MV_G2R, "global->reg", "direct load of a vector")                                          \
+    X(MV_ADD_R2G, "reg+=>global", "atomic add of a register tile into global memory")            \
+    X(MV_ADD_S2G, "shared+=>global", "TMA reduce-add of a shared tile into global memory")
+
+typedef enum {
+#define X(e, s, m) e,
+    TK_MOVES(X)
+#undef X
+} MoveKind;
+extern const char *const move_name[];
+
+/* the order in which work tiles are visited */
+typedef enum { ORDER_ROW_MAJOR, ORDER_SUPER_M, ORDER_SUPER_N } OrderKind;
+
+typedef struct SemaKernel {
+    Kernel *k;
+    KItem *grid, *pipe;
+    KItem *blocks[BK_COUNT];
+    Vec(Symbol *) tensors;      /* global tensor args, in order */
+    Vec(Symbol *) scalars;      /* scalar args, in order */
+    Vec(Arg *) args;            /* all args, in order */
+    Vec(Symbol *) dims;         /* run-time dims, in order of first appearance */
+    Vec(Symbol *) shared;       /* shared decls, in order */
+    Vec(Symbol *) regs;         /* reg decls, in order */
+    Vec(KItem *) lets;          /* kernel-level lets, in order */
+    Vec(Expr *) requires;       /* run-time conditions the launcher checks */
+    Vec(Axis *) axes;
+    Symbol *loopvar;
+    /* evaluated options */
+    bool persistent;
+    OrderKind order;
+    int order_group;            /* G of super_m(G) / super_n(G) */
+    int stages, consumers;
+    bool overlap, pingpong;
+    int producer_regs, consumer_regs;   /* 0 = let lowering choose */
+    Span stages_span, consumers_span, regs_span;
+} SemaKernel;
+
+typedef struct SemaResult {
+    Vec(SemaKernel *) kernels;
+} SemaResult;
+
+typedef struct Define {
+    const char *name;
+    int64_t value;
+    bool used;
+} Define;
+
+/* Runs all checks. defines are the -D NAME=VALUE overrides; one that names no param is an
+ * error. Returns false if any error was reported. */
+bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, SemaResult *out);
+
+/* True if e (a typed expression) reads the symbol sym anywhere. */
+bool expr_mentions(const Expr *e, const Symbol *sym);
+
+#endif

@@ -1,0 +1,79 @@
+/* util.h - the small runtime every phase of tkc shares: an arena allocator, growable arrays,
+ * a string buffer that owns indentation, and file reading.
+ * Invariant: everything a phase allocates lives in one Arena and is freed with it at once. */
+#ifndef TKC_UTIL_H
+#define TKC_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- arena ---------------------------------------------------------------------------------- */
+
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+    ArenaChunk *head;   /* newest chunk first */
+    size_t used_total;  /* bytes handed out, for tests and statistics */
+} Arena;
+
+void *arena_alloc(Arena *a, size_t size);             /* zeroed, 16-byte aligned */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void arena_free(Arena *a);                            /* releases every chunk; a is reusable */
+
+#define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
+#define ARENA_NEW_N(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
+
+/* ---- growable arrays (arena-backed) --------------------------------------------------------- */
+/* A Vec(T) is {T *v; int n, cap;}. vec_push grows by doubling inside the arena; the old block
+ * is abandoned to the arena, which frees it with everything else. */
+
+#define Vec(T) struct { T *v; int n, cap; }
+void vec_grow_(Arena *a, void **v, int *cap, size_t elem, int need);
+#define vec_push(a, vec, x)                                                                    \
+    do {                                                                                       \
+        if ((vec)->n >= (vec)->cap)                                                            \
+            vec_grow_((a), (void **)&(vec)->v, &(vec)->cap, sizeof(*(vec)->v), (vec)->n + 1);  \
+        (vec)->v[(vec)->n++] = (x);                                                            \
+    } while (0)
+
+/* ---- string buffer -------------------------------------------------------------------------- */
+/* Heap-backed (not arena) because emitted files can be large and are written out at once.
+ * sb_line() writes the current indentation, the formatted text and a newline. */
+
+typedef struct StrBuf {
+    char *s;
+    size_t len, cap;
+    int indent;         /* in units of 4 spaces */
+} StrBuf;
+
+void sb_init(StrBuf *b);
+void sb_free(StrBuf *b);
+void sb_putc(StrBuf *b, char c);
+void sb_puts(StrBuf *b, const char *s);
+void sb_putn(StrBuf *b, const char *s, size_t n);
+void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
+void sb_line(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_blank(StrBuf *b);       /* an empty line, never two in a row */
+char *sb_take(StrBuf *b);       /* returns the NUL-terminated text and resets b */
+
+/* ---- files and misc ------------------------------------------------------------------------- */
+
+/* Reads a whole file; returns NULL and sets errno on failure. *len excludes the added NUL. */
+char *read_file(const char *path, size_t *len);
+/* Writes atomically enough for a build step: to path.tmp, then rename. Returns 0 or -1. */
+int write_file(const char *path, const char *data, size_t len);
+
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+int64_t cdiv64(int64_t a, int64_t b);
+bool is_pow2(int64_t x);
+/* Formats n with thousands separators ("232,448") into a static ring of buffers. */
+const char *fmt_bytes(int64_t n);
+
+#endif

@@ -1,0 +1,116 @@
+/* verify.c - the plan verifier: checks the invariants the emitter relies on, after lowering.
+ * A failure here is a bug in tkc, not in the user's program, and is reported as one
+ * ("internal error: plan check failed: ..."), never as a crash. */
+#include <string.h>
+
+#include "plan.h"
+
+typedef struct V {
+    Diag *d;
+    const PlanKernel *pk;
+    bool ok;
+} V;
+
+static void fail(V *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(V *v, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_error(v->d, v->pk->sk->k->name_span, "internal error: plan check failed for kernel '%s': %s",
+               v->pk->name, msg);
+    v->ok = false;
+}
+
+static void check_ops(V *v, const POpList *ops) {
+    const PlanKernel *pk = v->pk;
+    for (int i = 0; i < ops->n; i++) {
+        const POp *o = ops->v[i];
+        if (!o) {
+            fail(v, "empty op");
+            continue;
+        }
+        if ((o->kind == POP_WAIT_FULL || o->kind == POP_RELEASE) && (o->group < 0 || o->group >= pk->groups.n))
+            fail(v, "%s names no load group", pop_name[o->kind]);
+        if (o->kind == POP_WAIT_MMA && (o->n < 0 || o->n > 7)) fail(v, "wgmma.wait_group %d is out of range", o->n);
+        if (o->kind == POP_MMA) {
+            const PlanMma *m = o->mma;
+            if (!m || m->b.buf < 0 || m->b.buf >= pk->bufs.n) fail(v, "a product without a shared B operand");
+            else if (!m->a_reg && (m->a.buf < 0 || m->a.buf >= pk->bufs.n)) fail(v, "a product without its A operand");
+            else if (m->wg_m % 64 || m->k % 16 || m->n % 8 || m->n <= 0) fail(v, "product shape m%d n%d k%d", m->wg_m, m->n, m->k);
+        }
+        check_ops(v, &o->then_ops);
+        check_ops(v, &o->else_ops);
+    }
+}
+
+static void verify_kernel(V *v) {
+    const PlanKernel *pk = v->pk;
+    if (pk->consumers < 1 || pk->consumers > 3) fail(v, "%d consumer warpgroups", pk->consumers);
+    if (pk->threads != 128 * (pk->consumers + 1)) fail(v, "thread count %d", pk->threads);
+    if (!reg_split_fits(pk->consumers, pk->producer_regs, pk->consumer_regs)) fail(v, "register split does not fit");
+    /* buffers: aligned, inside the budget, not overlapping */
+    for (int i = 0; i < pk->bufs.n; i++) {
+        const PlanBuf *b = &pk->bufs.v[i];
+        if (b->offset % b->align) fail(v, "buffer %s at %d is not aligned to %d", b->name, b->offset, b->align);
+        if (b->swz != SWZ_NONE && b->offset % swizzle_align(b->swz))
+            fail(v, "swizzled buffer %s is off its swizzle period", b->name);
+        if (b->swz != SWZ_NONE && b->bytes % swizzle_align(b->swz))
+            fail(v, "ring copies of %s would leave the swizzle period", b->name);
+        if (b->natoms * b->atom_cols != b->cols) fail(v, "atoms of %s do not cover its columns", b->name);
+        if (b->atom_cols * dtype_bytes[b->dt] > 128 && b->swz != SWZ_NONE) fail(v, "TMA box of %s is wider than its swizzle span", b->name);
+        if (b->rows > TMA_BOX_MAX && b->kind <= BUF_ONCE) fail(v, "TMA box of %s has more than 256 rows", b->name);
+        for (int j = 0; j < i; j++) {
+            const PlanBuf *c = &pk->bufs.v[j];
+            int a0 = b->offset, a1 = b->offset + b->bytes * b->copies;
+            int b0 = c->offset, b1 = c->offset + c->bytes * c->copies;
+            if (a0 < b1 && b0 < a1) fail(v, "buffers %s and %s overlap", b->name, c->name);
+        }
+        if (b->offset + b->bytes * b->copies > pk->smem_used) fail(v, "buffer %s ends past the used size", b->name);
+    }
+    for (int i = 0; i < pk->bars.n; i++) {
+        const PlanBarrier *b = &pk->bars.v[i];
+        if (b->offset % 8) fail(v, "barrier %s is not 8-byte aligned", b->name);
+        if (b->count < 1) fail(v, "barrier %s expects no arrivals", b->name);
+        if (b->tx_bytes >= (1 << 20)) fail(v, "barrier %s expects too many bytes", b->name);
+    }
+    if (pk->smem_total > SMEM_LIMIT) fail(v, "shared memory %d over the limit", pk->smem_total);
+    /* load groups: the full barrier's byte count is the sum of its tiles, every tile has a map */
+    for (int g = 0; g < pk->groups.n; g++) {
+        const PlanGroup *pg = &pk->groups.v[g];
+        int bytes = 0;
+        for (int i = 0; i < pg->bufs.n; i++) bytes += pk->bufs.v[pg->bufs.v[i]].bytes;
+        if (bytes != pg->bytes || pk->bars.v[pg->full].tx_bytes != bytes)
+            fail(v, "group %s expects %d bytes but its tiles hold %d", pg->name, pk->bars.v[pg->full].tx_bytes, bytes);
+        if (pk->bars.v[pg->empty].count != pk->consumers) fail(v, "group %s's empty barrier count", pg->name);
+        for (int i = 0; i < pg->loads.n; i++) {
+            const PlanLoad *pl = &pg->loads.v[i];
+            const PlanMap *m = &pk->maps.v[pl->map];
+            const PlanBuf *b = &pk->bufs.v[pl->buf];
+            if (m->box[0] != b->atom_cols || (!b->is_vec && m->box[1] != b->rows) || m->swz != b->swz)
+                fail(v, "map %s does not match the tile %s", m->name, b->name);
+        }
+    }
+    for (int i = 0; i < pk->maps.n; i++) {
+        const PlanMap *m = &pk->maps.v[i];
+        for (int d = 0; d < m->rank; d++)
+            if (m->box[d] < 1 || m->box[d] > TMA_BOX_MAX) fail(v, "map %s has box dimension %d", m->name, m->box[d]);
+        if ((m->box[0] * dtype_bytes[m->tensor->ty.dt]) % 16) fail(v, "map %s box row is not a multiple of 16 B", m->name);
+        if (m->swz != SWZ_NONE && m->box[0] * dtype_bytes[m->tensor->ty.dt] > swizzle_bytes(m->swz))
+            fail(v, "map %s box row exceeds the swizzle span", m->name);
+    }
+    check_ops(v, &pk->setup_ops);
+    check_ops(v, &pk->compute_ops);
+    check_ops(v, &pk->after_ops);
+    check_ops(v, &pk->finish_ops);
+}
+
+bool plan_verify(const Plan *p, Diag *d) {
+    V v = {.d = d, .ok = true};
+    for (int i = 0; i < p->kernels.n; i++) {
+        v.pk = p->kernels.v[i];
+        verify_kernel(&v);
+    }
+    return v.ok;
+}

@@ -1,0 +1,206 @@
+// tkc_ptx.cuh - the inline-PTX helpers that tkc's generated kernels call: shared-memory
+// addresses, mbarriers, TMA loads and stores, wgmma synchronisation and descriptors, setmaxnreg,
+// named barriers, stmatrix, fast math, and the host-side tensor-map encoder.
+// tkc embeds this file in its binary and copies the fragments a kernel uses (each starts at a
+// "// @fragment NAME" line) into the generated .cu, inside an anonymous namespace, so several
+// generated files link together. The file also compiles on its own (tests/compile).
+// Facts and encodings: ../shared/docs/hopper-primer.md (PTX ISA 9.0, checked on an H200).
+
+// @fragment prelude
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+#include <stdint.h>
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ != 900 || !defined(__CUDA_ARCH_FEAT_SM90_ALL))
+#error "tkc kernels use wgmma and setmaxnreg: compile with -gencode=arch=compute_90a,code=sm_90a"
+#endif
+
+#define TKC_DEVICE __device__ __forceinline__
+#define TKC_INF __int_as_float(0x7f800000)
+
+// @fragment smem
+// The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
+// asks for 1 KiB of slack to pay for it.
+TKC_DEVICE unsigned char *tkc_align_smem(unsigned char *p) {
+    return (unsigned char *)(((uintptr_t)p + 1023) & ~(uintptr_t)1023);
+}
+TKC_DEVICE uint32_t tkc_smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+TKC_DEVICE int tkc_cdiv(int a, int b) { return (a + b - 1) / b; }
+
+// @fragment mbarrier
+// mbarriers: an 8-byte phase counter in shared memory. A phase completes when the expected
+// arrivals have arrived and the expected transaction bytes have landed.
+TKC_DEVICE void tkc_mbar_init(uint32_t bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+TKC_DEVICE void tkc_mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+TKC_DEVICE void tkc_mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+TKC_DEVICE void tkc_mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Waits until the phase with the given parity has completed (parity 1 on a fresh barrier
+// returns at once: it names the phase "before" the first).
+TKC_DEVICE void tkc_mbar_wait(uint32_t bar, int parity) {
+    uint32_t done;
+    do {
+        asm volatile(
+            "{\n\t.reg .pred p;\n\t"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+            "selp.b32 %0, 1, 0, p;\n\t}"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
+// @fragment tma_load
+// TMA tile loads: global (through a tensor map) -> shared, completing on an mbarrier.
+// Coordinates are element indices, innermost dimension first.
+TKC_DEVICE void tkc_tma_load_2d(uint32_t dst, const CUtensorMap *map, int c0, int c1, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(bar)
+        : "memory");
+}
+TKC_DEVICE void tkc_tma_load_3d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
+TKC_DEVICE void tkc_tma_load_4d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, int c3, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(dst),
+        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+        : "memory");
+}
+TKC_DEVICE void tkc_tma_prefetch_map(const CUtensorMap *map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
+}
+
+// @fragment tma_store
+// TMA tile stores: shared -> global. Out-of-bounds parts of the box are clipped. Each thread
+// that issues stores tracks them as bulk groups.
+TKC_DEVICE void tkc_tma_store_2d(const CUtensorMap *map, int c0, int c1, uint32_t src) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"((uint64_t)map),
+                 "r"(c0), "r"(c1), "r"(src)
+                 : "memory");
+}
+TKC_DEVICE void tkc_tma_store_3d(const CUtensorMap *map, int c0, int c1, int c2, uint32_t src) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"((uint64_t)map),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(src)
+                 : "memory");
+}
+TKC_DEVICE void tkc_tma_store_4d(const CUtensorMap *map, int c0, int c1, int c2, int c3, uint32_t src) {
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];" ::"l"((uint64_t)map),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src)
+                 : "memory");
+}
+TKC_DEVICE void tkc_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// at most N of this thread's bulk groups may still be reading shared memory
+template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+// at most N of this thread's bulk groups may still be incomplete
+template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
+// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
+TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// @fragment wgmma_sync
+// wgmma ordering: fence before a product whose registers were touched, commit closes a group,
+// wait_group<N> returns when at most N groups are in flight.
+TKC_DEVICE void tkc_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+TKC_DEVICE void tkc_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> TKC_DEVICE void tkc_wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Pins values in registers at this point, so the compiler neither moves nor reuses the
+// registers an asynchronous product reads or writes (no instruction is generated).
+TKC_DEVICE void tkc_pin(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+TKC_DEVICE void tkc_pin(uint32_t &x) { asm volatile("" : "+r"(x)::"memory"); }
+// A shared-memory matrix descriptor (see src/hopper.h for the bit layout).
+TKC_DEVICE uint64_t tkc_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo, uint32_t mode) {
+    return (uint64_t)((smem_addr & 0x3FFFFu) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFFu) << 16) |
+           ((uint64_t)((sbo >> 4) & 0x3FFFu) << 32) | ((uint64_t)mode << 62);
+}
+
+// @fragment setmaxnreg
+// Moves registers between warpgroups: the producer gives some up, the consumers take them.
+template <int N> TKC_DEVICE void tkc_setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+template <int N> TKC_DEVICE void tkc_setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+// @fragment named_barrier
+// Named barriers 1..15 (0 is __syncthreads); the thread count is a multiple of 32.
+TKC_DEVICE void tkc_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+TKC_DEVICE void tkc_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// @fragment stmatrix
+// Each lane of a warp gives one 16-byte row address; lane l's register i holds row l/4,
+// columns 2(l%4) and 2(l%4)+1 of 8x8 matrix i.
+TKC_DEVICE void tkc_stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+// @fragment math
+// Fast math on fp32 values and 16-bit packing.
+TKC_DEVICE float tkc_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+TKC_DEVICE uint32_t tkc_pack_bf16(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+TKC_DEVICE uint32_t tkc_pack_fp16(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+TKC_DEVICE float tkc_bf16_lo(uint32_t v) { return __uint_as_float(v << 16); }
+TKC_DEVICE float tkc_bf16_hi(uint32_t v) { return __uint_as_float(v & 0xFFFF0000u); }
+TKC_DEVICE float tkc_fp16_lo(uint32_t v) { return __half2float(__ushort_as_half((unsigned short)(v & 0xFFFFu))); }
+TKC_DEVICE float tkc_fp16_hi(uint32_t v) { return __half2float(__ushort_as_half((unsigned short)(v >> 16))); }
+TKC_DEVICE float tkc_round_bf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+TKC_DEVICE float tkc_round_fp16(float x) { return __half2float(__float2half_rn(x)); }
+
+// @fragment host
+// Host side: the tensor-map encoder comes from the driver through the runtime, so programs
+// need not link libcuda.
+static PFN_cuTensorMapEncodeTiled_v12000 tkc_encode_tiled() {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+    if (!fn) {
+        void *p = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess || !p)
+            return nullptr;
+        fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
+    }
+    return fn;
+}
+// dims and box innermost first; strides in bytes for dims 1..rank-1
+static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, const void *ptr, const uint64_t *dims,
+                         const uint64_t *strides, const uint32_t *box, int swizzle) {
+    PFN_cuTensorMapEncodeTiled_v12000 enc = tkc_encode_tiled();
+    if (!enc) return false;
+    const uint32_t elem_strides[5] = {1, 1, 1, 1, 1};
+    CUresult r = enc(map, type, (cuuint32_t)rank, const_cast<void *>(ptr), dims, strides, box, elem_strides,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, (CUtensorMapSwizzle)swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS;
+}
