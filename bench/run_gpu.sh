@@ -5,10 +5,12 @@
 #   bench/run_gpu.sh [--quick] [gemm] [attn]
 # --quick: correctness only, small shapes. TKC=path uses a prebuilt tkc (where flex/bison are
 # missing). SUITE_TIMEOUT (seconds, default 300) bounds each suite, so a hang cannot run on.
+# LIB (default $OUT/lib) holds the compiled variants; SKIP_BUILD=1 reuses them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/bench/out}
-mkdir -p "$OUT"
+LIB=${LIB:-$OUT/lib}
+mkdir -p "$OUT" "$LIB"
 QUICK=""
 SUITES=()
 for a in "$@"; do
@@ -39,23 +41,25 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
 SMI=$!
 trap 'kill $SMI 2>/dev/null' EXIT
 
-python3 bench/harness.py build --tkc "$TKC" --out "$OUT/lib" ${ONLY:+--only "$ONLY"} | tee "$OUT/build.log"
+if [ -z "${SKIP_BUILD:-}" ]; then
+    python3 bench/harness.py build --tkc "$TKC" --out "$LIB" ${ONLY:+--only "$ONLY"} | tee "$OUT/build.log"
+fi
 rm -f "$OUT/results.csv"
 status=0
 for s in "${SUITES[@]}"; do
-    timeout "${SUITE_TIMEOUT:-300}" python3 -u bench/harness.py run --lib "$OUT/lib" --suite "$s" $QUICK \
+    timeout "${SUITE_TIMEOUT:-300}" python3 -u bench/harness.py run --lib "$LIB" --suite "$s" $QUICK \
         --csv "$OUT/results.csv" >"$OUT/$s.log" 2>&1
     rc=$?
     [ $rc -ne 0 ] && { status=1; echo "suite $s: exit $rc (124 = timed out)"; tail -5 "$OUT/$s.log"; }
 done
 
 # the instructions that matter, counted in the machine code
-for so in "$OUT"/lib/libgemm.so "$OUT"/lib/libattn_d128.so; do
+for so in "$LIB"/libgemm.so "$LIB"/libattn_d128.so; do
     [ -f "$so" ] || continue
-    cuobjdump --dump-sass "$so" >"$OUT/$(basename "$so" .so).sass" 2>/dev/null
-    printf "# SASS %s: HGMMA %s UTMALDG %s UTMASTG %s\n" "$(basename "$so")" \
-        "$(grep -c HGMMA "$OUT/$(basename "$so" .so).sass")" "$(grep -c UTMALDG "$OUT/$(basename "$so" .so).sass")" \
-        "$(grep -c UTMASTG "$OUT/$(basename "$so" .so).sass")"
+    sass="$LIB/$(basename "$so" .so).sass"
+    cuobjdump --dump-sass "$so" >"$sass" 2>/dev/null
+    printf "# SASS %s: HGMMA %s UTMALDG %s UTMASTG %s\n" "$(basename "$so")" "$(grep -c HGMMA "$sass")" \
+        "$(grep -c UTMALDG "$sass")" "$(grep -c UTMASTG "$sass")" | tee -a "$OUT/sass.txt"
 done
 python3 bench/table.py "$OUT/results.csv" "$OUT/smi.csv"
 exit $status
