@@ -38,6 +38,11 @@ VARIANTS = {
     "attn_d64": ("attn_fwd.tk", {"D": 64}),
     "attn_d64_causal": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1}),
     "attn_d128_plain": ("attn_fwd.tk", {"D": 128, "OVERLAP": 0, "PINGPONG": 0}),
+    "attn_d128_ov": ("attn_fwd.tk", {"D": 128, "PINGPONG": 0}),
+    "attn_d64_q192": ("attn_fwd.tk", {"D": 64, "BQ": 192}),
+    "attn_d64_q192_causal": ("attn_fwd.tk", {"D": 64, "BQ": 192, "CAUSAL": 1}),
+    "gemm_g4": ("gemm.tk", {"GROUP": 4}),
+    "gemm_g16": ("gemm.tk", {"GROUP": 16}),
 }
 
 NVCC = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC", "-shared",
@@ -121,6 +126,20 @@ class Timer:
         return out, reps
 
 
+CSV = None
+
+
+def emit(row):
+    """Prints a result row and appends it to the CSV at once, so a later timeout loses nothing."""
+    print(json.dumps(row), flush=True)
+    if CSV:
+        new = not os.path.exists(CSV)
+        with open(CSV, "a") as f:
+            if new:
+                f.write("json\n")
+            f.write(json.dumps(row).replace(",", ";") + "\n")
+
+
 def rel_err(out, ref):
     d = (out.double() - ref.double()).norm().item()
     return d / max(ref.double().norm().item(), 1e-30)
@@ -153,6 +172,7 @@ def gemm_suite(args, torch):
         torch.cuda.synchronize()
         if rc:
             rows.append(dict(suite="gemm", case=label, variant=variant, M=M, N=N, K=K, status=f"launch error {rc}"))
+            emit(rows[-1])
             return
         unwritten = int(torch.isnan(C).sum().item())
         ref = A.float() @ B.float()
@@ -170,7 +190,7 @@ def gemm_suite(args, torch):
             if base:
                 row.update(ms_base=ms["cublas"], tflops_base=flops / ms["cublas"] / 1e9, ratio=ms["cublas"] / ms["tkc"])
         rows.append(row)
-        print(json.dumps(row), flush=True)
+        emit(row)
 
     # correctness on awkward shapes (ragged tails, tiny, not multiples of the tile)
     for (M, N, K) in [(128, 256, 64), (1000, 1000, 1000), (200, 72, 8), (4000, 3000, 2040), (129, 257, 65 + 7)]:
@@ -190,6 +210,9 @@ def gemm_suite(args, torch):
         case("persistent", "gemm", 4096, 4096, K)
         case("persistent", "gemm_np", 4096, 4096, K, base=False)
     case("order", "gemm_g1", 16384, 16384, 16384, base=False)
+    for v in ("gemm_g4", "gemm_g16"):
+        case("tune", v, 4096, 4096, 4096)
+    case("repeat", "gemm", 4096, 4096, 4096)
     return rows
 
 
@@ -249,7 +272,7 @@ def attn_suite(args, torch):
         if rc:
             row["status"] = f"launch error {rc}"
             rows.append(row)
-            print(json.dumps(row), flush=True)
+            emit(row)
             return
         unwritten = int(torch.isnan(o).sum().item()) + int(torch.isnan(lse).sum().item())
         bh = [(0, 0), (Bn - 1, H - 1)] + ([(Bn // 2, H // 2)] if Bn * H > 2 else [])
@@ -281,11 +304,13 @@ def attn_suite(args, torch):
             if best:
                 row["ratio"] = best / ms["tkc"]
         rows.append(row)
-        print(json.dumps(row), flush=True)
+        emit(row)
 
     # correctness: ragged lengths, GQA, both head dims, causal and not
     for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
-                                 ("attn_d64_causal", 64, True), ("attn_d128_plain", 128, False)]:
+                                 ("attn_d64_causal", 64, True), ("attn_d128_plain", 128, False),
+                                 ("attn_d128_ov", 128, False), ("attn_d64_q192", 64, False),
+                                 ("attn_d64_q192_causal", 64, True)]:
         for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333)]:
             case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
     if args.quick:
@@ -297,6 +322,9 @@ def attn_suite(args, torch):
         case("n1024", variant, 16, 16, 16, 1024, D, causal)
     case("gqa", "attn_d128", 4, 32, 8, 4096, 128, False)
     case("plain", "attn_d128_plain", 16, 16, 16, 4096, 128, False)
+    case("overlap", "attn_d128_ov", 16, 16, 16, 4096, 128, False)
+    case("q192", "attn_d64_q192", 16, 16, 16, 4096, 64, False)
+    case("q192", "attn_d64_q192_causal", 16, 16, 16, 4096, 64, True)
     return rows
 
 
@@ -304,19 +332,9 @@ def run(args):
     import torch
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
     suites = {"gemm": gemm_suite, "attn": attn_suite}
+    global CSV
+    CSV = args.csv or None
     rows = suites[args.suite](args, torch)
-    if args.csv:
-        keys = []
-        for r in rows:
-            for k in r:
-                if k not in keys:
-                    keys.append(k)
-        new = not os.path.exists(args.csv)
-        with open(args.csv, "a") as f:
-            if new:
-                f.write(",".join(keys) + "\n")
-            for r in rows:
-                f.write(",".join(str(r.get(k, "")) for k in keys) + "\n")
     bad = [r for r in rows if r.get("status") != "ok"]
     return 1 if bad else 0
 

@@ -12,11 +12,19 @@ def f(x, d=1):
 
 
 def main():
-    rows = list(csv.DictReader(open(sys.argv[1]))) if len(sys.argv) > 1 else []
+    rows = []
+    if len(sys.argv) > 1:
+        import json
+        for line in open(sys.argv[1]):
+            if line.startswith("{"):
+                r = json.loads(line.replace(";", ","))
+                rows.append({k: str(v) for k, v in r.items()})
     print(f"{'suite':5} {'case':10} {'variant':17} {'shape':26} {'err':>8} {'tkc':>7} {'base':>7} {'ratio':>6} status")
     for r in rows:
         if r["suite"] == "gemm":
             shape = f"{r['M']}x{r['N']}x{r['K']}"
+        elif "B" not in r:
+            continue
             err = r.get("rel_err")
             base = r.get("tflops_base")
         else:

@@ -15,6 +15,7 @@
 /* ---- emitter state ---------------------------------------------------------------------------- */
 
 enum { MAX_FRAGS = 64 };
+enum { STEP_NONE, STEP_FIRST, STEP_LOOP };
 
 typedef struct Em {
     Arena *a;
@@ -25,7 +26,7 @@ typedef struct Em {
     const char *frag_file[MAX_FRAGS];
     int nfrag;
     int tmp;                    /* counter for temporaries */
-    bool in_loop;               /* emitting the step body (skip_first tests the step variable) */
+    int mode;                   /* what is being emitted: STEP_FIRST, STEP_LOOP or STEP_NONE */
     /* reductions hoisted out of the statement being emitted */
     const Expr *red_expr[16];
     const char *red_name[16];
@@ -651,8 +652,8 @@ static void emit_mma(Em *e, const POp *o) {
     L("// %s %s %s  [wgmma m64n%dk16 x %d, %s]", m->dst->name, assignop_name[o->st->u.assign.op],
       ast_expr_str(e->a, o->st->u.assign.rhs), nn, (m->wg_m / 64) * (m->k / 16) * ninst,
       m->a_reg ? "A from registers" : "A and B from shared memory");
-    if (o->skip_first) {
-        L("if (%s) {", e->in_loop ? arena_printf(e->a, "%s > 0", e->sk->loopvar->name) : "tkc_steps > 0");
+    if (o->skip_first && e->mode == STEP_NONE) {
+        L("if (tkc_steps > 0) {");
         IN();
     } else {
         L("{");
@@ -711,8 +712,7 @@ static void emit_mma(Em *e, const POp *o) {
                 uint32_t boff = mma_operand_offset(&btl, m->b.mn_major, p * nn, kk * 16) - mma_operand_offset(&btl, m->b.mn_major, 0, 0);
                 const char *sd = "1";
                 if (kk == 0 && !m->accumulate) sd = "0";
-                else if (kk == 0 && m->zero_first)
-                    sd = e->in_loop ? arena_printf(e->a, "%s > 0", e->sk->loopvar->name) : "tkc_steps > 0";
+                else if (kk == 0 && m->zero_first) sd = e->mode == STEP_FIRST ? "0" : "1";
                 int sa = m->negate ? -1 : 1;
                 const char *acc = arena_printf(e->a, "&%s[%d]", dst, rb * dhalf + p * nn / 2);
                 if (m->a_reg) {
@@ -732,36 +732,28 @@ static void emit_mma(Em *e, const POp *o) {
     L("}");
 }
 
-/* after a wgmma.wait_group: pin every product's registers, so none is moved or reused while a
- * product may still use it */
-static void pin_products(Em *e, const POpList *ops, const Symbol **done, int *ndone) {
-    for (int i = 0; i < ops->n; i++) {
-        const POp *o = ops->v[i];
-        if (o->kind == POP_MMA) {
-            const Symbol *ys[2] = {o->mma->dst, o->mma->a_tmp};
-            for (int k = 0; k < 2; k++) {
-                const Symbol *y = ys[k];
-                if (!y) continue;
-                bool seen = false;
-                for (int j = 0; j < *ndone; j++) seen |= done[j] == y;
-                if (seen || *ndone >= 32) continue;
-                done[(*ndone)++] = y;
-                int n = frag_count(e->pk, &y->ty);
-                if (is16(y->ty.dt)) n /= 2;
-                L("#pragma unroll");
-                L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) tkc_pin(%s[tkc_i]);", n, y->name);
-            }
-        }
-        pin_products(e, &o->then_ops, done, ndone);
-        pin_products(e, &o->else_ops, done, ndone);
-    }
-}
-
-static void emit_pins(Em *e) {
+/* after a wgmma.wait_group: pin the registers of the products it completed, so the compiler
+ * neither moved nor reused them while the products ran (products still in flight are left
+ * alone: touching their registers would make ptxas serialize the pipeline) */
+static void emit_pins(Em *e, const POp *w) {
     const Symbol *done[32];
-    int n = 0;
-    pin_products(e, &e->pk->compute_ops, done, &n);
-    pin_products(e, &e->pk->after_ops, done, &n);
+    int nd = 0;
+    for (int i = 0; i < w->done.n; i++) {
+        const PlanMma *m = w->done.v[i]->mma;
+        const Symbol *ys[2] = {m->dst, m->a_tmp};
+        for (int k = 0; k < 2; k++) {
+            const Symbol *y = ys[k];
+            if (!y) continue;
+            bool seen = false;
+            for (int j = 0; j < nd; j++) seen |= done[j] == y;
+            if (seen || nd >= 32) continue;
+            done[nd++] = y;
+            int n = frag_count(e->pk, &y->ty);
+            if (y->ty.kind == TY_TILE && is16(y->ty.dt)) n /= 2;
+            L("#pragma unroll");
+            L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) tkc_pin(%s[tkc_i]);", n, y->name);
+        }
+    }
 }
 
 static const char *group_bar(Em *e, int g, bool full, bool prev) {
@@ -802,7 +794,8 @@ static void emit_stmt(Em *e, const Stmt *st) {
 
 static void emit_op(Em *e, const POp *o) {
     const PlanKernel *pk = e->pk;
-    const char *guard = e->in_loop ? arena_printf(e->a, "%s > 0", e->sk->loopvar->name) : "tkc_steps > 0";
+    /* ops that need a previous step: always true inside the loop (it starts at step 1) */
+    const char *guard = e->mode == STEP_NONE ? "tkc_steps > 0" : NULL;
     switch (o->kind) {
     case POP_STMT:
         if (o->st->kind == ST_ASSIGN) {
@@ -839,17 +832,17 @@ static void emit_op(Em *e, const POp *o) {
     case POP_WAIT_FULL: {
         const PlanGroup *pg = &pk->groups.v[o->group];
         const char *par = pg->once ? "tkc_tile_phase" : o->prev ? "tkc_prev_phase" : "tkc_phase";
-        if (o->skip_first) L("if (%s) tkc_mbar_wait(%s, %s);  // %s landed", guard, group_bar(e, o->group, true, o->prev), par, pg->name);
+        if (o->skip_first && guard) L("if (%s) tkc_mbar_wait(%s, %s);  // %s landed", guard, group_bar(e, o->group, true, o->prev), par, pg->name);
         else L("tkc_mbar_wait(%s, %s);  // %s landed", group_bar(e, o->group, true, o->prev), par, pg->name);
         return;
     }
     case POP_WAIT_MMA:
         L("tkc_wgmma_wait<%d>();%s%s", o->n, o->note ? "  // " : "", o->note ? o->note : "");
-        emit_pins(e);
+        emit_pins(e, o);
         return;
     case POP_RELEASE: {
         const PlanGroup *pg = &pk->groups.v[o->group];
-        const char *cond = o->skip_first ? arena_printf(e->a, "%s && tkc_wg_thread == 0", guard) : "tkc_wg_thread == 0";
+        const char *cond = o->skip_first && guard ? arena_printf(e->a, "%s && tkc_wg_thread == 0", guard) : "tkc_wg_thread == 0";
         L("if (%s) tkc_mbar_arrive(%s);  // release %s%s", cond, group_bar(e, o->group, false, o->prev), pg->name,
           o->prev ? " (previous step)" : "");
         return;
@@ -1054,21 +1047,33 @@ static void emit_consumer(Em *e) {
     emit_tile_coords(e);
     emit_lets(e);
     L("// setup");
-    e->in_loop = false;
+    e->mode = STEP_NONE;
     emit_ops(e, &pk->setup_ops);
     L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
     L("int tkc_prev_stage = 0, tkc_prev_phase = 0;");
     L("(void)tkc_prev_stage; (void)tkc_prev_phase;");
-    L("for (int %s = 0; %s < tkc_steps; ++%s) {", sk->loopvar->name, sk->loopvar->name, sk->loopvar->name);
+    L("if (tkc_steps > 0) {  // the first step, on its own: it has no previous step");
     IN();
-    e->in_loop = true;
+    L("const int %s = 0;", sk->loopvar->name);
+    L("(void)%s;", sk->loopvar->name);
+    e->mode = STEP_FIRST;
+    emit_ops(e, &pk->first_ops);
+    L("tkc_prev_stage = tkc_stage;");
+    L("tkc_prev_phase = tkc_phase;");
+    L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
+    OUT();
+    L("}");
+    L("for (int %s = 1; %s < tkc_steps; ++%s) {  // the steady state", sk->loopvar->name, sk->loopvar->name,
+      sk->loopvar->name);
+    IN();
+    e->mode = STEP_LOOP;
     emit_ops(e, &pk->compute_ops);
     L("tkc_prev_stage = tkc_stage;");
     L("tkc_prev_phase = tkc_phase;");
     L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
     OUT();
     L("}");
-    e->in_loop = false;
+    e->mode = STEP_NONE;
     L("// after the steps");
     emit_ops(e, &pk->after_ops);
     for (int i = 0; i < pk->compute_ops.n; i++) {

@@ -568,7 +568,7 @@ static void check_reg_budget(Lower *L) {
     if (lf > lets) lets = lf;
     total += lets;
     pk->reg_lets = lets;
-    pk->reg_overhead = 32;
+    pk->reg_overhead = 24;
     pk->reg_estimate = total + pk->reg_overhead;
     if (pk->reg_estimate > pk->consumer_regs) {
         StrBuf b;
@@ -627,6 +627,7 @@ static void emit_wait_mma(Sched *s, int n, const char *why) {
     emit_op(s, w);
     int keep = s->flight.n - n;
     if (keep <= 0) return;
+    for (int i = 0; i < keep; i++) vec_push(s->L->a, &w->done, s->flight.v[i].op);
     /* the oldest flight.n - n groups are complete */
     for (int i = keep; i < s->flight.n; i++) s->flight.v[i - keep] = s->flight.v[i];
     s->flight.n -= keep;
@@ -784,51 +785,76 @@ static void sched_body(Sched *s, POpList *body) {
         s->pos = i + 1;
         try_releases(s);
     }
-    /* at most one product group stays in flight into the next step */
-    if (s->flight.n > 1) {
-        emit_wait_mma(s, 1, "keep one product group in flight");
+    /* at most one product group stays in flight into the next step; none with a one-stage
+     * ring, where the next step's data can land only after this step's stage is released */
+    int carry = s->L->pk->stages > 1 ? 1 : 0;
+    if (s->flight.n > carry) {
+        emit_wait_mma(s, carry, carry ? "keep one product group in flight" : "a one-stage ring: release the stage now");
         try_releases(s);
     }
 }
 
-/* the compute step: steady-state schedule, then what the loop leaves for after it */
-static void schedule_compute(Lower *L, POpList *body, POpList *out, POpList *after) {
-    PlanKernel *pk = L->pk;
-    Sched s = {.L = L, .in_loop = true};
-    POpList scratch = {0};
-    /* walk 1: from an empty state, to find what one step leaves in flight */
-    s.out = &scratch;
-    memset(s.pending_prev, 0, sizeof s.pending_prev);
-    sched_body(&s, body);
-    /* carry to the next step: in-flight groups become "previous", unreleased stages pend */
-    bool carry[32] = {0};
+/* the state one step hands to the next: products still in flight and stages still to release */
+typedef struct Carry {
+    int flights;
+    bool pending[32];
+} Carry;
+
+static Carry sched_carry(Sched *s) {
+    Carry c = {.flights = s->flight.n};
+    PlanKernel *pk = s->L->pk;
     for (int g = 0; g < pk->groups.n; g++)
-        if (!pk->groups.v[g].once && !s.released[g][0] && s.last_reader[g] >= 0) carry[g] = true;
-    for (int i = 0; i < s.flight.n; i++) s.flight.v[i].prev = true;
-    /* walk 2: the steady state */
+        c.pending[g] = !pk->groups.v[g].once && !s->released[g][0] && s->last_reader[g] >= 0;
+    return c;
+}
+
+static void sched_enter(Sched *s, const Carry *c) {
+    for (int i = 0; i < s->flight.n; i++) s->flight.v[i].prev = true;
+    for (int g = 0; g < 32; g++) s->pending_prev[g] = c->pending[g];
+}
+
+/* The compute step. The first step is scheduled on its own (it has no previous step: its
+ * deferred ops drop out, so every wgmma group count is exact); every later step starts from
+ * the state the first one leaves, and must leave the same state (the steady state). */
+static void schedule_compute(Lower *L, POpList *body, POpList *first, POpList *out, POpList *after) {
+    PlanKernel *pk = L->pk;
+    POpList fbody = {0};
+    for (int i = 0; i < body->n; i++)
+        if (!body->v[i]->skip_first) vec_push(L->a, &fbody, body->v[i]);
+    Sched s = {.L = L, .in_loop = true};
+    s.out = first;
+    sched_body(&s, &fbody);
+    Carry c1 = sched_carry(&s);
+    sched_enter(&s, &c1);
     s.out = out;
-    for (int g = 0; g < pk->groups.n; g++) s.pending_prev[g] = carry[g];
     sched_body(&s, body);
+    Carry c2 = sched_carry(&s);
+    bool steady = c1.flights == c2.flights;
+    for (int g = 0; g < pk->groups.n; g++) steady &= c1.pending[g] == c2.pending[g];
+    if (!steady) {
+        diag_error(L->d, L->sk->pipe ? L->sk->pipe->span : L->sk->k->name_span,
+                   "internal error: the compute step has no steady schedule (%d products in flight after the first "
+                   "step, %d after the second)",
+                   c1.flights, c2.flights);
+        return;
+    }
     /* after the loop: finish the products in flight and release the last step's stages */
-    Sched t = {.L = L, .out = after};
     if (s.flight.n) {
         POp *w = pop_new(L, POP_WAIT_MMA);
         w->n = 0;
         w->note = "the last step's products";
+        for (int i = 0; i < s.flight.n; i++) vec_push(L->a, &w->done, s.flight.v[i].op);
         vec_push(L->a, after, w);
     }
     for (int g = 0; g < pk->groups.n; g++) {
-        if (pk->groups.v[g].once) continue;
-        if (!s.released[g][0] && s.last_reader[g] >= 0) {
-            POp *r = pop_new(L, POP_RELEASE);
-            r->group = g;
-            r->prev = true;
-            r->skip_first = true;
-            r->note = "the last step's stage";
-            vec_push(L->a, after, r);
-        }
+        if (!c2.pending[g]) continue;
+        POp *r = pop_new(L, POP_RELEASE);
+        r->group = g;
+        r->prev = true;
+        r->skip_first = true;
+        r->note = "the last step's stage";
+        vec_push(L->a, after, r);
     }
-    (void)t;
 }
 
 /* ---- load groups ---------------------------------------------------------------------------- */
@@ -1341,8 +1367,9 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     layout_smem(L);
     if (L->d->nerrors > L->errors0) return pk;
     /* consumers: setup (then wait for the setup tiles), the scheduled step, finish */
-    POpList sched = {0}, after = {0};
-    schedule_compute(L, &pk->compute_ops, &sched, &after);
+    POpList sched = {0}, first = {0}, after = {0};
+    schedule_compute(L, &pk->compute_ops, &first, &sched, &after);
+    pk->first_ops = first;
     if (pk->overlap) {
         /* after the loop, the last deferred product */
         for (int i = 0; i < pk->compute_ops.n; i++) {
@@ -1363,6 +1390,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
             POp *w0 = pop_new(L, POP_WAIT_MMA);
             w0->n = 0;
             w0->note = "the last step's products";
+            vec_push(L->a, &w0->done, tail);
             vec_push(L->a, &nafter, w0);
             POp *rel = pop_new(L, POP_RELEASE);
             rel->group = w->group;
@@ -1370,8 +1398,11 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
             rel->skip_first = true;
             rel->note = "the last step's stage";
             vec_push(L->a, &nafter, rel);
-            for (int j = 0; j < after.n; j++)
+            for (int j = 0; j < after.n; j++) {
                 if (after.v[j]->kind != POP_WAIT_MMA) vec_push(L->a, &nafter, after.v[j]);
+                else
+                    for (int k = 0; k < after.v[j]->done.n; k++) vec_push(L->a, &w0->done, after.v[j]->done.v[k]);
+            }
             after = nafter;
         }
     }

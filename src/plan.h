@@ -134,6 +134,7 @@ struct POp {
     bool prev;          /* WAIT_FULL/RELEASE/MMA: the previous step's stage */
     bool skip_first;    /* guard with `step > 0` */
     int n;              /* WAIT_MMA */
+    POpList done;       /* WAIT_MMA: the products it completes (their registers get pinned) */
     const char *note;   /* a comment for the generated code */
     POpList then_ops, else_ops;
 };
@@ -173,7 +174,10 @@ typedef struct PlanKernel {
     int staging_buf;    /* index of the staging buffer, or -1 */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */
     int smem_total;     /* smem_used + alignment slack: what the launcher requests */
-    POpList setup_ops, compute_ops, after_ops, store_ops, finish_ops;
+    POpList setup_ops;
+    POpList first_ops;          /* the first pipeline step (peeled: no previous step exists) */
+    POpList compute_ops;        /* every later step: the steady state */
+    POpList after_ops, store_ops, finish_ops;
     Vec(const char *) notes;    /* decisions, in the order they were made */
 } PlanKernel;
 

@@ -186,7 +186,9 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     sb_puts(b, "  consumers:\n");
     sb_puts(b, "    setup:\n");
     dump_ops(b, pk, &pk->setup_ops, 3);
-    sb_puts(b, "    step:\n");
+    sb_puts(b, "    first step:\n");
+    dump_ops(b, pk, &pk->first_ops, 3);
+    sb_puts(b, "    every later step:\n");
     dump_ops(b, pk, &pk->compute_ops, 3);
     sb_puts(b, "    after the steps:\n");
     dump_ops(b, pk, &pk->after_ops, 3);

@@ -101,6 +101,7 @@ static void verify_kernel(V *v) {
             fail(v, "map %s box row exceeds the swizzle span", m->name);
     }
     check_ops(v, &pk->setup_ops);
+    check_ops(v, &pk->first_ops);
     check_ops(v, &pk->compute_ops);
     check_ops(v, &pk->after_ops);
     check_ops(v, &pk->finish_ops);
