@@ -23,10 +23,10 @@ def main():
     for r in rows:
         if r["suite"] == "gemm":
             shape = f"{r['M']}x{r['N']}x{r['K']}"
-        elif "B" not in r:
-            continue
             err = r.get("rel_err")
             base = r.get("tflops_base")
+        elif "B" not in r:
+            continue
         else:
             shape = f"B{r['B']} H{r['H']}/{r['HKV']} N{r['N']} D{r['D']}{' c' if r['causal'] == '1' else ''}"
             err = r.get("rel_err_o")
