@@ -41,6 +41,12 @@ VARIANTS = {
     "attn_d128_ov": ("attn_fwd.tk", {"D": 128, "PINGPONG": 0}),
     "attn_d64_q192": ("attn_fwd.tk", {"D": 64, "BQ": 192}),
     "attn_d64_q192_causal": ("attn_fwd.tk", {"D": 64, "BQ": 192, "CAUSAL": 1}),
+    "attn_d128_k176": ("attn_fwd.tk", {"D": 128, "BKV": 176}),
+    "attn_d128_p": ("attn_fwd.tk", {"D": 128, "PERSISTENT": 1}),
+    "attn_d128_k176_p": ("attn_fwd.tk", {"D": 128, "BKV": 176, "PERSISTENT": 1}),
+    "attn_d128_causal_p": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1, "PERSISTENT": 1}),
+    "attn_d64_q192_p": ("attn_fwd.tk", {"D": 64, "BQ": 192, "PERSISTENT": 1}),
+    "attn_d64_q192_causal_p": ("attn_fwd.tk", {"D": 64, "BQ": 192, "CAUSAL": 1, "PERSISTENT": 1}),
     "gemm_g4": ("gemm.tk", {"GROUP": 4}),
     "gemm_g16": ("gemm.tk", {"GROUP": 16}),
 }
@@ -240,14 +246,21 @@ def attn_ref(torch, q, k, v, scale, causal, bh):
     return outs, lses
 
 
-def attn_suite(args, torch):
+def attn_case_fn(args, torch, rows):
+    """Returns case(variant, B, H, N, D, causal): check (small N) or check + time (large N)."""
+    inner = attn_suite(args, torch, rows_out=rows, only_factory=True)
+    return lambda variant, Bn, H, N, D, causal: inner("tune" if N >= 1024 else "check", variant, Bn, H, H, N, D,
+                                                       causal, time_it=N >= 1024)
+
+
+def attn_suite(args, torch, rows_out=None, only_factory=False):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     P = ctypes.c_void_p
     LL = ctypes.c_longlong
     timer = Timer(torch)
     stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-    rows = []
+    rows = rows_out if rows_out is not None else []
     fns = {}
 
     def kernel(variant):
@@ -306,6 +319,8 @@ def attn_suite(args, torch):
         rows.append(row)
         emit(row)
 
+    if only_factory:
+        return case
     # correctness: ragged lengths, GQA, both head dims, causal and not
     for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
                                  ("attn_d64_causal", 64, True), ("attn_d128_plain", 128, False),
@@ -328,10 +343,33 @@ def attn_suite(args, torch):
     return rows
 
 
+def attn_tune_suite(args, torch):
+    """Block shapes and persistence for attention: each variant checked, then timed."""
+    args.quick = False
+    rows = []
+    saved = {}
+
+    def sub(cases):
+        for (variant, D, causal, shapes) in cases:
+            for (Bn, H, N) in shapes:
+                saved.setdefault("f", attn_case_fn(args, torch, rows))(variant, Bn, H, N, D, causal)
+
+    sub([("attn_d128_k176", 128, False, [(2, 4, 1000)]), ("attn_d128_p", 128, False, [(2, 4, 1000)]),
+         ("attn_d128_k176_p", 128, False, [(2, 4, 1000)]), ("attn_d128_causal_p", 128, True, [(2, 4, 1000)]),
+         ("attn_d64_q192_p", 64, False, [(2, 4, 1000)]), ("attn_d64_q192_causal_p", 64, True, [(2, 4, 1000)])])
+    big = [(16, 16, 1024), (16, 16, 4096), (4, 16, 16384)]
+    sub([("attn_d128", 128, False, big), ("attn_d128_k176", 128, False, big), ("attn_d128_p", 128, False, big),
+         ("attn_d128_k176_p", 128, False, big), ("attn_d128_causal", 128, True, big),
+         ("attn_d128_causal_p", 128, True, big), ("attn_d64_q192", 64, False, big),
+         ("attn_d64_q192_p", 64, False, big), ("attn_d64_q192_causal", 64, True, big),
+         ("attn_d64_q192_causal_p", 64, True, big)])
+    return rows
+
+
 def run(args):
     import torch
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
-    suites = {"gemm": gemm_suite, "attn": attn_suite}
+    suites = {"gemm": gemm_suite, "attn": attn_suite, "attn_tune": attn_tune_suite}
     global CSV
     CSV = args.csv or None
     rows = suites[args.suite](args, torch)

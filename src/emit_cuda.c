@@ -588,8 +588,13 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     L("#pragma unroll");
     L("for (int tkc_ch = 0; tkc_ch < %d; ++tkc_ch) {", nch);
     IN();
-    L("const uint32_t tkc_buf = %s_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * %d;", sb->name, sb->bytes);
-    L("if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it");
+    if (pk->staging_per_wg == 2) {
+        L("const uint32_t tkc_buf = %s_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * %d;", sb->name, sb->bytes);
+        L("if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it");
+    } else {
+        L("const uint32_t tkc_buf = %s_smem + (uint32_t)wg * %d;", sb->name, sb->bytes);
+        L("if (tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // the previous store has read the buffer");
+    }
     L("tkc_bar_sync(1 + wg, 128);");
     L("#pragma unroll");
     L("for (int tkc_g = 0; tkc_g < %d; ++tkc_g) {", W / 16);

@@ -20,6 +20,7 @@ const char *const pop_name[] = {
 };
 
 typedef struct Lower {
+    bool quiet;         /* compute budgets without reporting */
     Arena *a;
     Diag *d;
     SemaKernel *sk;
@@ -557,6 +558,7 @@ static int let_peak(Lower *L, POpList *ops) {
     return peak;
 }
 
+static void check_reg_budget_quiet(Lower *L);
 static void check_reg_budget(Lower *L) {
     PlanKernel *pk = L->pk;
     int total = 0;
@@ -568,6 +570,11 @@ static void check_reg_budget(Lower *L) {
     if (lf > lets) lets = lf;
     total += lets;
     pk->reg_lets = lets;
+    if (L->quiet) {
+        pk->reg_overhead = 24;
+        pk->reg_estimate = total + pk->reg_overhead;
+        return;
+    }
     pk->reg_overhead = 24;
     pk->reg_estimate = total + pk->reg_overhead;
     if (pk->reg_estimate > pk->consumer_regs) {
@@ -583,6 +590,12 @@ static void check_reg_budget(Lower *L) {
                    pk->reg_estimate, b.s ? b.s : "", pk->reg_overhead, pk->consumer_regs);
         sb_free(&b);
     }
+}
+
+static void check_reg_budget_quiet(Lower *L) {
+    L->quiet = true;
+    check_reg_budget(L);
+    L->quiet = false;
 }
 
 /* ---- the scheduler: waits and releases -------------------------------------------------------- *
@@ -1052,13 +1065,24 @@ static void lower_staging(Lower *L) {
     b.atom_cols = cc;
     b.natoms = 1;
     b.bytes = 64 * cc * 2;
-    b.copies = 2 * pk->consumers;
     b.align = swizzle_align(b.swz);
+    /* two chunk buffers per consumer warpgroup (one fills while the other is stored), or one
+     * when two would not fit beside everything else */
+    int other = 0;
+    for (int i = 0; i < pk->bufs.n; i++) other += pk->bufs.v[i].bytes * pk->bufs.v[i].copies + pk->bufs.v[i].align;
+    for (int i = 0; i < pk->bars.n; i++) other += 8 * pk->bars.v[i].copies;
+    pk->staging_per_wg = other + 2 * pk->consumers * b.bytes + SMEM_SLACK <= SMEM_LIMIT ? 2 : 1;
+    b.copies = pk->staging_per_wg * pk->consumers;
     vec_push(L->a, &pk->bufs, b);
     pk->staging_buf = pk->bufs.n - 1;
-    note(L, "stores from registers go through 64 x %d chunks in shared memory (swizzle %s, conflict-free stmatrix), "
-            "two per consumer warpgroup, each sent by a TMA store while the next one fills",
-         cc, swizzle_name(b.swz));
+    if (pk->staging_per_wg == 2)
+        note(L, "stores from registers go through 64 x %d chunks in shared memory (swizzle %s, conflict-free "
+                "stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills",
+             cc, swizzle_name(b.swz));
+    else
+        note(L, "stores from registers go through one 64 x %d chunk per consumer warpgroup in shared memory "
+                "(swizzle %s); two would not fit beside the rest, so each chunk waits for the previous store",
+             cc, swizzle_name(b.swz));
 }
 
 static void layout_smem(Lower *L) {
@@ -1361,6 +1385,16 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     fold_zero_fills(L);
     if (pk->pingpong && !pk->overlap) diag_error(L->d, sk->pipe->span, "pingpong = 1 needs overlap = 1");
     if (pk->overlap) apply_overlap(L);
+    /* two consumer warpgroups with large register tiles: the 240/24 split instead of 232/40 */
+    if (pk->consumers == 2 && !L->sk->producer_regs && !L->sk->consumer_regs) {
+        check_reg_budget_quiet(L);
+        if (pk->reg_estimate > 200) {
+            pk->producer_regs = 24;
+            pk->consumer_regs = 240;
+            note(L, "register split 240/24 rather than 232/40: the consumers' estimate (%d) leaves little room",
+                 pk->reg_estimate);
+        }
+    }
     check_reg_budget(L);
     if (sk->blocks[BK_FINISH]) collect_stores(L, &sk->blocks[BK_FINISH]->u.block.body);
     lower_staging(L);

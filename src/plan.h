@@ -172,6 +172,7 @@ typedef struct PlanKernel {
     Vec(PlanReg) regs;
     Vec(PlanStore) stores;
     int staging_buf;    /* index of the staging buffer, or -1 */
+    int staging_per_wg; /* staging chunk buffers per consumer warpgroup: 2, or 1 when 2 do not fit */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */
     int smem_total;     /* smem_used + alignment slack: what the launcher requests */
     POpList setup_ops;
