@@ -347,12 +347,12 @@ def attn_tune_suite(args, torch):
     """Block shapes and persistence for attention: each variant checked, then timed."""
     args.quick = False
     rows = []
-    saved = {}
+    case = attn_case_fn(args, torch, rows)
 
     def sub(cases):
         for (variant, D, causal, shapes) in cases:
             for (Bn, H, N) in shapes:
-                saved.setdefault("f", attn_case_fn(args, torch, rows))(variant, Bn, H, N, D, causal)
+                case(variant, Bn, H, N, D, causal)
 
     sub([("attn_d128_k176", 128, False, [(2, 4, 1000)]), ("attn_d128_p", 128, False, [(2, 4, 1000)]),
          ("attn_d128_k176_p", 128, False, [(2, 4, 1000)]), ("attn_d128_causal_p", 128, True, [(2, 4, 1000)]),
