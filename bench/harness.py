@@ -33,22 +33,17 @@ VARIANTS = {
     "gemm_s3": ("gemm.tk", {"STAGES": 3}),
     "gemm_np": ("gemm.tk", {"PERSISTENT": 0}),
     "gemm_g1": ("gemm.tk", {"GROUP": 1}),
+    "gemm_g4": ("gemm.tk", {"GROUP": 4}),
+    "gemm_g16": ("gemm.tk", {"GROUP": 16}),
+    # attention: the .tk's defaults pick the block shape and grid per head dim and mask
     "attn_d128": ("attn_fwd.tk", {"D": 128}),
     "attn_d128_causal": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1}),
     "attn_d64": ("attn_fwd.tk", {"D": 64}),
     "attn_d64_causal": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1}),
-    "attn_d128_plain": ("attn_fwd.tk", {"D": 128, "OVERLAP": 0, "PINGPONG": 0}),
-    "attn_d128_ov": ("attn_fwd.tk", {"D": 128, "PINGPONG": 0}),
-    "attn_d64_q192": ("attn_fwd.tk", {"D": 64, "BQ": 192}),
-    "attn_d64_q192_causal": ("attn_fwd.tk", {"D": 64, "BQ": 192, "CAUSAL": 1}),
-    "attn_d128_k176": ("attn_fwd.tk", {"D": 128, "BKV": 176}),
-    "attn_d128_p": ("attn_fwd.tk", {"D": 128, "PERSISTENT": 1}),
-    "attn_d128_k176_p": ("attn_fwd.tk", {"D": 128, "BKV": 176, "PERSISTENT": 1}),
-    "attn_d128_causal_p": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1, "PERSISTENT": 1}),
-    "attn_d64_q192_p": ("attn_fwd.tk", {"D": 64, "BQ": 192, "PERSISTENT": 1}),
-    "attn_d64_q192_causal_p": ("attn_fwd.tk", {"D": 64, "BQ": 192, "CAUSAL": 1, "PERSISTENT": 1}),
-    "gemm_g4": ("gemm.tk", {"GROUP": 4}),
-    "gemm_g16": ("gemm.tk", {"GROUP": 16}),
+    # ablations of the schedule, D128 with 128 x 128 blocks, one block per tile
+    "attn_d128_k128": ("attn_fwd.tk", {"D": 128, "BKV": 128, "PERSISTENT": 0}),
+    "attn_d128_plain": ("attn_fwd.tk", {"D": 128, "BKV": 128, "PERSISTENT": 0, "OVERLAP": 0, "PINGPONG": 0}),
+    "attn_d128_ov": ("attn_fwd.tk", {"D": 128, "BKV": 128, "PERSISTENT": 0, "PINGPONG": 0}),
 }
 
 NVCC = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC", "-shared",
@@ -246,21 +241,14 @@ def attn_ref(torch, q, k, v, scale, causal, bh):
     return outs, lses
 
 
-def attn_case_fn(args, torch, rows):
-    """Returns case(variant, B, H, N, D, causal): check (small N) or check + time (large N)."""
-    inner = attn_suite(args, torch, rows_out=rows, only_factory=True)
-    return lambda variant, Bn, H, N, D, causal: inner("tune" if N >= 1024 else "check", variant, Bn, H, H, N, D,
-                                                       causal, time_it=N >= 1024)
-
-
-def attn_suite(args, torch, rows_out=None, only_factory=False):
+def attn_suite(args, torch):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     P = ctypes.c_void_p
     LL = ctypes.c_longlong
     timer = Timer(torch)
     stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-    rows = rows_out if rows_out is not None else []
+    rows = []
     fns = {}
 
     def kernel(variant):
@@ -319,13 +307,10 @@ def attn_suite(args, torch, rows_out=None, only_factory=False):
         rows.append(row)
         emit(row)
 
-    if only_factory:
-        return case
     # correctness: ragged lengths, GQA, both head dims, causal and not
     for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
-                                 ("attn_d64_causal", 64, True), ("attn_d128_plain", 128, False),
-                                 ("attn_d128_ov", 128, False), ("attn_d64_q192", 64, False),
-                                 ("attn_d64_q192_causal", 64, True)]:
+                                 ("attn_d64_causal", 64, True), ("attn_d128_k128", 128, False),
+                                 ("attn_d128_plain", 128, False), ("attn_d128_ov", 128, False)]:
         for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333)]:
             case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
     if args.quick:
@@ -336,40 +321,18 @@ def attn_suite(args, torch, rows_out=None, only_factory=False):
         case("n16384", variant, 4, 16, 16, 16384, D, causal)
         case("n1024", variant, 16, 16, 16, 1024, D, causal)
     case("gqa", "attn_d128", 4, 32, 8, 4096, 128, False)
-    case("plain", "attn_d128_plain", 16, 16, 16, 4096, 128, False)
-    case("overlap", "attn_d128_ov", 16, 16, 16, 4096, 128, False)
-    case("q192", "attn_d64_q192", 16, 16, 16, 4096, 64, False)
-    case("q192", "attn_d64_q192_causal", 16, 16, 16, 4096, 64, True)
-    return rows
-
-
-def attn_tune_suite(args, torch):
-    """Block shapes and persistence for attention: each variant checked, then timed."""
-    args.quick = False
-    rows = []
-    case = attn_case_fn(args, torch, rows)
-
-    def sub(cases):
-        for (variant, D, causal, shapes) in cases:
-            for (Bn, H, N) in shapes:
-                case(variant, Bn, H, N, D, causal)
-
-    sub([("attn_d128_k176", 128, False, [(2, 4, 1000)]), ("attn_d128_p", 128, False, [(2, 4, 1000)]),
-         ("attn_d128_k176_p", 128, False, [(2, 4, 1000)]), ("attn_d128_causal_p", 128, True, [(2, 4, 1000)]),
-         ("attn_d64_q192_p", 64, False, [(2, 4, 1000)]), ("attn_d64_q192_causal_p", 64, True, [(2, 4, 1000)])])
-    big = [(16, 16, 1024), (16, 16, 4096), (4, 16, 16384)]
-    sub([("attn_d128", 128, False, big), ("attn_d128_k176", 128, False, big), ("attn_d128_p", 128, False, big),
-         ("attn_d128_k176_p", 128, False, big), ("attn_d128_causal", 128, True, big),
-         ("attn_d128_causal_p", 128, True, big), ("attn_d64_q192", 64, False, big),
-         ("attn_d64_q192_p", 64, False, big), ("attn_d64_q192_causal", 64, True, big),
-         ("attn_d64_q192_causal_p", 64, True, big)])
+    case("gqa", "attn_d128_causal", 4, 32, 8, 4096, 128, True)
+    # the schedule's ablation at N4096 D128 (128 x 128 blocks): plain, + overlap, + pingpong
+    case("ablation", "attn_d128_plain", 16, 16, 16, 4096, 128, False)
+    case("ablation", "attn_d128_ov", 16, 16, 16, 4096, 128, False)
+    case("ablation", "attn_d128_k128", 16, 16, 16, 4096, 128, False)
     return rows
 
 
 def run(args):
     import torch
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
-    suites = {"gemm": gemm_suite, "attn": attn_suite, "attn_tune": attn_tune_suite}
+    suites = {"gemm": gemm_suite, "attn": attn_suite}
     global CSV
     CSV = args.csv or None
     rows = suites[args.suite](args, torch)

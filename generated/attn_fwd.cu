@@ -38,9 +38,10 @@ enum {
 namespace {
 
 constexpr int D = 128;
-constexpr int BQ = 128;
-constexpr int BKV = 128;
 constexpr int CAUSAL = 0;
+constexpr int BQ = 128;
+constexpr int BKV = 176;
+constexpr int PERSISTENT = 1;
 constexpr int STAGES = 2;
 constexpr int OVERLAP = 1;
 constexpr int PINGPONG = 1;
@@ -242,14 +243,14 @@ TKC_DEVICE void tkc_wgmma_m64n128k16_rs_bf16(float *d, uint32_t a0, uint32_t a1,
 
 
 template <int TA, int TB, int SA>
-TKC_DEVICE void tkc_wgmma_m64n128k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
+TKC_DEVICE void tkc_wgmma_m64n176k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
     asm volatile(
         "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, p, %67, 1, %68, %69;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        "setp.ne.b32 p, %90, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}, "
+        "%88, %89, p, %91, 1, %92, %93;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
         : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB));
 }
 
@@ -264,36 +265,36 @@ __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long 
 // kernel attn_fwd: the plan tkc chose (tkc --emit=plan prints the same)
 // ================================================================================================
 // kernel attn_fwd
-//   roles: producer warpgroup 0 (setmaxnreg 40), consumer warpgroups 1..2 (setmaxnreg 232); 384 threads
-//   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
-//   consumer registers (estimate): 192 of 232 = s 64 + o 64 + m 2 + l 2 + o_operand 32 + temporaries (peak) 4 + overhead 24
-//   grid: b = B, h = H, q = cdiv(N, BQ); one block per work tile; order row_major
+//   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..2 (setmaxnreg 240); 384 threads
+//   registers: 128 x 24 + 2 x 128 x 240 = 64,512 of 65,536
+//   consumer registers (estimate): 228 of 240 = s 88 + o 64 + m 2 + l 2 + o_operand 44 + temporaries (peak) 4 + overhead 24
+//   grid: b = B, h = H, q = cdiv(N, BQ) (reversed); persistent (min(work tiles, SMs) blocks); order row_major
 //   pipeline: j < steps; 2 stages; overlap; pingpong
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
-//     131,072   32,768    q           bf16[128, 128]     128B x2  1       once (group q)
-//     0         65,536    k           bf16[128, 128]     128B x2  2       ring (group k)
-//     65,536    65,536    v           bf16[128, 128]     128B x2  2       ring (group v)
-//     163,840   32,768    staging     bf16[64, 64]       128B     4       staging
-//     196,608   80        barriers
-//     total 196,688 + 1,024 base alignment = 197,712 of 232,448
+//     180,224   32,768    q           bf16[128, 128]     128B x2  1       once (group q)
+//     0         90,112    k           bf16[176, 128]     128B x2  2       ring (group k)
+//     90,112    90,112    v           bf16[176, 128]     128B x2  2       ring (group v)
+//     212,992   16,384    staging     bf16[64, 64]       128B     2       staging
+//     229,376   80        barriers
+//     total 229,456 + 1,024 base alignment = 230,480 of 232,448
 //   barriers:
-//     full_k[2] at 196,608: count 1, 32,768 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_k[2] at 196,624: count 2 (one elected thread per consumer warpgroup releases the stage)
-//     full_v[2] at 196,640: count 1, 32,768 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_v[2] at 196,656: count 2 (one elected thread per consumer warpgroup releases the stage)
-//     full_q[1] at 196,672: count 1, 32,768 bytes per phase (setup loads, once per work tile)
-//     empty_q[1] at 196,680: count 2 (consumers are done with the setup tiles of this work tile)
+//     full_k[2] at 229,376: count 1, 45,056 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_k[2] at 229,392: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     full_v[2] at 229,408: count 1, 45,056 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_v[2] at 229,424: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     full_q[1] at 229,440: count 1, 32,768 bytes per phase (setup loads, once per work tile)
+//     empty_q[1] at 229,448: count 2 (consumers are done with the setup tiles of this work tile)
 //   tma maps:
-//     tm_K_128x64: K bf16 rank 4, box {64, 128, 1, 1}, swizzle 128B
-//     tm_V_128x64: V bf16 rank 4, box {64, 128, 1, 1}, swizzle 128B
+//     tm_K_176x64: K bf16 rank 4, box {64, 176, 1, 1}, swizzle 128B
+//     tm_V_176x64: V bf16 rank 4, box {64, 176, 1, 1}, swizzle 128B
 //     tm_Q_128x64: Q bf16 rank 4, box {64, 128, 1, 1}, swizzle 128B
 //     tm_O_64x64: O bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B, stores
 //   producer:
-//     per step: wait empty_k, expect 32,768 bytes on full_k
-//       k <- K[block.b, kv, j, 0]  [tm_K_128x64, 2 boxes]
-//     per step: wait empty_v, expect 32,768 bytes on full_v
-//       v <- V[block.b, kv, j, 0]  [tm_V_128x64, 2 boxes]
+//     per step: wait empty_k, expect 45,056 bytes on full_k
+//       k <- K[block.b, kv, j, 0]  [tm_K_176x64, 2 boxes]
+//     per step: wait empty_v, expect 45,056 bytes on full_v
+//       v <- V[block.b, kv, j, 0]  [tm_V_176x64, 2 boxes]
 //     per work tile: wait empty_q, expect 32,768 bytes on full_q
 //       q <- Q[block.b, block.h, block.q, 0]  [tm_Q_128x64, 2 boxes]
 //   consumers:
@@ -305,7 +306,7 @@ __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long 
 //     first step:
 //       pingpong: wait for this warpgroup's turn
 //       wait full_k
-//       mma s = q @ k.T  [wgmma m64n128k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
+//       mma s = q @ k.T  [wgmma m64n176k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
 //       pingpong: pass the turn to the next warpgroup
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       if ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > block.q * BQ)
@@ -321,9 +322,9 @@ __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long 
 //     every later step:
 //       pingpong: wait for this warpgroup's turn
 //       wait full_k
-//       mma s = q @ k.T  [wgmma m64n128k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
+//       mma s = q @ k.T  [wgmma m64n176k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wait full_v (previous step's stage), skipped on the first step
-//       mma o += o_operand @ v  [wgmma m64n128k16 x 8 per warpgroup, RS, A registers, B N-major (128B), previous step's stage, skipped on the first step]
+//       mma o += o_operand @ v  [wgmma m64n128k16 x 11 per warpgroup, RS, A registers, B N-major (128B), previous step's stage, skipped on the first step]
 //       pingpong: pass the turn to the next warpgroup
 //       wgmma.wait_group 1  (registers of a product in flight)
 //       if ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > block.q * BQ)
@@ -340,7 +341,7 @@ __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long 
 //       o_operand = bf16(s)  [A operand of the deferred product]
 //     after the steps:
 //       wait full_v (previous step's stage), skipped on the first step
-//       mma o += o_operand @ v  [wgmma m64n128k16 x 8 per warpgroup, RS, A registers, B N-major (128B), previous step's stage, skipped on the first step]
+//       mma o += o_operand @ v  [wgmma m64n128k16 x 11 per warpgroup, RS, A registers, B N-major (128B), previous step's stage, skipped on the first step]
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_v (previous step's stage), skipped on the first step
 //       release empty_q
@@ -356,22 +357,24 @@ __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long 
 //     - 2 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - overlap: 'bf16(s) @ v' is issued one step late, right after the next step's first product, so the work between them overlaps both products; its A operand is kept in 'o_operand'
 //     - pingpong: the consumer warpgroups take turns issuing their products (named barriers), so one warpgroup's softmax runs under the other's products
-//     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
+//     - register split 240/24 rather than 232/40: the consumers' estimate (228) leaves little room
+//     - stores from registers go through one 64 x 64 chunk per consumer warpgroup in shared memory (swizzle 128B); two would not fit beside the rest, so each chunk waits for the previous store
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
-__global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_128x64, const __grid_constant__ CUtensorMap tm_V_128x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const int B, const int H, const int N, const int HKV, const float scale) {
+//     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
+__global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
-    const uint32_t q_smem = tkc_smem_addr(tkc_smem + 131072);  // once bf16[128, 128], swizzle 128B, 1 x 32768 B
-    const uint32_t k_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[128, 128], swizzle 128B, 2 x 32768 B
-    const uint32_t v_smem = tkc_smem_addr(tkc_smem + 65536);  // ring bf16[128, 128], swizzle 128B, 2 x 32768 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 163840);  // staging bf16[64, 64], swizzle 128B, 4 x 8192 B
-    const uint32_t full_k = tkc_smem_addr(tkc_smem + 196608);  // 2 mbarriers
-    const uint32_t empty_k = tkc_smem_addr(tkc_smem + 196624);  // 2 mbarriers
-    const uint32_t full_v = tkc_smem_addr(tkc_smem + 196640);  // 2 mbarriers
-    const uint32_t empty_v = tkc_smem_addr(tkc_smem + 196656);  // 2 mbarriers
-    const uint32_t full_q = tkc_smem_addr(tkc_smem + 196672);  // 1 mbarrier
-    const uint32_t empty_q = tkc_smem_addr(tkc_smem + 196680);  // 1 mbarrier
+    const uint32_t q_smem = tkc_smem_addr(tkc_smem + 180224);  // once bf16[128, 128], swizzle 128B, 1 x 32768 B
+    const uint32_t k_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[176, 128], swizzle 128B, 2 x 45056 B
+    const uint32_t v_smem = tkc_smem_addr(tkc_smem + 90112);  // ring bf16[176, 128], swizzle 128B, 2 x 45056 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 212992);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
+    const uint32_t full_k = tkc_smem_addr(tkc_smem + 229376);  // 2 mbarriers
+    const uint32_t empty_k = tkc_smem_addr(tkc_smem + 229392);  // 2 mbarriers
+    const uint32_t full_v = tkc_smem_addr(tkc_smem + 229408);  // 2 mbarriers
+    const uint32_t empty_v = tkc_smem_addr(tkc_smem + 229424);  // 2 mbarriers
+    const uint32_t full_q = tkc_smem_addr(tkc_smem + 229440);  // 1 mbarrier
+    const uint32_t empty_q = tkc_smem_addr(tkc_smem + 229448);  // 1 mbarrier
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_k + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_k + 8 * tkc_s, 2);
@@ -389,10 +392,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
     const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers
     if (tkc_wgi == 0) {
         // ---- producer warpgroup: one thread issues every TMA load ----
-        tkc_setmaxnreg_dec<40>();
+        tkc_setmaxnreg_dec<24>();
         if (threadIdx.x == 0) {
-            tkc_tma_prefetch_map(&tm_K_128x64);
-            tkc_tma_prefetch_map(&tm_V_128x64);
+            tkc_tma_prefetch_map(&tm_K_176x64);
+            tkc_tma_prefetch_map(&tm_V_176x64);
             tkc_tma_prefetch_map(&tm_Q_128x64);
             int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;
             for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
@@ -405,6 +408,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     block_q = tkc_t % tkc_ext_q; tkc_t /= tkc_ext_q;
                     block_h = tkc_t % tkc_ext_h; tkc_t /= tkc_ext_h;
                     block_b = tkc_t;
+                    block_q = tkc_ext_q - 1 - block_q;  // reversed: longest first
                 }
                 (void)block_b;
                 (void)block_h;
@@ -421,15 +425,15 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 const int tkc_steps = steps;
                 for (int j = 0; j < tkc_steps; ++j) {
                     tkc_mbar_wait(empty_k + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
-                    tkc_mbar_expect_tx(full_k + 8 * tkc_stage, 32768);
-                    // k <- K[block.b, kv, j, 0]  (2 boxes of 128 x 64)
-                    tkc_tma_load_4d(k_smem + (uint32_t)tkc_stage * 32768, &tm_K_128x64, 0 * 128 + 0, j * 128, kv, block_b, full_k + 8 * tkc_stage);
-                    tkc_tma_load_4d(k_smem + (uint32_t)tkc_stage * 32768 + 16384, &tm_K_128x64, 0 * 128 + 64, j * 128, kv, block_b, full_k + 8 * tkc_stage);
+                    tkc_mbar_expect_tx(full_k + 8 * tkc_stage, 45056);
+                    // k <- K[block.b, kv, j, 0]  (2 boxes of 176 x 64)
+                    tkc_tma_load_4d(k_smem + (uint32_t)tkc_stage * 45056, &tm_K_176x64, 0 * 128 + 0, j * 176, kv, block_b, full_k + 8 * tkc_stage);
+                    tkc_tma_load_4d(k_smem + (uint32_t)tkc_stage * 45056 + 22528, &tm_K_176x64, 0 * 128 + 64, j * 176, kv, block_b, full_k + 8 * tkc_stage);
                     tkc_mbar_wait(empty_v + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
-                    tkc_mbar_expect_tx(full_v + 8 * tkc_stage, 32768);
-                    // v <- V[block.b, kv, j, 0]  (2 boxes of 128 x 64)
-                    tkc_tma_load_4d(v_smem + (uint32_t)tkc_stage * 32768, &tm_V_128x64, 0 * 128 + 0, j * 128, kv, block_b, full_v + 8 * tkc_stage);
-                    tkc_tma_load_4d(v_smem + (uint32_t)tkc_stage * 32768 + 16384, &tm_V_128x64, 0 * 128 + 64, j * 128, kv, block_b, full_v + 8 * tkc_stage);
+                    tkc_mbar_expect_tx(full_v + 8 * tkc_stage, 45056);
+                    // v <- V[block.b, kv, j, 0]  (2 boxes of 176 x 64)
+                    tkc_tma_load_4d(v_smem + (uint32_t)tkc_stage * 45056, &tm_V_176x64, 0 * 128 + 0, j * 176, kv, block_b, full_v + 8 * tkc_stage);
+                    tkc_tma_load_4d(v_smem + (uint32_t)tkc_stage * 45056 + 22528, &tm_V_176x64, 0 * 128 + 64, j * 176, kv, block_b, full_v + 8 * tkc_stage);
                     if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
                 }
                 tkc_tile_phase ^= 1;
@@ -437,18 +441,18 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         }
     } else {
         // ---- consumer warpgroups ----
-        tkc_setmaxnreg_inc<232>();
+        tkc_setmaxnreg_inc<240>();
         const int wg = tkc_wgi - 1;                    // consumer index
         const int tkc_wg_thread = threadIdx.x % 128;
         const int tkc_warp = tkc_wg_thread / 32, tkc_lane = threadIdx.x % 32;
         const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block
         const int tkc_lcol = 2 * (tkc_lane % 4);            // and its first column in an 8-column slab
         (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
-        float s[64];  // row-split fp32[128, 128]: 64 values per thread
+        float s[88];  // row-split fp32[128, 176]: 88 values per thread
         float o[64];  // row-split fp32[128, 128]: 64 values per thread
         float m[2];  // fp32[128] per_row: the 2 rows this thread holds
         float l[2];  // fp32[128] per_row: the 2 rows this thread holds
-        uint32_t o_operand[32];  // row-split bf16[128, 128]: 32 packed pairs per thread
+        uint32_t o_operand[44];  // row-split bf16[128, 176]: 44 packed pairs per thread
         if (wg == 1) tkc_bar_arrive(4, 256);  // pingpong: consumer 0 goes first
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
@@ -462,6 +466,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 block_q = tkc_t % tkc_ext_q; tkc_t /= tkc_ext_q;
                 block_h = tkc_t % tkc_ext_h; tkc_t /= tkc_ext_h;
                 block_b = tkc_t;
+                block_q = tkc_ext_q - 1 - block_q;  // reversed: longest first
             }
             (void)block_b;
             (void)block_h;
@@ -488,33 +493,33 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 (void)j;
                 tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
                 tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
-                // s = q @ k.T  [wgmma m64n128k16 x 8, A and B from shared memory]
+                // s = q @ k.T  [wgmma m64n176k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(s[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 32768 + 0, 16, 1024, 1);  // k: K-major, 128B
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 45056 + 0, 16, 1024, 1);  // k: K-major, 128B
                     const uint64_t tkc_da = tkc_desc(q_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 6, tkc_db + 6, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1024, tkc_db + 1024, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1026, tkc_db + 1026, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1028, tkc_db + 1028, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1030, tkc_db + 1030, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1024, tkc_db + 1408, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1026, tkc_db + 1410, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1028, tkc_db + 1412, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1030, tkc_db + 1414, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(s[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
                 }
                 tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(s[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
                 if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > (block_q * BQ))))) {
                     // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 64) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 64) >> 2) + (tkc_i & 1))) <= ((block_q * BQ) + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 64)))))) ? s[tkc_i] : (-TKC_INF));
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) <= ((block_q * BQ) + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 88)))))) ? s[tkc_i] : (-TKC_INF));
                 }
                 if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
                 // let mn = max(m, rowmax(s))
@@ -523,8 +528,8 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red0[tkc_r] = -TKC_INF;
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) {
-                    tkc_red0[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))] = fmaxf(tkc_red0[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))], s[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) {
+                    tkc_red0[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))] = fmaxf(tkc_red0[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))], s[tkc_i]);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
@@ -539,14 +544,14 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) alpha[tkc_r] = tkc_exp2(((m[tkc_r] * c) - (mn[tkc_r] * c)));
                 // s = exp2(s * c - mn * c)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) s[tkc_i] = tkc_exp2(((s[tkc_i] * c) - (mn[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))] * c)));
+                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = tkc_exp2(((s[tkc_i] * c) - (mn[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))] * c)));
                 // l = l * alpha + rowsum(s)
                 float tkc_red1[2];  // rowsum(s)
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red1[tkc_r] = 0.f;
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) {
-                    tkc_red1[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))] += s[tkc_i];
+                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) {
+                    tkc_red1[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))] += s[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
@@ -563,7 +568,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) m[tkc_r] = mn[tkc_r];
                 // o_operand = bf16(s): the A operand of the deferred product
                 #pragma unroll
-                for (int tkc_p = 0; tkc_p < 32; ++tkc_p) o_operand[tkc_p] = tkc_pack_bf16(s[(2 * tkc_p)], s[(2 * tkc_p + 1)]);
+                for (int tkc_p = 0; tkc_p < 44; ++tkc_p) o_operand[tkc_p] = tkc_pack_bf16(s[(2 * tkc_p)], s[(2 * tkc_p + 1)]);
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
@@ -571,32 +576,32 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             for (int j = 1; j < tkc_steps; ++j) {  // the steady state
                 tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
                 tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
-                // s = q @ k.T  [wgmma m64n128k16 x 8, A and B from shared memory]
+                // s = q @ k.T  [wgmma m64n176k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(s[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 32768 + 0, 16, 1024, 1);  // k: K-major, 128B
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 45056 + 0, 16, 1024, 1);  // k: K-major, 128B
                     const uint64_t tkc_da = tkc_desc(q_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 6, tkc_db + 6, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1024, tkc_db + 1024, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1026, tkc_db + 1026, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1028, tkc_db + 1028, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1030, tkc_db + 1030, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1024, tkc_db + 1408, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1026, tkc_db + 1410, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1028, tkc_db + 1412, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1030, tkc_db + 1414, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(s[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
                 }
                 tkc_mbar_wait(full_v + 8 * tkc_prev_stage, tkc_prev_phase);  // v landed
-                // o += bf16(s) @ v  [wgmma m64n128k16 x 8, A from registers]
+                // o += bf16(s) @ v  [wgmma m64n128k16 x 11, A from registers]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_prev_stage * 32768 + 0, 16384, 1024, 1);  // v: N-major, 128B
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_prev_stage * 45056 + 0, 22528, 1024, 1);  // v: N-major, 128B
                     tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[0], o_operand[1], o_operand[2], o_operand[3], tkc_db + 0, 1);
                     tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[4], o_operand[5], o_operand[6], o_operand[7], tkc_db + 128, 1);
                     tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[8], o_operand[9], o_operand[10], o_operand[11], tkc_db + 256, 1);
@@ -605,6 +610,9 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[20], o_operand[21], o_operand[22], o_operand[23], tkc_db + 640, 1);
                     tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[24], o_operand[25], o_operand[26], o_operand[27], tkc_db + 768, 1);
                     tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[28], o_operand[29], o_operand[30], o_operand[31], tkc_db + 896, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[32], o_operand[33], o_operand[34], o_operand[35], tkc_db + 1024, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[36], o_operand[37], o_operand[38], o_operand[39], tkc_db + 1152, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[40], o_operand[41], o_operand[42], o_operand[43], tkc_db + 1280, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -612,11 +620,11 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(s[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
                 if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > (block_q * BQ))))) {
                     // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 64) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 64) >> 2) + (tkc_i & 1))) <= ((block_q * BQ) + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 64)))))) ? s[tkc_i] : (-TKC_INF));
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) <= ((block_q * BQ) + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 88)))))) ? s[tkc_i] : (-TKC_INF));
                 }
                 if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
                 // let mn = max(m, rowmax(s))
@@ -625,8 +633,8 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red2[tkc_r] = -TKC_INF;
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) {
-                    tkc_red2[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))] = fmaxf(tkc_red2[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))], s[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) {
+                    tkc_red2[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))] = fmaxf(tkc_red2[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))], s[tkc_i]);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
@@ -641,14 +649,14 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) alpha[tkc_r] = tkc_exp2(((m[tkc_r] * c) - (mn[tkc_r] * c)));
                 // s = exp2(s * c - mn * c)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) s[tkc_i] = tkc_exp2(((s[tkc_i] * c) - (mn[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))] * c)));
+                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = tkc_exp2(((s[tkc_i] * c) - (mn[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))] * c)));
                 // l = l * alpha + rowsum(s)
                 float tkc_red3[2];  // rowsum(s)
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red3[tkc_r] = 0.f;
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) {
-                    tkc_red3[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))] += s[tkc_i];
+                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) {
+                    tkc_red3[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))] += s[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
@@ -661,7 +669,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o_operand[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 44; ++tkc_i) tkc_pin(o_operand[tkc_i]);
                 // o = o * alpha
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) o[tkc_i] = (o[tkc_i] * alpha[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))]);
@@ -671,19 +679,19 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) m[tkc_r] = mn[tkc_r];
                 // o_operand = bf16(s): the A operand of the deferred product
                 #pragma unroll
-                for (int tkc_p = 0; tkc_p < 32; ++tkc_p) o_operand[tkc_p] = tkc_pack_bf16(s[(2 * tkc_p)], s[(2 * tkc_p + 1)]);
+                for (int tkc_p = 0; tkc_p < 44; ++tkc_p) o_operand[tkc_p] = tkc_pack_bf16(s[(2 * tkc_p)], s[(2 * tkc_p + 1)]);
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
             if (tkc_steps > 0) tkc_mbar_wait(full_v + 8 * tkc_prev_stage, tkc_prev_phase);  // v landed
-            // o += bf16(s) @ v  [wgmma m64n128k16 x 8, A from registers]
+            // o += bf16(s) @ v  [wgmma m64n128k16 x 11, A from registers]
             if (tkc_steps > 0) {
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
                 tkc_wgmma_fence();
-                const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_prev_stage * 32768 + 0, 16384, 1024, 1);  // v: N-major, 128B
+                const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_prev_stage * 45056 + 0, 22528, 1024, 1);  // v: N-major, 128B
                 tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[0], o_operand[1], o_operand[2], o_operand[3], tkc_db + 0, 1);
                 tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[4], o_operand[5], o_operand[6], o_operand[7], tkc_db + 128, 1);
                 tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[8], o_operand[9], o_operand[10], o_operand[11], tkc_db + 256, 1);
@@ -692,6 +700,9 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[20], o_operand[21], o_operand[22], o_operand[23], tkc_db + 640, 1);
                 tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[24], o_operand[25], o_operand[26], o_operand[27], tkc_db + 768, 1);
                 tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[28], o_operand[29], o_operand[30], o_operand[31], tkc_db + 896, 1);
+                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[32], o_operand[33], o_operand[34], o_operand[35], tkc_db + 1024, 1);
+                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[36], o_operand[37], o_operand[38], o_operand[39], tkc_db + 1152, 1);
+                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[40], o_operand[41], o_operand[42], o_operand[43], tkc_db + 1280, 1);
                 tkc_wgmma_commit();
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -700,7 +711,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
             #pragma unroll
-            for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o_operand[tkc_i]);
+            for (int tkc_i = 0; tkc_i < 44; ++tkc_i) tkc_pin(o_operand[tkc_i]);
             if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_prev_stage);  // release v (previous step)
             if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q
             // finish
@@ -714,8 +725,8 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
                     for (int tkc_ch = 0; tkc_ch < 2; ++tkc_ch) {
-                        const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                        if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
+                        const uint32_t tkc_buf = staging_smem + (uint32_t)wg * 8192;
+                        if (tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // the previous store has read the buffer
                         tkc_bar_sync(1 + wg, 128);
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
@@ -774,19 +785,19 @@ extern "C" int tkc_attn_fwd(const void *Q, const void *K, const void *V, void *O
     if ((D * 2) % 16) return TKC_ERR_STRIDE;  // rows of O must be 16-byte multiples for TMA
     if (!(((H % HKV) == 0))) return TKC_ERR_REQUIRE;  // require H % HKV == 0
     // tensor maps
-    CUtensorMap tm_K_128x64;
+    CUtensorMap tm_K_176x64;
     {
         const uint64_t dims[4] = {(uint64_t)D, (uint64_t)N, (uint64_t)HKV, (uint64_t)B};
         const uint64_t strides[3] = {(uint64_t)2 * D, (uint64_t)2 * D * N, (uint64_t)2 * D * N * HKV};
-        const uint32_t box[4] = {64, 128, 1, 1};
-        if (!tkc_make_map(&tm_K_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, K, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {64, 176, 1, 1};
+        if (!tkc_make_map(&tm_K_176x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, K, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_V_128x64;
+    CUtensorMap tm_V_176x64;
     {
         const uint64_t dims[4] = {(uint64_t)D, (uint64_t)N, (uint64_t)HKV, (uint64_t)B};
         const uint64_t strides[3] = {(uint64_t)2 * D, (uint64_t)2 * D * N, (uint64_t)2 * D * N * HKV};
-        const uint32_t box[4] = {64, 128, 1, 1};
-        if (!tkc_make_map(&tm_V_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, V, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {64, 176, 1, 1};
+        if (!tkc_make_map(&tm_V_176x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, V, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
     CUtensorMap tm_Q_128x64;
     {
@@ -807,9 +818,9 @@ extern "C" int tkc_attn_fwd(const void *Q, const void *K, const void *V, void *O
     int device = 0, sms = 0;
     if (cudaGetDevice(&device) != cudaSuccess) return TKC_ERR_LAUNCH;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
-    const unsigned grid = (unsigned)tiles;  // one block per work tile
-    if (cudaFuncSetAttribute(tkc_attn_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 197712) != cudaSuccess)
+    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
+    if (cudaFuncSetAttribute(tkc_attn_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230480) != cudaSuccess)
         return TKC_ERR_LAUNCH;
-    tkc_attn_fwd_kernel<<<grid, 384, 197712, stream>>>(tm_K_128x64, tm_V_128x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, (int)B, (int)H, (int)N, (int)HKV, scale);
+    tkc_attn_fwd_kernel<<<grid, 384, 230480, stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, (int)B, (int)H, (int)N, (int)HKV, scale);
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -1066,28 +1066,33 @@ static void lower_staging(Lower *L) {
     b.natoms = 1;
     b.bytes = 64 * cc * 2;
     b.align = swizzle_align(b.swz);
-    /* two chunk buffers per consumer warpgroup (one fills while the other is stored), or one
-     * when two would not fit beside everything else */
-    int other = 0;
-    for (int i = 0; i < pk->bufs.n; i++) other += pk->bufs.v[i].bytes * pk->bufs.v[i].copies + pk->bufs.v[i].align;
-    for (int i = 0; i < pk->bars.n; i++) other += 8 * pk->bars.v[i].copies;
-    pk->staging_per_wg = other + 2 * pk->consumers * b.bytes + SMEM_SLACK <= SMEM_LIMIT ? 2 : 1;
-    b.copies = pk->staging_per_wg * pk->consumers;
+    /* two chunk buffers per consumer warpgroup (one fills while the other is stored); layout_smem
+     * drops to one if two do not fit beside everything else */
+    pk->staging_per_wg = 2;
+    b.copies = 2 * pk->consumers;
     vec_push(L->a, &pk->bufs, b);
     pk->staging_buf = pk->bufs.n - 1;
+}
+
+static void note_staging(Lower *L) {
+    PlanKernel *pk = L->pk;
+    if (pk->staging_buf < 0) return;
+    const PlanBuf *b = &pk->bufs.v[pk->staging_buf];
     if (pk->staging_per_wg == 2)
         note(L, "stores from registers go through 64 x %d chunks in shared memory (swizzle %s, conflict-free "
                 "stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills",
-             cc, swizzle_name(b.swz));
+             b->cols, swizzle_name(b->swz));
     else
         note(L, "stores from registers go through one 64 x %d chunk per consumer warpgroup in shared memory "
                 "(swizzle %s); two would not fit beside the rest, so each chunk waits for the previous store",
-             cc, swizzle_name(b.swz));
+             b->cols, swizzle_name(b->swz));
 }
 
 static void layout_smem(Lower *L) {
     PlanKernel *pk = L->pk;
     int off = 0;
+retry:
+    off = 0;
     static const BufKind order[] = {BUF_RING, BUF_ONCE, BUF_SCRATCH, BUF_STAGING};
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < pk->bufs.n; i++) {
@@ -1104,6 +1109,12 @@ static void layout_smem(Lower *L) {
     }
     pk->smem_used = off;
     pk->smem_total = off + SMEM_SLACK;
+    if (pk->smem_total > SMEM_LIMIT && pk->staging_buf >= 0 && pk->staging_per_wg == 2) {
+        pk->staging_per_wg = 1;
+        pk->bufs.v[pk->staging_buf].copies = pk->consumers;
+        goto retry;
+    }
+    note_staging(L);
     if (pk->smem_total > SMEM_LIMIT) {
         StrBuf b;
         sb_init(&b);

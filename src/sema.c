@@ -200,10 +200,11 @@ static Type set(Expr *e, Type t) {
 static bool require_const_int(Sema *s, Expr *e, const char *what, int64_t *out) {
     Type t = check_expr(s, e);
     if (t.kind == TY_ERROR) return false;
-    if (t.kind != TY_INT || !e->is_const) {
-        diag_error(s->d, e->span, "%s must be a compile-time integer (a literal or a param)", what);
+    if (!is_intlike(t) || t.varying || !e->is_const) {
+        diag_error(s->d, e->span, "%s must be a compile-time integer (made of literals and params)", what);
         return false;
     }
+    if (t.kind == TY_BOOL) e->ty = ty_int(); /* a constant condition counts as 0 or 1 */
     *out = e->cval;
     return true;
 }
