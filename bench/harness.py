@@ -157,18 +157,23 @@ def gemm_suite(args, torch):
 
     def kernel(variant):
         if variant not in fns:
-            fns[variant] = load(args.lib, variant, "tkc_gemm", [P, P, P, LL, LL, LL, P])
+            fns[variant] = load(args.lib, variant, "tkc_gemm", [P, P, P, P, P, P, LL, LL, LL, P])
         return fns[variant]
 
     rows = []
 
-    def case(label, variant, M, N, K, time_it=True, base=True):
+    def strides(t):
+        return (ctypes.c_int64 * t.dim())(*t.stride())
+
+    def case(label, variant, M, N, K, time_it=True, base=True, pad=0):
         f = kernel(variant)
         g = torch.Generator(device="cuda").manual_seed(M * 131 + N * 7 + K)
-        A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16, generator=g)
-        B = torch.randn(K, N, device="cuda", dtype=torch.bfloat16, generator=g)
-        C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-        call = lambda: f(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, K, N, stream())
+        # pad > 0: each operand is a view into a wider matrix, so its rows are longer than its width
+        A = torch.randn(M, K + pad, device="cuda", dtype=torch.bfloat16, generator=g)[:, :K]
+        B = torch.randn(K, N + pad, device="cuda", dtype=torch.bfloat16, generator=g)[:, :N]
+        C = torch.full((M, N + pad), float("nan"), device="cuda", dtype=torch.bfloat16)[:, :N]
+        sa, sb, sc = (strides(A), strides(B), strides(C)) if pad else (None, None, None)
+        call = lambda: f(A.data_ptr(), sa, B.data_ptr(), sb, C.data_ptr(), sc, M, K, N, stream())
         rc = call()
         torch.cuda.synchronize()
         if rc:
@@ -198,6 +203,7 @@ def gemm_suite(args, torch):
         if (K * 2) % 16 or (N * 2) % 16:
             continue
         case("ragged", "gemm", M, N, K, time_it=False)
+    case("strided", "gemm", 1000, 1000, 1000, time_it=False, pad=24)
     if args.quick:
         return rows
     for n in (4096, 8192, 16384):
@@ -253,23 +259,34 @@ def attn_suite(args, torch):
 
     def kernel(variant):
         if variant not in fns:
-            fns[variant] = load(args.lib, variant, "tkc_attn_fwd", [P, P, P, P, P, LL, LL, LL, LL, ctypes.c_float, P])
+            fns[variant] = load(args.lib, variant, "tkc_attn_fwd",
+                                [P, P, P, P, P, P, P, P, P, P, LL, LL, LL, LL, ctypes.c_float, P])
         return fns[variant]
 
-    def case(label, variant, Bn, H, HKV, N, D, causal, time_it=True):
+    def strides(t):
+        return (ctypes.c_int64 * t.dim())(*t.stride())
+
+    def case(label, variant, Bn, H, HKV, N, D, causal, time_it=True, bshd=False):
         f = kernel(variant)
         g = torch.Generator(device="cuda").manual_seed(Bn * 1000 + H * 10 + N + D)
-        q = torch.randn(Bn, H, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
-        k = torch.randn(Bn, HKV, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
-        v = torch.randn(Bn, HKV, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
-        o = torch.full_like(q, float("nan"))
+        if bshd:  # [B, N, H, D] in memory, passed as [B, H, N, D] views with strides
+            mk = lambda h: torch.randn(Bn, N, h, D, device="cuda", dtype=torch.bfloat16, generator=g).transpose(1, 2)
+            q, k, v = mk(H), mk(HKV), mk(HKV)
+            o = torch.full((Bn, N, H, D), float("nan"), device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+        else:
+            q = torch.randn(Bn, H, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
+            k = torch.randn(Bn, HKV, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
+            v = torch.randn(Bn, HKV, N, D, device="cuda", dtype=torch.bfloat16, generator=g)
+            o = torch.full_like(q, float("nan"))
         lse = torch.full((Bn, H, N), float("nan"), device="cuda", dtype=torch.float32)
         scale = 1.0 / math.sqrt(D)
-        call = lambda: f(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(), Bn, H, N, HKV,
-                         ctypes.c_float(scale), stream())
+        st = [strides(t) for t in (q, k, v, o, lse)] if bshd else [None] * 5
+        call = lambda: f(q.data_ptr(), st[0], k.data_ptr(), st[1], v.data_ptr(), st[2], o.data_ptr(), st[3],
+                         lse.data_ptr(), st[4], Bn, H, N, HKV, ctypes.c_float(scale), stream())
         rc = call()
         torch.cuda.synchronize()
-        row = dict(suite="attn", case=label, variant=variant, B=Bn, H=H, HKV=HKV, N=N, D=D, causal=int(causal))
+        row = dict(suite="attn", case=label, variant=variant, B=Bn, H=H, HKV=HKV, N=N, D=D, causal=int(causal),
+                   layout="bshd" if bshd else "bhsd")
         if rc:
             row["status"] = f"launch error {rc}"
             rows.append(row)
@@ -313,6 +330,8 @@ def attn_suite(args, torch):
                                  ("attn_d128_plain", 128, False), ("attn_d128_ov", 128, False)]:
         for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333)]:
             case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
+    case("strided", "attn_d128", 2, 4, 2, 1000, 128, False, time_it=False, bshd=True)
+    case("strided", "attn_d64_causal", 2, 4, 2, 333, 64, True, time_it=False, bshd=True)
     if args.quick:
         return rows
     for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),

@@ -17,6 +17,11 @@
 #define TKC_INF __int_as_float(0x7f800000)
 
 
+#ifndef TKC_STREAM_T
+#define TKC_STREAM_T
+typedef struct CUstream_st *tkc_stream_t;  // the same type as cudaStream_t
+#endif
+
 #ifndef TKC_STATUS_CODES
 #define TKC_STATUS_CODES
 enum {
@@ -24,7 +29,7 @@ enum {
     TKC_ERR_NULL = 1,        // a tensor pointer is null
     TKC_ERR_ALIGN = 2,       // a tensor is not 16-byte aligned
     TKC_ERR_DIM = 3,         // a dimension is < 1 or too large
-    TKC_ERR_STRIDE = 4,      // a row is not a multiple of 16 bytes (TMA)
+    TKC_ERR_STRIDE = 4,      // a stride is not 1 (last dim) or not a positive 16-byte multiple (TMA)
     TKC_ERR_REQUIRE = 5,     // a 'require' of the kernel does not hold
     TKC_ERR_TENSOR_MAP = 6,  // the driver rejected a tensor map
     TKC_ERR_LAUNCH = 7,      // the CUDA runtime reported an error
@@ -257,6 +262,20 @@ TKC_DEVICE void tkc_wgmma_m64n176k16_ss_bf16(float *d, uint64_t desc_a, uint64_t
 
 __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { return p[i]; }
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
+// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
+// 16-byte multiples below 2^40 bytes; threads accept any positive strides.
+[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,
+                                         int elem, bool tma) {
+    int64_t c = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+        st[d] = given ? given[d] : c;
+        c *= dims[d];
+        if (st[d] < 1) return false;
+        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))
+            return false;
+    }
+    return true;
+}
 [[maybe_unused]] static inline long long tkc_h_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 [[maybe_unused]] static inline long long tkc_h_min(long long a, long long b) { return a < b ? a : b; }
 [[maybe_unused]] static inline long long tkc_h_max(long long a, long long b) { return a > b ? a : b; }
@@ -361,7 +380,7 @@ __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long 
 //     - stores from registers go through one 64 x 64 chunk per consumer warpgroup in shared memory (swizzle 128B); two would not fit beside the rest, so each chunk waits for the previous store
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
-__global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const int B, const int H, const int N, const int HKV, const float scale) {
+__global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
@@ -753,7 +772,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const long long tkc_gi = (long long)block_q * 128 + (wg * 64 + tkc_lrow + 8 * (tkc_r & 1) + 64 * (tkc_r >> 1));
-                    if (tkc_gi < N) L[(((long long)block_b * (long long)H + (long long)block_h) * (long long)N + tkc_gi)] = (((m[tkc_r] * c) + __log2f(l[tkc_r])) * 0.693147181f);
+                    if (tkc_gi < N) L[(long long)block_b * L_st0 + (long long)block_h * L_st1 + tkc_gi * L_st2] = (((m[tkc_r] * c) + __log2f(l[tkc_r])) * 0.693147181f);
                 }
             }
             tkc_tile_phase ^= 1;
@@ -763,53 +782,70 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
 }
 
 }  // namespace
-// Launches attn_fwd. Tensors are contiguous (row-major); returns 0 or a TKC_ERR_* code.
-extern "C" int tkc_attn_fwd(const void *Q, const void *K, const void *V, void *O, void *L, long long B, long long H, long long N, long long HKV, float scale, cudaStream_t stream) {
-    if (!Q) return TKC_ERR_NULL;
-    if ((uintptr_t)Q % 16) return TKC_ERR_ALIGN;  // TMA needs 16-byte aligned tensors
-    if (!K) return TKC_ERR_NULL;
-    if ((uintptr_t)K % 16) return TKC_ERR_ALIGN;  // TMA needs 16-byte aligned tensors
-    if (!V) return TKC_ERR_NULL;
-    if ((uintptr_t)V % 16) return TKC_ERR_ALIGN;  // TMA needs 16-byte aligned tensors
-    if (!O) return TKC_ERR_NULL;
-    if ((uintptr_t)O % 16) return TKC_ERR_ALIGN;  // TMA needs 16-byte aligned tensors
-    if (!L) return TKC_ERR_NULL;
-    if ((uintptr_t)L % 16) return TKC_ERR_ALIGN;  // TMA needs 16-byte aligned tensors
+// Launches attn_fwd on stream. Strides count elements, one per dimension (NULL: contiguous); the
+// last must be 1. Every argument is checked first: returns TKC_OK or a TKC_ERR_* code.
+extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void *K, const int64_t *K_strides, const void *V, const int64_t *V_strides, void *O, const int64_t *O_strides, void *L, const int64_t *L_strides, int64_t B, int64_t H, int64_t N, int64_t HKV, float scale, tkc_stream_t stream) {
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
     if (HKV < 1 || HKV > 2147483647LL) return TKC_ERR_DIM;
-    if ((D * 2) % 16) return TKC_ERR_STRIDE;  // rows of K must be 16-byte multiples for TMA
-    if ((D * 2) % 16) return TKC_ERR_STRIDE;  // rows of V must be 16-byte multiples for TMA
-    if ((D * 2) % 16) return TKC_ERR_STRIDE;  // rows of Q must be 16-byte multiples for TMA
-    if ((D * 2) % 16) return TKC_ERR_STRIDE;  // rows of O must be 16-byte multiples for TMA
     if (!(((H % HKV) == 0))) return TKC_ERR_REQUIRE;  // require H % HKV == 0
+    // Q: in bf16[B, H, N, D], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!Q) return TKC_ERR_NULL;
+    if ((uintptr_t)Q % 16) return TKC_ERR_ALIGN;
+    const int64_t Q_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
+    int64_t Q_st[4];
+    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4, 2, true)) return TKC_ERR_STRIDE;
+    // K: in bf16[B, HKV, N, D], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!K) return TKC_ERR_NULL;
+    if ((uintptr_t)K % 16) return TKC_ERR_ALIGN;
+    const int64_t K_dims[4] = {(int64_t)B, (int64_t)HKV, (int64_t)N, (int64_t)D};
+    int64_t K_st[4];
+    if (!tkc_strides(K_st, K_strides, K_dims, 4, 2, true)) return TKC_ERR_STRIDE;
+    // V: in bf16[B, HKV, N, D], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!V) return TKC_ERR_NULL;
+    if ((uintptr_t)V % 16) return TKC_ERR_ALIGN;
+    const int64_t V_dims[4] = {(int64_t)B, (int64_t)HKV, (int64_t)N, (int64_t)D};
+    int64_t V_st[4];
+    if (!tkc_strides(V_st, V_strides, V_dims, 4, 2, true)) return TKC_ERR_STRIDE;
+    // O: out bf16[B, H, N, D], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!O) return TKC_ERR_NULL;
+    if ((uintptr_t)O % 16) return TKC_ERR_ALIGN;
+    const int64_t O_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
+    int64_t O_st[4];
+    if (!tkc_strides(O_st, O_strides, O_dims, 4, 2, true)) return TKC_ERR_STRIDE;
+    // L: out fp32[B, H, N], accessed by threads
+    if (!L) return TKC_ERR_NULL;
+    if ((uintptr_t)L % 4) return TKC_ERR_ALIGN;
+    const int64_t L_dims[3] = {(int64_t)B, (int64_t)H, (int64_t)N};
+    int64_t L_st[3];
+    if (!tkc_strides(L_st, L_strides, L_dims, 3, 4, false)) return TKC_ERR_STRIDE;
     // tensor maps
     CUtensorMap tm_K_176x64;
     {
-        const uint64_t dims[4] = {(uint64_t)D, (uint64_t)N, (uint64_t)HKV, (uint64_t)B};
-        const uint64_t strides[3] = {(uint64_t)2 * D, (uint64_t)2 * D * N, (uint64_t)2 * D * N * HKV};
+        const uint64_t dims[4] = {(uint64_t)K_dims[3], (uint64_t)K_dims[2], (uint64_t)K_dims[1], (uint64_t)K_dims[0]};
+        const uint64_t strides[3] = {(uint64_t)K_st[2] * 2, (uint64_t)K_st[1] * 2, (uint64_t)K_st[0] * 2};
         const uint32_t box[4] = {64, 176, 1, 1};
         if (!tkc_make_map(&tm_K_176x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, K, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
     CUtensorMap tm_V_176x64;
     {
-        const uint64_t dims[4] = {(uint64_t)D, (uint64_t)N, (uint64_t)HKV, (uint64_t)B};
-        const uint64_t strides[3] = {(uint64_t)2 * D, (uint64_t)2 * D * N, (uint64_t)2 * D * N * HKV};
+        const uint64_t dims[4] = {(uint64_t)V_dims[3], (uint64_t)V_dims[2], (uint64_t)V_dims[1], (uint64_t)V_dims[0]};
+        const uint64_t strides[3] = {(uint64_t)V_st[2] * 2, (uint64_t)V_st[1] * 2, (uint64_t)V_st[0] * 2};
         const uint32_t box[4] = {64, 176, 1, 1};
         if (!tkc_make_map(&tm_V_176x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, V, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
     CUtensorMap tm_Q_128x64;
     {
-        const uint64_t dims[4] = {(uint64_t)D, (uint64_t)N, (uint64_t)H, (uint64_t)B};
-        const uint64_t strides[3] = {(uint64_t)2 * D, (uint64_t)2 * D * N, (uint64_t)2 * D * N * H};
+        const uint64_t dims[4] = {(uint64_t)Q_dims[3], (uint64_t)Q_dims[2], (uint64_t)Q_dims[1], (uint64_t)Q_dims[0]};
+        const uint64_t strides[3] = {(uint64_t)Q_st[2] * 2, (uint64_t)Q_st[1] * 2, (uint64_t)Q_st[0] * 2};
         const uint32_t box[4] = {64, 128, 1, 1};
         if (!tkc_make_map(&tm_Q_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, Q, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
     CUtensorMap tm_O_64x64;
     {
-        const uint64_t dims[4] = {(uint64_t)D, (uint64_t)N, (uint64_t)H, (uint64_t)B};
-        const uint64_t strides[3] = {(uint64_t)2 * D, (uint64_t)2 * D * N, (uint64_t)2 * D * N * H};
+        const uint64_t dims[4] = {(uint64_t)O_dims[3], (uint64_t)O_dims[2], (uint64_t)O_dims[1], (uint64_t)O_dims[0]};
+        const uint64_t strides[3] = {(uint64_t)O_st[2] * 2, (uint64_t)O_st[1] * 2, (uint64_t)O_st[0] * 2};
         const uint32_t box[4] = {64, 64, 1, 1};
         if (!tkc_make_map(&tm_O_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
@@ -821,6 +857,6 @@ extern "C" int tkc_attn_fwd(const void *Q, const void *K, const void *V, void *O
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     if (cudaFuncSetAttribute(tkc_attn_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230480) != cudaSuccess)
         return TKC_ERR_LAUNCH;
-    tkc_attn_fwd_kernel<<<grid, 384, 230480, stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, (int)B, (int)H, (int)N, (int)HKV, scale);
+    tkc_attn_fwd_kernel<<<grid, 384, 230480, (cudaStream_t)stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale);
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

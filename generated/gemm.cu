@@ -17,6 +17,11 @@
 #define TKC_INF __int_as_float(0x7f800000)
 
 
+#ifndef TKC_STREAM_T
+#define TKC_STREAM_T
+typedef struct CUstream_st *tkc_stream_t;  // the same type as cudaStream_t
+#endif
+
 #ifndef TKC_STATUS_CODES
 #define TKC_STATUS_CODES
 enum {
@@ -24,7 +29,7 @@ enum {
     TKC_ERR_NULL = 1,        // a tensor pointer is null
     TKC_ERR_ALIGN = 2,       // a tensor is not 16-byte aligned
     TKC_ERR_DIM = 3,         // a dimension is < 1 or too large
-    TKC_ERR_STRIDE = 4,      // a row is not a multiple of 16 bytes (TMA)
+    TKC_ERR_STRIDE = 4,      // a stride is not 1 (last dim) or not a positive 16-byte multiple (TMA)
     TKC_ERR_REQUIRE = 5,     // a 'require' of the kernel does not hold
     TKC_ERR_TENSOR_MAP = 6,  // the driver rejected a tensor map
     TKC_ERR_LAUNCH = 7,      // the CUDA runtime reported an error
@@ -242,6 +247,20 @@ TKC_DEVICE void tkc_wgmma_m64n256k16_ss_bf16(float *d, uint64_t desc_a, uint64_t
 
 __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { return p[i]; }
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
+// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
+// 16-byte multiples below 2^40 bytes; threads accept any positive strides.
+[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,
+                                         int elem, bool tma) {
+    int64_t c = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+        st[d] = given ? given[d] : c;
+        c *= dims[d];
+        if (st[d] < 1) return false;
+        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))
+            return false;
+    }
+    return true;
+}
 [[maybe_unused]] static inline long long tkc_h_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 [[maybe_unused]] static inline long long tkc_h_min(long long a, long long b) { return a < b ? a : b; }
 [[maybe_unused]] static inline long long tkc_h_max(long long a, long long b) { return a > b ? a : b; }
@@ -481,39 +500,49 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
 }
 
 }  // namespace
-// Launches gemm. Tensors are contiguous (row-major); returns 0 or a TKC_ERR_* code.
-extern "C" int tkc_gemm(const void *A, const void *B, void *C, long long M, long long K, long long N, cudaStream_t stream) {
-    if (!A) return TKC_ERR_NULL;
-    if ((uintptr_t)A % 16) return TKC_ERR_ALIGN;  // TMA needs 16-byte aligned tensors
-    if (!B) return TKC_ERR_NULL;
-    if ((uintptr_t)B % 16) return TKC_ERR_ALIGN;  // TMA needs 16-byte aligned tensors
-    if (!C) return TKC_ERR_NULL;
-    if ((uintptr_t)C % 16) return TKC_ERR_ALIGN;  // TMA needs 16-byte aligned tensors
+// Launches gemm on stream. Strides count elements, one per dimension (NULL: contiguous); the
+// last must be 1. Every argument is checked first: returns TKC_OK or a TKC_ERR_* code.
+extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, const int64_t *B_strides, void *C, const int64_t *C_strides, int64_t M, int64_t K, int64_t N, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    if ((K * 2) % 16) return TKC_ERR_STRIDE;  // rows of A must be 16-byte multiples for TMA
-    if ((N * 2) % 16) return TKC_ERR_STRIDE;  // rows of B must be 16-byte multiples for TMA
-    if ((N * 2) % 16) return TKC_ERR_STRIDE;  // rows of C must be 16-byte multiples for TMA
+    // A: in bf16[M, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!A) return TKC_ERR_NULL;
+    if ((uintptr_t)A % 16) return TKC_ERR_ALIGN;
+    const int64_t A_dims[2] = {(int64_t)M, (int64_t)K};
+    int64_t A_st[2];
+    if (!tkc_strides(A_st, A_strides, A_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    // B: in bf16[K, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!B) return TKC_ERR_NULL;
+    if ((uintptr_t)B % 16) return TKC_ERR_ALIGN;
+    const int64_t B_dims[2] = {(int64_t)K, (int64_t)N};
+    int64_t B_st[2];
+    if (!tkc_strides(B_st, B_strides, B_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    // C: out bf16[M, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!C) return TKC_ERR_NULL;
+    if ((uintptr_t)C % 16) return TKC_ERR_ALIGN;
+    const int64_t C_dims[2] = {(int64_t)M, (int64_t)N};
+    int64_t C_st[2];
+    if (!tkc_strides(C_st, C_strides, C_dims, 2, 2, true)) return TKC_ERR_STRIDE;
     // tensor maps
     CUtensorMap tm_A_128x64;
     {
-        const uint64_t dims[2] = {(uint64_t)K, (uint64_t)M};
-        const uint64_t strides[1] = {(uint64_t)2 * K};
+        const uint64_t dims[2] = {(uint64_t)A_dims[1], (uint64_t)A_dims[0]};
+        const uint64_t strides[1] = {(uint64_t)A_st[0] * 2};
         const uint32_t box[2] = {64, 128};
         if (!tkc_make_map(&tm_A_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, A, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
     CUtensorMap tm_B_64x64;
     {
-        const uint64_t dims[2] = {(uint64_t)N, (uint64_t)K};
-        const uint64_t strides[1] = {(uint64_t)2 * N};
+        const uint64_t dims[2] = {(uint64_t)B_dims[1], (uint64_t)B_dims[0]};
+        const uint64_t strides[1] = {(uint64_t)B_st[0] * 2};
         const uint32_t box[2] = {64, 64};
         if (!tkc_make_map(&tm_B_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, B, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
     CUtensorMap tm_C_64x64;
     {
-        const uint64_t dims[2] = {(uint64_t)N, (uint64_t)M};
-        const uint64_t strides[1] = {(uint64_t)2 * N};
+        const uint64_t dims[2] = {(uint64_t)C_dims[1], (uint64_t)C_dims[0]};
+        const uint64_t strides[1] = {(uint64_t)C_st[0] * 2};
         const uint32_t box[2] = {64, 64};
         if (!tkc_make_map(&tm_C_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, C, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
@@ -525,6 +554,6 @@ extern "C" int tkc_gemm(const void *A, const void *B, void *C, long long M, long
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     if (cudaFuncSetAttribute(tkc_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464) != cudaSuccess)
         return TKC_ERR_LAUNCH;
-    tkc_gemm_kernel<<<grid, 384, 230464, stream>>>(tm_A_128x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)M, (int)K, (int)N);
+    tkc_gemm_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_A_128x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)M, (int)K, (int)N);
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -95,18 +95,14 @@ static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host) {
         /* an element read of a global tensor (kernel-level lets) */
         const Symbol *t = x->u.index.base->sym;
         const Arg *arg = e->sk->args.v[t->index];
+        (void)arg;
         sb_printf(b, "tkc_load_f32(%s, ", t->name);
         for (int i = 0; i < x->u.index.nargs; i++) {
-            if (i) {
-                sb_puts(b, " * (long long)(");
-                scalar_expr(e, b, arg->ts.dims[i], host);
-                sb_puts(b, ") + ");
-            }
+            if (i) sb_puts(b, " + ");
             sb_puts(b, "(long long)(");
             scalar_expr(e, b, x->u.index.args[i].lo, host);
-            sb_putc(b, ')');
+            sb_printf(b, ") * %s_st%d", t->name, i);
         }
-        for (int i = 0; i < x->u.index.nargs; i++) sb_putc(b, ')');
         sb_putc(b, ')');
         return;
     }
@@ -497,32 +493,18 @@ static void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *
 }
 
 static const char *global_offset(Em *e, const Symbol *t, const Expr *ix, const char *last) {
-    /* element offset of X[i0, ..., i_{n-2}, last] in a contiguous tensor */
-    const Arg *arg = e->sk->args.v[t->index];
+    /* element offset of X[i0, ..., i_{n-2}, last] from the tensor's strides */
     int n = ix->u.index.nargs;
     StrBuf b;
     sb_init(&b);
     for (int i = 0; i < n; i++) {
-        if (i) {
-            sb_puts(&b, " * (long long)");
-            scalar_expr(e, &b, arg->ts.dims[i], false);
-            sb_puts(&b, " + ");
-        }
-        if (i == n - 1) sb_puts(&b, last);
-        else {
-            sb_puts(&b, "(long long)");
-            scalar_expr(e, &b, ix->u.index.args[i].lo, false);
-        }
-        if (i) sb_putc(&b, ')');
+        if (i) sb_puts(&b, " + ");
+        if (i == n - 1) sb_printf(&b, "%s * %s_st%d", last, t->name, i);
+        else sb_printf(&b, "(long long)%s * %s_st%d", scalar_str(e, ix->u.index.args[i].lo, false), t->name, i);
     }
-    StrBuf o;
-    sb_init(&o);
-    for (int i = 1; i < n; i++) sb_putc(&o, '(');
-    sb_puts(&o, b.s);
-    char *s = arena_strdup(e->a, o.s);
+    char *r = arena_strdup(e->a, b.s);
     sb_free(&b);
-    sb_free(&o);
-    return s;
+    return r;
 }
 
 static void emit_vec_store(Em *e, const Stmt *st) {
@@ -1101,6 +1083,48 @@ static void emit_consumer(Em *e) {
 }
 
 
+/* tensors read or written by threads directly (not through TMA) need their strides in the kernel */
+static bool expr_reads_tensor(const Expr *x, const Symbol *t) {
+    if (!x) return false;
+    switch (x->kind) {
+    case EX_INDEX:
+        if (x->u.index.base->sym == t) return true;
+        for (int i = 0; i < x->u.index.nargs; i++)
+            if (expr_reads_tensor(x->u.index.args[i].lo, t)) return true;
+        return false;
+    case EX_CALL:
+        for (int i = 0; i < x->u.call.nargs; i++)
+            if (expr_reads_tensor(x->u.call.args[i], t)) return true;
+        return false;
+    case EX_BINARY: return expr_reads_tensor(x->u.bin.l, t) || expr_reads_tensor(x->u.bin.r, t);
+    case EX_UNARY: return expr_reads_tensor(x->u.un.e, t);
+    case EX_COND:
+        return expr_reads_tensor(x->u.cond.c, t) || expr_reads_tensor(x->u.cond.a, t) || expr_reads_tensor(x->u.cond.b, t);
+    default: return false;
+    }
+}
+
+static bool stmts_direct(const StmtList *l, const Symbol *t) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
+            st->u.assign.lhs->u.index.base->sym == t)
+            return true;
+        if (st->kind == ST_LET && expr_reads_tensor(st->u.let.e, t)) return true;
+        if (st->kind == ST_IF && (stmts_direct(&st->u.if_.then_s, t) || stmts_direct(&st->u.if_.else_s, t))) return true;
+        if (st->kind == ST_FOR && stmts_direct(&st->u.for_.body, t)) return true;
+    }
+    return false;
+}
+
+static bool tensor_direct(const SemaKernel *sk, const Symbol *t) {
+    for (int i = 0; i < sk->lets.n; i++)
+        if (expr_reads_tensor(sk->lets.v[i]->u.let.e, t)) return true;
+    for (int b = 0; b < BK_COUNT; b++)
+        if (sk->blocks[b] && stmts_direct(&sk->blocks[b]->u.block.body, t)) return true;
+    return false;
+}
+
 static void kernel_params(Em *e, StrBuf *b, bool decl) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
@@ -1116,6 +1140,11 @@ static void kernel_params(Em *e, StrBuf *b, bool decl) {
         const char *t = a->ts.dt == DT_BF16 ? "__nv_bfloat16" : a->ts.dt == DT_FP16 ? "__half" : a->ts.dt == DT_FP32 ? "float" : "int";
         if (decl) sb_printf(b, "%s%s%s *__restrict__ %s", SEP(), a->mode == ARG_IN ? "const " : "", t, a->name);
         else sb_printf(b, "%s(%s%s *)%s", SEP(), a->mode == ARG_IN ? "const " : "", t, a->name);
+        if (!tensor_direct(sk, a->sym)) continue;
+        for (int d = 0; d < a->ts.ndims; d++) {
+            if (decl) sb_printf(b, "%sconst long long %s_st%d", SEP(), a->name, d);
+            else sb_printf(b, "%s%s_st[%d]", SEP(), a->name, d);
+        }
     }
     for (int i = 0; i < sk->dims.n; i++) {
         if (decl) sb_printf(b, "%sconst int %s", SEP(), sk->dims.v[i]->name);
@@ -1207,46 +1236,65 @@ static const char *cu_dtype(DType d) {
     }
 }
 
+/* the launcher's signature: each tensor followed by its element strides (NULL: contiguous),
+ * then the run-time dimensions, the scalars and the stream */
+static void launcher_signature(Em *e, StrBuf *b) {
+    const SemaKernel *sk = e->sk;
+    bool first = true;
+    for (int i = 0; i < sk->args.n; i++) {
+        const Arg *a = sk->args.v[i];
+        if (!a->ts.ndims) continue;
+        sb_printf(b, "%s%svoid *%s, const int64_t *%s_strides", first ? "" : ", ", a->mode == ARG_IN ? "const " : "",
+                  a->name, a->name);
+        first = false;
+    }
+    for (int i = 0; i < sk->dims.n; i++) sb_printf(b, ", int64_t %s", sk->dims.v[i]->name);
+    for (int i = 0; i < sk->scalars.n; i++)
+        sb_printf(b, ", %s %s", sk->scalars.v[i]->ty.kind == TY_FLOAT ? "float" : "int32_t", sk->scalars.v[i]->name);
+    sb_puts(b, ", tkc_stream_t stream");
+}
+
 static void emit_launcher(Em *e) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
     need(e, "tkc_ptx.cuh", "host");
     StrBuf sig;
     sb_init(&sig);
-    bool first = true;
-    for (int i = 0; i < sk->args.n; i++) {
-        const Arg *a = sk->args.v[i];
-        if (!a->ts.ndims) continue;
-        sb_printf(&sig, "%s%svoid *%s", first ? "" : ", ", a->mode == ARG_IN ? "const " : "", a->name);
-        first = false;
-    }
-    for (int i = 0; i < sk->dims.n; i++) sb_printf(&sig, ", long long %s", sk->dims.v[i]->name);
-    for (int i = 0; i < sk->scalars.n; i++)
-        sb_printf(&sig, ", %s %s", sk->scalars.v[i]->ty.kind == TY_FLOAT ? "float" : "int", sk->scalars.v[i]->name);
-    sb_puts(&sig, ", cudaStream_t stream");
-    L("// Launches %s. Tensors are contiguous (row-major); returns 0 or a TKC_ERR_* code.", pk->name);
+    launcher_signature(e, &sig);
+    L("// Launches %s on stream. Strides count elements, one per dimension (NULL: contiguous); the", pk->name);
+    L("// last must be 1. Every argument is checked first: returns TKC_OK or a TKC_ERR_* code.");
     L("extern \"C\" int tkc_%s(%s) {", pk->name, sig.s);
     sb_free(&sig);
     IN();
-    for (int i = 0; i < sk->args.n; i++) {
-        const Arg *a = sk->args.v[i];
-        if (!a->ts.ndims) continue;
-        L("if (!%s) return TKC_ERR_NULL;", a->name);
-        L("if ((uintptr_t)%s %% 16) return TKC_ERR_ALIGN;  // TMA needs 16-byte aligned tensors", a->name);
-    }
-    for (int i = 0; i < sk->dims.n; i++) L("if (%s < 1 || %s > 2147483647LL) return TKC_ERR_DIM;", sk->dims.v[i]->name, sk->dims.v[i]->name);
-    /* rows of every tensor read or written by TMA must be 16-byte multiples */
-    for (int i = 0; i < pk->maps.n; i++) {
-        const PlanMap *m = &pk->maps.v[i];
-        const Arg *a = m->arg;
-        if (m->rank < 2) continue;
-        const char *inner = scalar_str(e, a->ts.dims[a->ts.ndims - 1], true);
-        L("if ((%s * %d) %% 16) return TKC_ERR_STRIDE;  // rows of %s must be 16-byte multiples for TMA", inner,
-          dtype_bytes[a->ts.dt], a->name);
-    }
+    for (int i = 0; i < sk->dims.n; i++)
+        L("if (%s < 1 || %s > 2147483647LL) return TKC_ERR_DIM;", sk->dims.v[i]->name, sk->dims.v[i]->name);
     for (int i = 0; i < sk->requires.n; i++)
         L("if (!(%s)) return TKC_ERR_REQUIRE;  // require %s", scalar_str(e, sk->requires.v[i], true),
           ast_expr_str(e->a, sk->requires.v[i]));
+    for (int i = 0; i < sk->args.n; i++) {
+        const Arg *a = sk->args.v[i];
+        if (!a->ts.ndims) continue;
+        int r = a->ts.ndims, eb = dtype_bytes[a->ts.dt];
+        bool tma = false;
+        for (int m = 0; m < pk->maps.n; m++) tma |= pk->maps.v[m].arg == a;
+        StrBuf dims, shape;
+        sb_init(&dims);
+        sb_init(&shape);
+        for (int d = 0; d < r; d++) {
+            sb_printf(&dims, "%s(int64_t)%s", d ? ", " : "", scalar_str(e, a->ts.dims[d], true));
+            sb_printf(&shape, "%s%s", d ? ", " : "", ast_expr_str(e->a, a->ts.dims[d]));
+        }
+        L("// %s: %s %s[%s]%s", a->name, a->mode == ARG_IN ? "in" : a->mode == ARG_OUT ? "out" : "inout", dtype_name[a->ts.dt],
+          shape.s, tma ? ", moved by TMA: 16-byte aligned, rows of 16-byte multiples" : ", accessed by threads");
+        L("if (!%s) return TKC_ERR_NULL;", a->name);
+        L("if ((uintptr_t)%s %% %d) return TKC_ERR_ALIGN;", a->name, tma ? 16 : eb);
+        L("const int64_t %s_dims[%d] = {%s};", a->name, r, dims.s);
+        sb_free(&dims);
+        sb_free(&shape);
+        L("int64_t %s_st[%d];", a->name, r);
+        L("if (!tkc_strides(%s_st, %s_strides, %s_dims, %d, %d, %s)) return TKC_ERR_STRIDE;", a->name, a->name, a->name, r,
+          eb, tma ? "true" : "false");
+    }
     L("// tensor maps");
     for (int i = 0; i < pk->maps.n; i++) {
         const PlanMap *m = &pk->maps.v[i];
@@ -1257,13 +1305,10 @@ static void emit_launcher(Em *e) {
         sb_init(&str);
         sb_init(&box);
         for (int d = 0; d < r; d++) {
-            sb_printf(&dims, "%s(uint64_t)%s", d ? ", " : "", scalar_str(e, a->ts.dims[r - 1 - d], true));
+            sb_printf(&dims, "%s(uint64_t)%s_dims[%d]", d ? ", " : "", a->name, r - 1 - d);
             sb_printf(&box, "%s%d", d ? ", " : "", m->box[d]);
         }
-        for (int d = 1; d < r; d++) {
-            sb_printf(&str, "%s(uint64_t)%d", d > 1 ? ", " : "", dtype_bytes[a->ts.dt]);
-            for (int k = 0; k < d; k++) sb_printf(&str, " * %s", scalar_str(e, a->ts.dims[r - 1 - k], true));
-        }
+        for (int d = 1; d < r; d++) sb_printf(&str, "%s(uint64_t)%s_st[%d] * %d", d > 1 ? ", " : "", a->name, r - 1 - d, dtype_bytes[a->ts.dt]);
         L("CUtensorMap %s;", m->name);
         L("{");
         IN();
@@ -1296,7 +1341,7 @@ static void emit_launcher(Em *e) {
     StrBuf args;
     sb_init(&args);
     kernel_params(e, &args, false);
-    L("tkc_%s_kernel<<<grid, %d, %d, stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
+    L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
     sb_free(&args);
     L("return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;");
     OUT();
@@ -1350,11 +1395,13 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     for (int i = 0; i < p->kernels.n; i++) sb_printf(&out, " tkc_%s()", p->kernels.v[i]->name);
     sb_puts(&out, "; each returns TKC_OK (0) or a TKC_ERR_* code.\n\n");
     put_fragment(&out, "tkc_ptx.cuh", "prelude");
+    sb_puts(&out, "\n#ifndef TKC_STREAM_T\n#define TKC_STREAM_T\n"
+                  "typedef struct CUstream_st *tkc_stream_t;  // the same type as cudaStream_t\n#endif\n");
     sb_puts(&out, "\n#ifndef TKC_STATUS_CODES\n#define TKC_STATUS_CODES\n");
     sb_puts(&out, "enum {\n    TKC_OK = 0,\n    TKC_ERR_NULL = 1,        // a tensor pointer is null\n"
                   "    TKC_ERR_ALIGN = 2,       // a tensor is not 16-byte aligned\n"
                   "    TKC_ERR_DIM = 3,         // a dimension is < 1 or too large\n"
-                  "    TKC_ERR_STRIDE = 4,      // a row is not a multiple of 16 bytes (TMA)\n"
+                  "    TKC_ERR_STRIDE = 4,      // a stride is not 1 (last dim) or not a positive 16-byte multiple (TMA)\n"
                   "    TKC_ERR_REQUIRE = 5,     // a 'require' of the kernel does not hold\n"
                   "    TKC_ERR_TENSOR_MAP = 6,  // the driver rejected a tensor map\n"
                   "    TKC_ERR_LAUNCH = 7,      // the CUDA runtime reported an error\n};\n#endif\n\n");
@@ -1391,6 +1438,20 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     }
     sb_puts(&out, "__device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { return p[i]; }\n");
     sb_puts(&out, "__device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }\n");
+    sb_puts(&out, "// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are\n"
+                  "// 16-byte multiples below 2^40 bytes; threads accept any positive strides.\n"
+                  "[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,\n"
+                  "                                         int elem, bool tma) {\n"
+                  "    int64_t c = 1;\n"
+                  "    for (int d = rank - 1; d >= 0; --d) {\n"
+                  "        st[d] = given ? given[d] : c;\n"
+                  "        c *= dims[d];\n"
+                  "        if (st[d] < 1) return false;\n"
+                  "        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))\n"
+                  "            return false;\n"
+                  "    }\n"
+                  "    return true;\n"
+                  "}\n");
     sb_puts(&out, "[[maybe_unused]] static inline long long tkc_h_cdiv(long long a, long long b) { return (a + b - 1) / b; }\n");
     sb_puts(&out, "[[maybe_unused]] static inline long long tkc_h_min(long long a, long long b) { return a < b ? a : b; }\n");
     sb_puts(&out, "[[maybe_unused]] static inline long long tkc_h_max(long long a, long long b) { return a > b ? a : b; }\n\n");
