@@ -35,6 +35,8 @@ VARIANTS = {
     "gemm_g1": ("gemm.tk", {"GROUP": 1}),
     "gemm_g4": ("gemm.tk", {"GROUP": 4}),
     "gemm_g16": ("gemm.tk", {"GROUP": 16}),
+    "gemm_c2": ("gemm.tk", {"CLUSTER": 2}),
+    "gemm_c2_g16": ("gemm.tk", {"CLUSTER": 2, "GROUP": 16}),
     # attention: the .tk's defaults pick the block shape and grid per head dim and mask
     "attn_d128": ("attn_fwd.tk", {"D": 128}),
     "attn_d128_causal": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1}),
@@ -146,7 +148,7 @@ def rel_err(out, ref):
     return d / max(ref.double().norm().item(), 1e-30)
 
 
-def gemm_suite(args, torch):
+def gemm_suite(args, torch, variant=None, extra=(), only=None):
     P = ctypes.c_void_p
     LL = ctypes.c_longlong
     timer = Timer(torch)
@@ -198,12 +200,17 @@ def gemm_suite(args, torch):
         rows.append(row)
         emit(row)
 
+    if only:
+        for (M, N, K) in only:
+            case("timed", variant, M, N, K)
+        return rows
     # correctness on awkward shapes (ragged tails, tiny, not multiples of the tile)
-    for (M, N, K) in [(128, 256, 64), (1000, 1000, 1000), (200, 72, 8), (4000, 3000, 2040), (129, 257, 65 + 7)]:
+    v0 = variant or "gemm"
+    for (M, N, K) in [(128, 256, 64), (1000, 1000, 1000), (200, 72, 8), (4000, 3000, 2040), (129, 257, 65 + 7)] + list(extra):
         if (K * 2) % 16 or (N * 2) % 16:
             continue
-        case("ragged", "gemm", M, N, K, time_it=False)
-    case("strided", "gemm", 1000, 1000, 1000, time_it=False, pad=24)
+        case("ragged", v0, M, N, K, time_it=False)
+    case("strided", v0, 1000, 1000, 1000, time_it=False, pad=24)
     if args.quick:
         return rows
     for n in (4096, 8192, 16384):
@@ -220,6 +227,21 @@ def gemm_suite(args, torch):
     for v in ("gemm_g4", "gemm_g16"):
         case("tune", v, 4096, 4096, 4096)
     case("repeat", "gemm", 4096, 4096, 4096)
+    return rows
+
+
+def gemm_cluster_suite(args, torch):
+    """2-block clusters with B multicast, checked on awkward shapes, then timed beside the plain kernel."""
+    rows = []
+    args.quick = True
+    rows += gemm_suite(args, torch, variant="gemm_c2", extra=[(300, 520, 136), (1000, 1000, 1000)])
+    args.quick = False
+    for v in ("gemm_c2", "gemm_c2_g16"):
+        for n in (4096, 8192):
+            rows += gemm_suite(args, torch, variant=v, only=[(n, n, n)])
+    for (M, N, K) in [(4096, 4096, 4096), (16384, 16384, 16384), (8192, 14336, 4096), (16384, 8192, 1024)]:
+        rows += gemm_suite(args, torch, variant="gemm", only=[(M, N, K)])
+        rows += gemm_suite(args, torch, variant="gemm_c2", only=[(M, N, K)])
     return rows
 
 
@@ -351,7 +373,7 @@ def attn_suite(args, torch):
 def run(args):
     import torch
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
-    suites = {"gemm": gemm_suite, "attn": attn_suite}
+    suites = {"gemm": gemm_suite, "attn": attn_suite, "gemm_cluster": gemm_cluster_suite}
     global CSV
     CSV = args.csv or None
     rows = suites[args.suite](args, torch)

@@ -405,9 +405,12 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
     }
     __syncthreads();
     const int tkc_ext_b = B;
+    const int tkc_wext_b = tkc_ext_b;
     const int tkc_ext_h = H;
+    const int tkc_wext_h = tkc_ext_h;
     const int tkc_ext_q = tkc_cdiv(N, BQ);
-    const int tkc_ntiles = tkc_ext_b * tkc_ext_h * tkc_ext_q;
+    const int tkc_wext_q = tkc_ext_q;
+    const int tkc_ntiles = tkc_wext_b * tkc_wext_h * tkc_wext_q;  // work tiles
     const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers
     if (tkc_wgi == 0) {
         // ---- producer warpgroup: one thread issues every TMA load ----
@@ -424,10 +427,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 {
                     int tkc_t = tkc_tile;
                     // row-major: the last axis varies fastest
-                    block_q = tkc_t % tkc_ext_q; tkc_t /= tkc_ext_q;
-                    block_h = tkc_t % tkc_ext_h; tkc_t /= tkc_ext_h;
+                    block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
+                    block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
                     block_b = tkc_t;
-                    block_q = tkc_ext_q - 1 - block_q;  // reversed: longest first
+                    block_q = tkc_wext_q - 1 - block_q;  // reversed: longest first
                 }
                 (void)block_b;
                 (void)block_h;
@@ -482,10 +485,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             {
                 int tkc_t = tkc_tile;
                 // row-major: the last axis varies fastest
-                block_q = tkc_t % tkc_ext_q; tkc_t /= tkc_ext_q;
-                block_h = tkc_t % tkc_ext_h; tkc_t /= tkc_ext_h;
+                block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
+                block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
                 block_b = tkc_t;
-                block_q = tkc_ext_q - 1 - block_q;  // reversed: longest first
+                block_q = tkc_wext_q - 1 - block_q;  // reversed: longest first
             }
             (void)block_b;
             (void)block_h;
@@ -854,9 +857,9 @@ extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void 
     int device = 0, sms = 0;
     if (cudaGetDevice(&device) != cudaSuccess) return TKC_ERR_LAUNCH;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
-    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     if (cudaFuncSetAttribute(tkc_attn_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230480) != cudaSuccess)
         return TKC_ERR_LAUNCH;
+    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_attn_fwd_kernel<<<grid, 384, 230480, (cudaStream_t)stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale);
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -48,6 +48,7 @@ constexpr int BK = 64;
 constexpr int STAGES = 4;
 constexpr int PERSISTENT = 1;
 constexpr int GROUP = 8;
+constexpr int CLUSTER = 1;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -332,8 +333,10 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
     }
     __syncthreads();
     const int tkc_ext_m = tkc_cdiv(M, BM);
+    const int tkc_wext_m = tkc_ext_m;
     const int tkc_ext_n = tkc_cdiv(N, BN);
-    const int tkc_ntiles = tkc_ext_m * tkc_ext_n;
+    const int tkc_wext_n = tkc_ext_n;
+    const int tkc_ntiles = tkc_wext_m * tkc_wext_n;  // work tiles
     const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers
     if (tkc_wgi == 0) {
         // ---- producer warpgroup: one thread issues every TMA load ----
@@ -348,9 +351,9 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
                 {
                     int tkc_t = tkc_tile;
                     // super_m(8): strips of 8 m-blocks walked column by column, for L2 reuse
-                    const int tkc_per_strip = 8 * tkc_ext_n;
+                    const int tkc_per_strip = 8 * tkc_wext_n;
                     const int tkc_first = tkc_t / tkc_per_strip * 8;
-                    const int tkc_height = min(tkc_ext_m - tkc_first, 8);
+                    const int tkc_height = min(tkc_wext_m - tkc_first, 8);
                     block_m = tkc_first + (tkc_t % tkc_per_strip) % tkc_height;
                     block_n = (tkc_t % tkc_per_strip) / tkc_height;
                 }
@@ -390,9 +393,9 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
             {
                 int tkc_t = tkc_tile;
                 // super_m(8): strips of 8 m-blocks walked column by column, for L2 reuse
-                const int tkc_per_strip = 8 * tkc_ext_n;
+                const int tkc_per_strip = 8 * tkc_wext_n;
                 const int tkc_first = tkc_t / tkc_per_strip * 8;
-                const int tkc_height = min(tkc_ext_m - tkc_first, 8);
+                const int tkc_height = min(tkc_wext_m - tkc_first, 8);
                 block_m = tkc_first + (tkc_t % tkc_per_strip) % tkc_height;
                 block_n = (tkc_t % tkc_per_strip) / tkc_height;
             }
@@ -551,9 +554,9 @@ extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, 
     int device = 0, sms = 0;
     if (cudaGetDevice(&device) != cudaSuccess) return TKC_ERR_LAUNCH;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
-    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     if (cudaFuncSetAttribute(tkc_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464) != cudaSuccess)
         return TKC_ERR_LAUNCH;
+    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_gemm_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_A_128x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)M, (int)K, (int)N);
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -830,8 +830,13 @@ static void emit_op(Em *e, const POp *o) {
     case POP_RELEASE: {
         const PlanGroup *pg = &pk->groups.v[o->group];
         const char *cond = o->skip_first && guard ? arena_printf(e->a, "%s && tkc_wg_thread == 0", guard) : "tkc_wg_thread == 0";
-        L("if (%s) tkc_mbar_arrive(%s);  // release %s%s", cond, group_bar(e, o->group, false, o->prev), pg->name,
-          o->prev ? " (previous step)" : "");
+        if (pg->multicast && pk->cluster > 1)
+            L("if (%s) for (uint32_t tkc_c = 0; tkc_c < %d; ++tkc_c) tkc_mbar_arrive_cluster(%s, tkc_c);  // release %s%s "
+              "in every block of the cluster",
+              cond, pk->cluster, group_bar(e, o->group, false, o->prev), pg->name, o->prev ? " (previous step)" : "");
+        else
+            L("if (%s) tkc_mbar_arrive(%s);  // release %s%s", cond, group_bar(e, o->group, false, o->prev), pg->name,
+              o->prev ? " (previous step)" : "");
         return;
     }
     case POP_IF:
@@ -894,12 +899,12 @@ static void emit_tile_coords(Em *e) {
     for (int i = 0; i < n; i++) L("int block_%s;", sk->axes.v[i]->name);
     L("{");
     IN();
-    L("int tkc_t = tkc_tile;");
+    L("int tkc_t = tkc_tile;%s", pk->cluster > 1 ? "  // a cluster's work tile: the blocks of a cluster split its first axis" : "");
     if (pk->order == ORDER_ROW_MAJOR || n < 2) {
         L("// row-major: the last axis varies fastest");
         for (int i = n - 1; i >= 0; i--) {
             const char *nm = sk->axes.v[i]->name;
-            if (i) L("block_%s = tkc_t %% tkc_ext_%s; tkc_t /= tkc_ext_%s;", nm, nm, nm);
+            if (i) L("block_%s = tkc_t %% tkc_wext_%s; tkc_t /= tkc_wext_%s;", nm, nm, nm);
             else L("block_%s = tkc_t;", nm);
         }
     } else {
@@ -910,27 +915,38 @@ static void emit_tile_coords(Em *e) {
         L("// %s(%d): strips of %d %s-blocks walked column by column, for L2 reuse", m ? "super_m" : "super_n",
           pk->order_group, pk->order_group, g);
         if (n > 2) {
-            L("const int tkc_plane = tkc_ext_%s * tkc_ext_%s;", a0, a1);
+            L("const int tkc_plane = tkc_wext_%s * tkc_wext_%s;", a0, a1);
             L("int tkc_outer = tkc_t / tkc_plane; tkc_t %%= tkc_plane;");
             for (int i = n - 1; i >= 2; i--) {
                 const char *nm = sk->axes.v[i]->name;
-                if (i > 2) L("block_%s = tkc_outer %% tkc_ext_%s; tkc_outer /= tkc_ext_%s;", nm, nm, nm);
+                if (i > 2) L("block_%s = tkc_outer %% tkc_wext_%s; tkc_outer /= tkc_wext_%s;", nm, nm, nm);
                 else L("block_%s = tkc_outer;", nm);
             }
         }
-        L("const int tkc_per_strip = %d * tkc_ext_%s;", pk->order_group, o);
+        L("const int tkc_per_strip = %d * tkc_wext_%s;", pk->order_group, o);
         L("const int tkc_first = tkc_t / tkc_per_strip * %d;", pk->order_group);
-        L("const int tkc_height = min(tkc_ext_%s - tkc_first, %d);", g, pk->order_group);
+        L("const int tkc_height = min(tkc_wext_%s - tkc_first, %d);", g, pk->order_group);
         L("block_%s = tkc_first + (tkc_t %% tkc_per_strip) %% tkc_height;", g);
         L("block_%s = (tkc_t %% tkc_per_strip) / tkc_height;", o);
     }
     for (int i = 0; i < n; i++)
         if (sk->axes.v[i]->reversed)
-            L("block_%s = tkc_ext_%s - 1 - block_%s;  // reversed: longest first", sk->axes.v[i]->name,
+            L("block_%s = tkc_wext_%s - 1 - block_%s;  // reversed: longest first", sk->axes.v[i]->name,
               sk->axes.v[i]->name, sk->axes.v[i]->name);
+    if (pk->cluster > 1)
+        L("block_%s = block_%s * %d + (int)tkc_rank;  // this block's part of the cluster's tile", sk->axes.v[0]->name,
+          sk->axes.v[0]->name, pk->cluster);
     OUT();
     L("}");
     for (int i = 0; i < n; i++) L("(void)block_%s;", sk->axes.v[i]->name);
+}
+
+static void emit_tile_loop(Em *e) {
+    int c = e->pk->cluster;
+    if (c > 1)
+        L("for (int tkc_tile = blockIdx.x / %d; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x / %d) {", c, c);
+    else
+        L("for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {");
 }
 
 static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const char *bar) {
@@ -956,8 +972,15 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
                       a * b->atom_cols, scalar_str(e, ix->u.index.args[n - 2].lo, false), b->rows);
             for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
         }
-        L("tkc_tma_load_%dd(%s%s, &%s, %s, %s);", m->rank, dst, a ? arena_printf(e->a, " + %d", a * box_bytes) : "", m->name,
-          co.s, bar);
+        const char *off = a ? arena_printf(e->a, " + %d", a * box_bytes) : "";
+        if (pl->multicast) {
+            int who = b->natoms >= pk->cluster ? a % pk->cluster : 0;
+            need(e, "tkc_ptx.cuh", "cluster");
+            L("if (tkc_rank == %d) tkc_tma_load_%dd_mc(%s%s, &%s, %s, %s, 0x%x);  // into every block of the cluster", who,
+              m->rank, dst, off, m->name, co.s, bar, (1u << pk->cluster) - 1);
+        } else {
+            L("tkc_tma_load_%dd(%s%s, &%s, %s, %s);", m->rank, dst, off, m->name, co.s, bar);
+        }
         sb_free(&co);
     }
 }
@@ -974,7 +997,7 @@ static void emit_producer(Em *e) {
     for (int i = 0; i < pk->maps.n; i++)
         if (!pk->maps.v[i].store) L("tkc_tma_prefetch_map(&%s);", pk->maps.v[i].name);
     L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;");
-    L("for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {");
+    emit_tile_loop(e);
     IN();
     emit_tile_coords(e);
     emit_lets(e);
@@ -1029,7 +1052,7 @@ static void emit_consumer(Em *e) {
     }
     L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;");
     L("(void)tkc_st_cnt;");
-    L("for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {");
+    emit_tile_loop(e);
     IN();
     emit_tile_coords(e);
     emit_lets(e);
@@ -1204,12 +1227,23 @@ static void emit_kernel(Em *e) {
     OUT();
     L("}");
     L("__syncthreads();");
-    for (int i = 0; i < sk->axes.n; i++)
-        L("const int tkc_ext_%s = %s;", sk->axes.v[i]->name, scalar_str(e, sk->axes.v[i]->extent, false));
+    if (pk->cluster > 1) {
+        need(e, "tkc_ptx.cuh", "cluster");
+        L("const uint32_t tkc_rank = tkc_cluster_rank();  // this block's place in its cluster of %d", pk->cluster);
+        L("tkc_cluster_sync();  // every block's barriers exist before any multicast lands");
+    }
+    for (int i = 0; i < sk->axes.n; i++) {
+        const char *nm = sk->axes.v[i]->name;
+        L("const int tkc_ext_%s = %s;", nm, scalar_str(e, sk->axes.v[i]->extent, false));
+        if (i == 0 && pk->cluster > 1)
+            L("const int tkc_wext_%s = tkc_cdiv(tkc_ext_%s, %d);  // the walk counts clusters along %s", nm, nm, pk->cluster, nm);
+        else
+            L("const int tkc_wext_%s = tkc_ext_%s;", nm, nm);
+    }
     StrBuf nt;
     sb_init(&nt);
-    for (int i = 0; i < sk->axes.n; i++) sb_printf(&nt, "%stkc_ext_%s", i ? " * " : "", sk->axes.v[i]->name);
-    L("const int tkc_ntiles = %s;", nt.s ? nt.s : "1");
+    for (int i = 0; i < sk->axes.n; i++) sb_printf(&nt, "%stkc_wext_%s", i ? " * " : "", sk->axes.v[i]->name);
+    L("const int tkc_ntiles = %s;  // work tiles%s", nt.s ? nt.s : "1", pk->cluster > 1 ? " (one per cluster)" : "");
     sb_free(&nt);
     L("const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers");
     L("if (tkc_wgi == 0) {");
@@ -1221,6 +1255,8 @@ static void emit_kernel(Em *e) {
     emit_consumer(e);
     OUT();
     L("}");
+    if (pk->cluster > 1)
+        L("tkc_cluster_sync();  // no block leaves while a peer may still multicast into it or arrive on its barriers");
     OUT();
     L("}");
 }
@@ -1333,15 +1369,43 @@ static void emit_launcher(Em *e) {
     L("int device = 0, sms = 0;");
     L("if (cudaGetDevice(&device) != cudaSuccess) return TKC_ERR_LAUNCH;");
     L("if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;");
-    if (pk->persistent) L("const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM");
-    else L("const unsigned grid = (unsigned)tiles;  // one block per work tile");
     L("if (cudaFuncSetAttribute(tkc_%s_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %d) != cudaSuccess)", pk->name,
       pk->smem_total);
     L("    return TKC_ERR_LAUNCH;");
     StrBuf args;
     sb_init(&args);
     kernel_params(e, &args, false);
-    L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
+    if (pk->cluster > 1) {
+        int c = pk->cluster;
+        L("cudaLaunchConfig_t cfg = {};");
+        L("cudaLaunchAttribute attr[1];");
+        L("attr[0].id = cudaLaunchAttributeClusterDimension;");
+        L("attr[0].val.clusterDim.x = %d;", c);
+        L("attr[0].val.clusterDim.y = 1;");
+        L("attr[0].val.clusterDim.z = 1;");
+        L("cfg.blockDim = dim3(%d);", pk->threads);
+        L("cfg.dynamicSmemBytes = %d;", pk->smem_total);
+        L("cfg.stream = (cudaStream_t)stream;");
+        L("cfg.attrs = attr;");
+        L("cfg.numAttrs = 1;");
+        L("const long long units = tkc_h_cdiv(%s, %d) * (tiles / (%s));  // work tiles, one per cluster",
+          scalar_str(e, sk->axes.v[0]->extent, true), c, scalar_str(e, sk->axes.v[0]->extent, true));
+        if (pk->persistent) {
+            L("cfg.gridDim = dim3((unsigned)(units * %d));", c);
+            L("int clusters = 0;  // how many clusters fit on the device at once");
+            L("if (cudaOccupancyMaxActiveClusters(&clusters, tkc_%s_kernel, &cfg) != cudaSuccess || clusters < 1)", pk->name);
+            L("    clusters = sms / %d;", c);
+            L("cfg.gridDim = dim3((unsigned)((units < clusters ? units : clusters) * %d));  // persistent: one block per SM", c);
+        } else {
+            L("cfg.gridDim = dim3((unsigned)(units * %d));  // one cluster per work tile", c);
+        }
+        L("(void)sms;");
+        L("if (cudaLaunchKernelEx(&cfg, tkc_%s_kernel, %s) != cudaSuccess) return TKC_ERR_LAUNCH;", pk->name, args.s);
+    } else {
+        if (pk->persistent) L("const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM");
+        else L("const unsigned grid = (unsigned)tiles;  // one block per work tile");
+        L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
+    }
     sb_free(&args);
     L("return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;");
     OUT();
@@ -1414,7 +1478,7 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     if (prog->params.n) sb_putc(&out, '\n');
     /* the fragments the kernels use, in a fixed order: tkc_ptx.cuh's as they appear in the
      * file, then the wgmma shapes sorted by name */
-    static const char *const order[] = {"smem", "mbarrier", "tma_load", "tma_store", "wgmma_sync", "setmaxnreg",
+    static const char *const order[] = {"smem", "mbarrier", "tma_load", "cluster", "tma_store", "wgmma_sync", "setmaxnreg",
                                         "named_barrier", "stmatrix", "math", "host"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (int i = 0; i < e->nfrag; i++)

@@ -254,6 +254,7 @@ static void lower_roles(Lower *L) {
     pk->threads = 128 * (pk->consumers + 1);
     pk->stages = sk->stages;
     pk->persistent = sk->persistent;
+    pk->cluster = sk->cluster;
     pk->order = sk->order;
     pk->order_group = sk->order_group;
     pk->overlap = sk->overlap;
@@ -912,6 +913,46 @@ static void collect_g2s(StmtList *l, Stmt ***v, int *n, int *cap, Arena *a) {
         }
 }
 
+/* does e depend on the symbol y, directly or through lets? */
+static bool depends_on(const Expr *e, const Symbol *y) {
+    if (!e) return false;
+    if (expr_mentions(e, y)) return true;
+    switch (e->kind) {
+    case EX_NAME: return e->sym && e->sym->kind == SYM_LET && e->sym->init && depends_on(e->sym->init, y);
+    case EX_INDEX:
+        for (int i = 0; i < e->u.index.nargs; i++)
+            if (depends_on(e->u.index.args[i].lo, y)) return true;
+        return false;
+    case EX_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (depends_on(e->u.call.args[i], y)) return true;
+        return false;
+    case EX_BINARY: return depends_on(e->u.bin.l, y) || depends_on(e->u.bin.r, y);
+    case EX_UNARY: return depends_on(e->u.un.e, y);
+    case EX_COND: return depends_on(e->u.cond.c, y) || depends_on(e->u.cond.a, y) || depends_on(e->u.cond.b, y);
+    default: return false;
+    }
+}
+
+/* with a cluster, a load whose coordinates do not depend on the clustered axis is the same
+ * for every block of the cluster: multicast it */
+static void mark_multicast(Lower *L, PlanGroup *g) {
+    PlanKernel *pk = L->pk;
+    if (pk->cluster < 2 || !L->sk->axes.n) return;
+    Symbol *ax = L->sk->axes.v[0]->sym;
+    for (int i = 0; i < g->loads.n; i++) {
+        PlanLoad *pl = &g->loads.v[i];
+        if (!depends_on(pl->st->u.assign.rhs, ax)) {
+            pl->multicast = true;
+            g->multicast = true;
+            note(L, "cluster of %d: '%s' does not depend on block.%s, so each block of a cluster issues %s of its "
+                    "boxes and TMA multicasts them into every block",
+                 pk->cluster, ast_expr_str(L->a, pl->st->u.assign.rhs), L->sk->axes.v[0]->name,
+                 pk->cluster == 2 ? "half" : "a share");
+        }
+    }
+}
+
 static void lower_groups(Lower *L, POpList *compute_ops) {
     SemaKernel *sk = L->sk;
     PlanKernel *pk = L->pk;
@@ -963,10 +1004,14 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
         }
         g.name = arena_strdup(L->a, nm.s ? nm.s : "g");
         sb_free(&nm);
+        mark_multicast(L, &g);
         g.full = add_barrier(L, arena_printf(L->a, "full_%s", g.name), pk->stages, 1, g.bytes,
                              "the producer's arrive.expect_tx; TMA delivers the bytes");
-        g.empty = add_barrier(L, arena_printf(L->a, "empty_%s", g.name), pk->stages, pk->consumers, 0,
-                              "one elected thread per consumer warpgroup releases the stage");
+        g.empty = add_barrier(L, arena_printf(L->a, "empty_%s", g.name), pk->stages,
+                              pk->consumers * (g.multicast ? pk->cluster : 1), 0,
+                              g.multicast ? "one elected thread per consumer warpgroup of every block in the cluster "
+                                            "releases the stage (multicast writes into all of them)"
+                                          : "one elected thread per consumer warpgroup releases the stage");
         vec_push(L->a, &pk->groups, g);
     }
     if (pk->groups.n > 1)
@@ -996,8 +1041,10 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
         }
         g.name = arena_strdup(L->a, nm.s ? nm.s : "setup");
         sb_free(&nm);
+        mark_multicast(L, &g);
         g.full = add_barrier(L, arena_printf(L->a, "full_%s", g.name), 1, 1, g.bytes, "setup loads, once per work tile");
-        g.empty = add_barrier(L, arena_printf(L->a, "empty_%s", g.name), 1, pk->consumers, 0,
+        g.empty = add_barrier(L, arena_printf(L->a, "empty_%s", g.name), 1,
+                              pk->consumers * (g.multicast ? pk->cluster : 1), 0,
                               "consumers are done with the setup tiles of this work tile");
         vec_push(L->a, &pk->groups, g);
     }

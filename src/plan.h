@@ -66,6 +66,8 @@ typedef struct PlanLoad {   /* one `tile <- X[...]` statement */
     Stmt *st;
     int buf;
     int map;
+    bool multicast;     /* the same tile for every block of the cluster: each block issues a
+                         * share of the boxes and TMA writes them into all blocks */
 } PlanLoad;
 
 typedef struct PlanGroup {  /* tiles that land on one full barrier */
@@ -76,6 +78,7 @@ typedef struct PlanGroup {  /* tiles that land on one full barrier */
     Vec(int) bufs;
     Vec(PlanLoad) loads;
     int first_use;      /* index of the first consumer op that reads it (-1: unused) */
+    bool multicast;     /* some load is multicast: releases go to every block of the cluster */
 } PlanGroup;
 
 /* the consumers' program */
@@ -162,6 +165,7 @@ typedef struct PlanKernel {
     int reg_lets;       /* peak registers of block-local (let) temporaries */
     int stages;
     bool persistent;
+    int cluster;        /* blocks per cluster along the first grid axis */
     OrderKind order;
     int order_group;
     bool overlap, pingpong;

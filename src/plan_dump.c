@@ -128,6 +128,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         if (sk->axes.v[i]->reversed) sb_puts(b, " (reversed)");
     }
     sb_printf(b, "; %s", pk->persistent ? "persistent (min(work tiles, SMs) blocks)" : "one block per work tile");
+    if (pk->cluster > 1) sb_printf(b, "; clusters of %d blocks along %s", pk->cluster, sk->axes.v[0]->name);
     if (pk->order == ORDER_ROW_MAJOR) sb_puts(b, "; order row_major\n");
     else sb_printf(b, "; order %s(%d)\n", pk->order == ORDER_SUPER_M ? "super_m" : "super_n", pk->order_group);
     if (sk->pipe) {
@@ -179,8 +180,8 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
             const PlanLoad *pl = &pg->loads.v[i];
             sb_puts(b, "      ");
             stmt_text(b, pl->st);
-            sb_printf(b, "  [%s, %d box%s]\n", pk->maps.v[pl->map].name, pk->bufs.v[pl->buf].natoms,
-                      pk->bufs.v[pl->buf].natoms == 1 ? "" : "es");
+            sb_printf(b, "  [%s, %d box%s%s]\n", pk->maps.v[pl->map].name, pk->bufs.v[pl->buf].natoms,
+                      pk->bufs.v[pl->buf].natoms == 1 ? "" : "es", pl->multicast ? ", multicast to the cluster" : "");
         }
     }
     sb_puts(b, "  consumers:\n");

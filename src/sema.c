@@ -1755,12 +1755,15 @@ static void check_grid(Sema *s, KItem *it) {
         if (ax->extent->is_const && ax->extent->cval <= 0)
             diag_error(s->d, ax->extent->span, "a grid extent must be positive, not %" PRId64, ax->extent->cval);
     }
-    static const char *const known[] = {"persistent", "order"};
+    static const char *const known[] = {"persistent", "order", "cluster"};
     for (int i = 0; i < it->u.grid.opts.n; i++) {
         Option *o = &it->u.grid.opts.v[i];
         if (!strcmp(o->key, "persistent")) {
             int64_t v;
             if (opt_int(s, o, 0, 1, &v, "persistent")) sk->persistent = v;
+        } else if (!strcmp(o->key, "cluster")) {
+            int64_t v;
+            if (opt_int(s, o, 1, 2, &v, "the cluster size")) sk->cluster = (int)v;
         } else if (!strcmp(o->key, "order")) {
             Expr *v = o->value;
             if (!v) {
@@ -1781,7 +1784,7 @@ static void check_grid(Sema *s, KItem *it) {
                 diag_error(s->d, v->span, "unknown block order; expected row_major, super_m(G) or super_n(G)");
             }
         } else {
-            unknown_option(s, o, known, 2, "grid");
+            unknown_option(s, o, known, 3, "grid");
         }
     }
     if (sk->order != ORDER_ROW_MAJOR && it->u.grid.naxes < 2)
@@ -1858,6 +1861,7 @@ static void check_kernel(Sema *s, Kernel *k) {
     sk->k = k;
     sk->stages = 2;
     sk->consumers = 1;
+    sk->cluster = 1;
     sk->order_group = 1;
     s->sk = sk;
     Scope ks;

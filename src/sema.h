@@ -46,6 +46,7 @@ typedef struct SemaKernel {
     Symbol *loopvar;
     /* evaluated options */
     bool persistent;
+    int cluster;                /* blocks per cluster along the first grid axis (1 or 2) */
     OrderKind order;
     int order_group;            /* G of super_m(G) / super_n(G) */
     int stages, consumers;

@@ -83,7 +83,8 @@ static void verify_kernel(V *v) {
         for (int i = 0; i < pg->bufs.n; i++) bytes += pk->bufs.v[pg->bufs.v[i]].bytes;
         if (bytes != pg->bytes || pk->bars.v[pg->full].tx_bytes != bytes)
             fail(v, "group %s expects %d bytes but its tiles hold %d", pg->name, pk->bars.v[pg->full].tx_bytes, bytes);
-        if (pk->bars.v[pg->empty].count != pk->consumers) fail(v, "group %s's empty barrier count", pg->name);
+        if (pk->bars.v[pg->empty].count != pk->consumers * (pg->multicast ? pk->cluster : 1))
+            fail(v, "group %s's empty barrier count", pg->name);
         for (int i = 0; i < pg->loads.n; i++) {
             const PlanLoad *pl = &pg->loads.v[i];
             const PlanMap *m = &pk->maps.v[pl->map];
