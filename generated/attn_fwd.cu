@@ -25,14 +25,14 @@ typedef struct CUstream_st *tkc_stream_t;  // the same type as cudaStream_t
 #ifndef TKC_STATUS_CODES
 #define TKC_STATUS_CODES
 enum {
-    TKC_OK = 0,
-    TKC_ERR_NULL = 1,        // a tensor pointer is null
-    TKC_ERR_ALIGN = 2,       // a tensor is not 16-byte aligned
-    TKC_ERR_DIM = 3,         // a dimension is < 1 or too large
-    TKC_ERR_STRIDE = 4,      // a stride is not 1 (last dim) or not a positive 16-byte multiple (TMA)
-    TKC_ERR_REQUIRE = 5,     // a 'require' of the kernel does not hold
+    TKC_OK = 0,  // success
+    TKC_ERR_NULL = 1,  // a tensor pointer is null
+    TKC_ERR_ALIGN = 2,  // a tensor is not aligned (16 bytes for TMA tensors, one element otherwise)
+    TKC_ERR_DIM = 3,  // a dimension is < 1 or larger than 2^31 - 1, or the grid would be
+    TKC_ERR_STRIDE = 4,  // a stride is < 1, or breaks TMA's rules (last stride 1, 16-byte row pitch)
+    TKC_ERR_REQUIRE = 5,  // a 'require' of the kernel does not hold
     TKC_ERR_TENSOR_MAP = 6,  // the driver rejected a tensor map
-    TKC_ERR_LAUNCH = 7,      // the CUDA runtime reported an error
+    TKC_ERR_LAUNCH = 7,  // the CUDA runtime reported an error
 };
 #endif
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "emit.h"
 #include "templates.h"
 
@@ -18,6 +19,7 @@ enum { MAX_FRAGS = 64 };
 enum { STEP_NONE, STEP_FIRST, STEP_LOOP };
 
 typedef struct Em {
+    const EmitOptions *o;
     Arena *a;
     StrBuf *b;                  /* where code goes now */
     const PlanKernel *pk;
@@ -877,8 +879,29 @@ static void emit_op(Em *e, const POp *o) {
     }
 }
 
+/* --line-directives: code from a .tk statement is preceded by "#line <its line> <the .tk>" and
+ * followed by a directive back to the .cu; TKC_NEXT_LINE is replaced with the real line number
+ * once the whole file is assembled */
+static void line_to_tk(Em *e, Span sp) {
+    if (!e->o->line_directives || !e->o->diag || sp.file < 0) return;
+    int line, col;
+    diag_linecol(e->o->diag, sp, &line, &col);
+    sb_printf(e->b, "#line %d \"%s\"\n", line, e->o->diag->files.v[sp.file].path);
+}
+
+static void line_back(Em *e) {
+    if (!e->o->line_directives) return;
+    sb_printf(e->b, "#line TKC_NEXT_LINE \"%s\"\n", e->o->output_name);
+}
+
 static void emit_ops(Em *e, const POpList *ops) {
-    for (int i = 0; i < ops->n; i++) emit_op(e, ops->v[i]);
+    for (int i = 0; i < ops->n; i++) {
+        const POp *o = ops->v[i];
+        bool mapped = o->st && (o->kind == POP_STMT || o->kind == POP_MMA || o->kind == POP_MATERIALIZE);
+        if (mapped) line_to_tk(e, o->st->span);
+        emit_op(e, o);
+        if (mapped) line_back(e);
+    }
 }
 
 /* ---- the kernel ----------------------------------------------------------------------------------- */
@@ -1007,7 +1030,11 @@ static void emit_producer(Em *e) {
         L("// setup tiles, once per work tile: wait until the consumers are done with the last ones");
         L("tkc_mbar_wait(%s, tkc_tile_phase ^ 1);", pk->bars.v[pg->empty].name);
         L("tkc_mbar_expect_tx(%s, %d);", pk->bars.v[pg->full].name, pg->bytes);
-        for (int i = 0; i < pg->loads.n; i++) emit_load_stmt(e, pg, &pg->loads.v[i], pk->bars.v[pg->full].name);
+        for (int i = 0; i < pg->loads.n; i++) {
+            line_to_tk(e, pg->loads.v[i].st->span);
+            emit_load_stmt(e, pg, &pg->loads.v[i], pk->bars.v[pg->full].name);
+            line_back(e);
+        }
     }
     L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
     L("for (int %s = 0; %s < tkc_steps; ++%s) {", sk->loopvar->name, sk->loopvar->name, sk->loopvar->name);
@@ -1017,8 +1044,11 @@ static void emit_producer(Em *e) {
         if (pg->once) continue;
         L("tkc_mbar_wait(%s + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage", pk->bars.v[pg->empty].name);
         L("tkc_mbar_expect_tx(%s + 8 * tkc_stage, %d);", pk->bars.v[pg->full].name, pg->bytes);
-        for (int i = 0; i < pg->loads.n; i++)
+        for (int i = 0; i < pg->loads.n; i++) {
+            line_to_tk(e, pg->loads.v[i].st->span);
             emit_load_stmt(e, pg, &pg->loads.v[i], arena_printf(e->a, "%s + 8 * tkc_stage", pk->bars.v[pg->full].name));
+            line_back(e);
+        }
     }
     L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
     OUT();
@@ -1272,31 +1302,13 @@ static const char *cu_dtype(DType d) {
     }
 }
 
-/* the launcher's signature: each tensor followed by its element strides (NULL: contiguous),
- * then the run-time dimensions, the scalars and the stream */
-static void launcher_signature(Em *e, StrBuf *b) {
-    const SemaKernel *sk = e->sk;
-    bool first = true;
-    for (int i = 0; i < sk->args.n; i++) {
-        const Arg *a = sk->args.v[i];
-        if (!a->ts.ndims) continue;
-        sb_printf(b, "%s%svoid *%s, const int64_t *%s_strides", first ? "" : ", ", a->mode == ARG_IN ? "const " : "",
-                  a->name, a->name);
-        first = false;
-    }
-    for (int i = 0; i < sk->dims.n; i++) sb_printf(b, ", int64_t %s", sk->dims.v[i]->name);
-    for (int i = 0; i < sk->scalars.n; i++)
-        sb_printf(b, ", %s %s", sk->scalars.v[i]->ty.kind == TY_FLOAT ? "float" : "int32_t", sk->scalars.v[i]->name);
-    sb_puts(b, ", tkc_stream_t stream");
-}
-
 static void emit_launcher(Em *e) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
     need(e, "tkc_ptx.cuh", "host");
     StrBuf sig;
     sb_init(&sig);
-    launcher_signature(e, &sig);
+    api_c_params(&sig, api_of(e->a, pk));
     L("// Launches %s on stream. Strides count elements, one per dimension (NULL: contiguous); the", pk->name);
     L("// last must be 1. Every argument is checked first: returns TKC_OK or a TKC_ERR_* code.");
     L("extern \"C\" int tkc_%s(%s) {", pk->name, sig.s);
@@ -1425,7 +1437,7 @@ static void put_fragment(StrBuf *out, const char *file, const char *frag) {
 }
 
 char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
-    Em em = {.a = a};
+    Em em = {.a = a, .o = o};
     Em *e = &em;
     StrBuf body;
     sb_init(&body);
@@ -1461,14 +1473,11 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     put_fragment(&out, "tkc_ptx.cuh", "prelude");
     sb_puts(&out, "\n#ifndef TKC_STREAM_T\n#define TKC_STREAM_T\n"
                   "typedef struct CUstream_st *tkc_stream_t;  // the same type as cudaStream_t\n#endif\n");
-    sb_puts(&out, "\n#ifndef TKC_STATUS_CODES\n#define TKC_STATUS_CODES\n");
-    sb_puts(&out, "enum {\n    TKC_OK = 0,\n    TKC_ERR_NULL = 1,        // a tensor pointer is null\n"
-                  "    TKC_ERR_ALIGN = 2,       // a tensor is not 16-byte aligned\n"
-                  "    TKC_ERR_DIM = 3,         // a dimension is < 1 or too large\n"
-                  "    TKC_ERR_STRIDE = 4,      // a stride is not 1 (last dim) or not a positive 16-byte multiple (TMA)\n"
-                  "    TKC_ERR_REQUIRE = 5,     // a 'require' of the kernel does not hold\n"
-                  "    TKC_ERR_TENSOR_MAP = 6,  // the driver rejected a tensor map\n"
-                  "    TKC_ERR_LAUNCH = 7,      // the CUDA runtime reported an error\n};\n#endif\n\n");
+    sb_puts(&out, "\n#ifndef TKC_STATUS_CODES\n#define TKC_STATUS_CODES\nenum {\n");
+#define X(n, v, m) sb_printf(&out, "    %s = %d,  // %s\n", #n, v, m);
+    TK_STATUS(X)
+#undef X
+    sb_puts(&out, "};\n#endif\n\n");
     sb_puts(&out, "// the template library carries helpers a given kernel may not use\n#pragma nv_diag_suppress 177\n#pragma nv_diag_suppress 550\n\n");
     sb_puts(&out, "namespace {\n\n");
     for (int i = 0; i < prog->params.n; i++) {
@@ -1524,5 +1533,29 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     sb_puts(&out, launch.s ? launch.s : "");
     sb_free(&body);
     sb_free(&launch);
-    return sb_take(&out);
+    char *text = sb_take(&out);
+    if (!o->line_directives) return text;
+    /* resolve TKC_NEXT_LINE: the number of the line after the directive */
+    StrBuf fixed;
+    sb_init(&fixed);
+    int line = 1;
+    static const char key[] = "TKC_NEXT_LINE";
+    for (char *q = text; *q;) {
+        char *nl = strchr(q, '\n');
+        if (nl) *nl = 0;
+        char *k = strstr(q, key);
+        if (k) {
+            sb_putn(&fixed, q, (size_t)(k - q));
+            sb_printf(&fixed, "%d", line + 1);
+            sb_puts(&fixed, k + sizeof key - 1);
+        } else {
+            sb_puts(&fixed, q);
+        }
+        if (!nl) break;
+        sb_putc(&fixed, '\n');
+        line++;
+        q = nl + 1;
+    }
+    free(text);
+    return sb_take(&fixed);
 }

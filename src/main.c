@@ -13,30 +13,41 @@
 
 #define TKC_VERSION "0.1.0"
 
-typedef enum { EMIT_CU, EMIT_PLAN, EMIT_AST } EmitKind;
+typedef enum { EMIT_CU, EMIT_PLAN, EMIT_AST, EMIT_HEADER, EMIT_REPORT, EMIT_TORCH, EMIT_EXPLAIN } EmitKind;
 
 typedef struct Options {
     const char *input;
     const char *output;
     EmitKind emit;
     bool check;
+    bool line_directives;
+    bool depfile;           /* -MD */
+    const char *depfile_path; /* -MF */
     Define *defines;
     int ndefines;
 } Options;
 
 static void usage(FILE *f) {
-    fputs("usage: tkc FILE.tk [-o OUT] [--emit=cu|plan|ast] [-D NAME=VALUE]... [--check]\n"
+    fputs("usage: tkc FILE.tk [-o OUT] [--emit=KIND] [-D NAME=VALUE]... [options]\n"
+          "       tkc --explain FILE.tk [-D NAME=VALUE]...\n"
           "\n"
           "Compiles a tile program to self-contained CUDA for Hopper (sm_90a).\n"
           "\n"
-          "  -o OUT          write the result to OUT (default: standard output)\n"
-          "  --emit=cu       CUDA source: kernels and host launchers (the default)\n"
-          "  --emit=plan     the kernel plan: roles, shared-memory map, swizzles, barriers, schedule\n"
-          "  --emit=ast      the syntax tree\n"
-          "  -D NAME=VALUE   override a compile-time param (an integer)\n"
-          "  --check         run every check, write nothing\n"
-          "  --help          this text\n"
-          "  --version       the version\n"
+          "  -o OUT             write the result to OUT (default: standard output; a directory for torch)\n"
+          "  --emit=cu          CUDA source: kernels and host launchers (the default)\n"
+          "  --emit=header      a C header declaring the launchers (C and C++)\n"
+          "  --emit=torch       a PyTorch extension: sources and a .py module written into the directory -o\n"
+          "  --emit=plan        the kernel plan: roles, shared-memory map, swizzles, barriers, schedule\n"
+          "  --emit=report      the plan's decisions and budgets as JSON\n"
+          "  --emit=ast         the syntax tree\n"
+          "  --explain          the plan's decisions and budgets, for a person to read\n"
+          "  -D NAME=VALUE      override a compile-time param (an integer)\n"
+          "  -MD                also write a Make/Ninja depfile (OUT.d, or the -MF path)\n"
+          "  -MF FILE           the depfile's path\n"
+          "  --line-directives  #line directives in the CUDA, pointing nvcc and debuggers at .tk lines\n"
+          "  --check            run every check, write nothing\n"
+          "  --help             this text\n"
+          "  --version          the version\n"
           "\n"
           "Exit status: 0 success, 1 errors in the program, 2 usage errors or unreadable files.\n",
           f);
@@ -87,7 +98,20 @@ static int parse_args(int argc, char **argv, Options *o) {
             if (!strcmp(k, "cu")) o->emit = EMIT_CU;
             else if (!strcmp(k, "plan")) o->emit = EMIT_PLAN;
             else if (!strcmp(k, "ast")) o->emit = EMIT_AST;
-            else return usage_error("unknown --emit kind '%s' (expected cu, plan or ast)", k);
+            else if (!strcmp(k, "header")) o->emit = EMIT_HEADER;
+            else if (!strcmp(k, "report")) o->emit = EMIT_REPORT;
+            else if (!strcmp(k, "torch")) o->emit = EMIT_TORCH;
+            else return usage_error("unknown --emit kind '%s' (expected cu, header, torch, plan, report or ast)", k);
+        } else if (!strcmp(a, "--explain")) {
+            o->emit = EMIT_EXPLAIN;
+        } else if (!strcmp(a, "--line-directives")) {
+            o->line_directives = true;
+        } else if (!strcmp(a, "-MD")) {
+            o->depfile = true;
+        } else if (!strcmp(a, "-MF")) {
+            if (++i >= argc) return usage_error("%s needs a file name", "-MF");
+            o->depfile_path = argv[i];
+            o->depfile = true;
         } else if (!strcmp(a, "--check")) {
             o->check = true;
         } else if (!strncmp(a, "-D", 2)) {
@@ -104,6 +128,9 @@ static int parse_args(int argc, char **argv, Options *o) {
         }
     }
     if (!o->input) return usage_error("%s", "no input file");
+    if (o->emit == EMIT_TORCH && !o->output && !o->check) return usage_error("%s", "--emit=torch needs -o DIR");
+    if (o->depfile && !o->depfile_path && (!o->output || !strcmp(o->output, "-")))
+        return usage_error("%s", "-MD without -o needs -MF FILE");
     return -1;
 }
 
@@ -118,6 +145,45 @@ static int write_output(const Options *o, const char *text) {
         return 2;
     }
     return 0;
+}
+
+/* A Make/Ninja depfile: "OUT: IN IMPORT...", spaces escaped, one target. */
+static int write_depfile(const Options *o, const Program *prog) {
+    if (!o->depfile || o->check) return 0;
+    StrBuf b;
+    sb_init(&b);
+    const char *target = o->output ? o->output : "-";
+    for (const char *c = target; *c; c++) {
+        if (*c == ' ' || *c == '#') sb_putc(&b, '\\');
+        if (*c == '$') sb_putc(&b, '$');
+        sb_putc(&b, *c);
+    }
+    sb_putc(&b, ':');
+    for (int i = 0; i < prog->files.n; i++) {
+        sb_puts(&b, " \\\n ");
+        for (const char *c = prog->files.v[i]; *c; c++) {
+            if (*c == ' ' || *c == '#') sb_putc(&b, '\\');
+            if (*c == '$') sb_putc(&b, '$');
+            sb_putc(&b, *c);
+        }
+    }
+    sb_putc(&b, '\n');
+    const char *path = o->depfile_path;
+    char *own = NULL;
+    if (!path) {
+        own = xmalloc(strlen(o->output) + 3);
+        strcpy(own, o->output);
+        strcat(own, ".d");
+        path = own;
+    }
+    int rc = 0;
+    if (write_file(path, b.s, b.len)) {
+        fprintf(stderr, "tkc: error: cannot write '%s': %s\n", path, strerror(errno));
+        rc = 2;
+    }
+    free(own);
+    sb_free(&b);
+    return rc;
 }
 
 int main(int argc, char **argv) {
@@ -160,13 +226,29 @@ int main(int argc, char **argv) {
     Plan plan = {0};
     if (!lower_program(&arena, &diag, &prog, &sr, &plan)) goto done;
     if (!plan_verify(&plan, &diag)) goto done;
-    if (opt.emit == EMIT_PLAN) {
-        text = plan_dump(&plan);
-    } else {
-        EmitOptions eo = {.source_path = opt.input, .tkc_version = TKC_VERSION};
-        text = emit_cuda(&arena, &plan, &prog, &eo);
+    EmitOptions eo = {.source_path = opt.input,
+                      .tkc_version = TKC_VERSION,
+                      .output_name = opt.output && strcmp(opt.output, "-") ? opt.output : "<stdout>",
+                      .line_directives = opt.line_directives,
+                      .diag = &diag};
+    switch (opt.emit) {
+    case EMIT_PLAN: text = plan_dump(&plan); break;
+    case EMIT_HEADER: text = emit_header(&arena, &plan, &prog, &eo); break;
+    case EMIT_REPORT: text = emit_report(&arena, &plan, &prog, &eo); break;
+    case EMIT_EXPLAIN: text = emit_explain(&arena, &plan, &prog, &eo); break;
+    case EMIT_TORCH:
+        rc = opt.check ? 0 : emit_torch(&arena, &plan, &prog, &eo, opt.output);
+        if (!rc) rc = write_depfile(&opt, &prog);
+        goto done;
+    default: text = emit_cuda(&arena, &plan, &prog, &eo); break;
+    }
+    if (!text) {
+        fprintf(stderr, "tkc: error: this output kind is not available yet\n");
+        rc = 2;
+        goto done;
     }
     rc = write_output(&opt, text);
+    if (!rc) rc = write_depfile(&opt, &prog);
 
 done:
     free(text);

@@ -1,0 +1,49 @@
+/* api.c - builds the KernelApi description of a kernel's launcher from its plan (see api.h). */
+#include "api.h"
+
+#include <string.h>
+
+KernelApi *api_of(Arena *a, const PlanKernel *pk) {
+    const SemaKernel *sk = pk->sk;
+    KernelApi *k = ARENA_NEW(a, KernelApi);
+    k->kernel = pk->name;
+    k->fn = arena_printf(a, "tkc_%s", pk->name);
+    for (int i = 0; i < sk->args.n; i++) {
+        const Arg *g = sk->args.v[i];
+        if (!g->ts.ndims) continue;
+        ApiParam p = {.kind = API_TENSOR, .name = g->name, .mode = g->mode, .dt = g->ts.dt, .rank = g->ts.ndims};
+        for (int d = 0; d < g->ts.ndims && d < 4; d++) {
+            const Expr *de = g->ts.dims[d];
+            if (de->sym && de->sym->kind == SYM_DIM) p.dims[d].name = de->sym->name;
+            else p.dims[d].value = de->cval;
+        }
+        for (int m = 0; m < pk->maps.n; m++) p.tma |= pk->maps.v[m].arg == g;
+        for (int t = 0; t < g->ts.nattrs; t++) p.zeroed |= !strcmp(g->ts.attrs[t], "zeroed");
+        vec_push(a, &k->params, p);
+    }
+    for (int i = 0; i < sk->dims.n; i++) {
+        ApiParam p = {.kind = API_DIM, .name = sk->dims.v[i]->name};
+        vec_push(a, &k->params, p);
+    }
+    for (int i = 0; i < sk->scalars.n; i++) {
+        ApiParam p = {.kind = API_SCALAR, .name = sk->scalars.v[i]->name, .is_float = sk->scalars.v[i]->ty.kind == TY_FLOAT};
+        vec_push(a, &k->params, p);
+    }
+    for (int i = 0; i < sk->requires.n; i++) vec_push(a, &k->requires, sk->requires.v[i]);
+    return k;
+}
+
+void api_c_params(StrBuf *b, const KernelApi *k) {
+    for (int i = 0; i < k->params.n; i++) {
+        const ApiParam *p = &k->params.v[i];
+        if (i) sb_puts(b, ", ");
+        switch (p->kind) {
+        case API_TENSOR:
+            sb_printf(b, "%svoid *%s, const int64_t *%s_strides", p->mode == ARG_IN ? "const " : "", p->name, p->name);
+            break;
+        case API_DIM: sb_printf(b, "int64_t %s", p->name); break;
+        case API_SCALAR: sb_printf(b, "%s %s", p->is_float ? "float" : "int32_t", p->name); break;
+        }
+    }
+    sb_puts(b, k->params.n ? ", tkc_stream_t stream" : "tkc_stream_t stream");
+}

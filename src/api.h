@@ -1,0 +1,56 @@
+/* api.h - the host API of each kernel, as data: what its launcher takes (tensors with their
+ * strides, run-time dimensions, scalars, a stream) and what it checks. The CUDA launcher, the C
+ * header, the PyTorch extension and the JSON report are all printed from this one description,
+ * so they cannot disagree.
+ * Invariant: parameters are in signature order: tensors in argument order (each followed by its
+ * strides), then run-time dimensions in order of first appearance, then scalars, then stream. */
+#ifndef TKC_API_H
+#define TKC_API_H
+
+#include "plan.h"
+
+typedef enum { API_TENSOR, API_DIM, API_SCALAR } ApiKind;
+
+typedef struct ApiDim {
+    const char *name;   /* a run-time dimension's name, or NULL for a compile-time one */
+    int64_t value;      /* the compile-time size */
+} ApiDim;
+
+typedef struct ApiParam {
+    ApiKind kind;
+    const char *name;
+    /* tensors */
+    ArgMode mode;
+    DType dt;
+    int rank;
+    ApiDim dims[4];
+    bool tma;           /* moved by TMA: 16-byte aligned base, 16-byte row pitches, last stride 1 */
+    bool zeroed;        /* the launcher zero-fills it before the kernel runs */
+    /* scalars */
+    bool is_float;
+} ApiParam;
+
+typedef struct KernelApi {
+    const char *kernel;     /* the .tk kernel's name */
+    const char *fn;         /* the C function: tkc_<kernel> */
+    Vec(ApiParam) params;
+    Vec(Expr *) requires;   /* run-time conditions (launcher returns TKC_ERR_REQUIRE) */
+} KernelApi;
+
+KernelApi *api_of(Arena *a, const PlanKernel *pk);
+
+/* "const void *A, const int64_t *A_strides, ..., int64_t M, ..., float scale, tkc_stream_t stream" */
+void api_c_params(StrBuf *b, const KernelApi *k);
+
+/* the status codes every launcher returns, as an enum body and as "NAME = value, meaning" rows */
+#define TK_STATUS(X)                                                                            \
+    X(TKC_OK, 0, "success")                                                                      \
+    X(TKC_ERR_NULL, 1, "a tensor pointer is null")                                               \
+    X(TKC_ERR_ALIGN, 2, "a tensor is not aligned (16 bytes for TMA tensors, one element otherwise)") \
+    X(TKC_ERR_DIM, 3, "a dimension is < 1 or larger than 2^31 - 1, or the grid would be")        \
+    X(TKC_ERR_STRIDE, 4, "a stride is < 1, or breaks TMA's rules (last stride 1, 16-byte row pitch)") \
+    X(TKC_ERR_REQUIRE, 5, "a 'require' of the kernel does not hold")                             \
+    X(TKC_ERR_TENSOR_MAP, 6, "the driver rejected a tensor map")                                 \
+    X(TKC_ERR_LAUNCH, 7, "the CUDA runtime reported an error")
+
+#endif
