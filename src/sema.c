@@ -354,6 +354,32 @@ static bool slice_bound(Sema *s, IndexArg *ia, int extent, int *lo, int *hi, boo
     return true;
 }
 
+/* X[i0, ..., in] of a global tensor: one integer index per dimension (slices are refused with
+ * slice_msg); reports every bad index */
+static bool check_tensor_indices(Sema *s, Expr *ix, const Symbol *t, const char *slice_msg) {
+    int n = ix->u.index.nargs;
+    bool ok = true;
+    if (n != t->ty.ndims) {
+        diag_error(s->d, ix->span, "'%s' has %d dimensions but %d indices were given", t->name, t->ty.ndims, n);
+        ok = false;
+    }
+    for (int i = 0; i < n; i++) {
+        IndexArg *ia = &ix->u.index.args[i];
+        if (ia->slice) {
+            diag_error(s->d, ia->span, "%s", slice_msg);
+            ok = false;
+            continue;
+        }
+        Type it = check_expr(s, ia->lo);
+        if (it.kind == TY_ERROR) ok = false;
+        else if (it.kind != TY_INT || it.varying) {
+            diag_error(s->d, ia->span, "an index must be an integer, not %s", type_str(s, it));
+            ok = false;
+        }
+    }
+    return ok;
+}
+
 static Type check_index(Sema *s, Expr *e) {
     Expr *base = e->u.index.base;
     Type bt = check_expr(s, base);
@@ -373,26 +399,8 @@ static Type check_index(Sema *s, Expr *e) {
                            "kernel-level 'let'");
             return set(e, ty_err());
         }
-        if (n != bt.ndims) {
-            diag_error(s->d, e->span, "'%s' has %d dimensions but %d indices were given", base->sym->name, bt.ndims, n);
+        if (!check_tensor_indices(s, e, base->sym, "slices of global tensors are not allowed; move a tile with '<-'"))
             return set(e, ty_err());
-        }
-        bool ok = true;
-        for (int i = 0; i < n; i++) {
-            IndexArg *ia = &e->u.index.args[i];
-            if (ia->slice) {
-                diag_error(s->d, ia->span, "slices of global tensors are not allowed; move a tile with '<-'");
-                ok = false;
-                continue;
-            }
-            Type it = check_expr(s, ia->lo);
-            if (it.kind == TY_ERROR) ok = false;
-            else if (it.kind != TY_INT || it.varying) {
-                diag_error(s->d, ia->span, "an index must be an integer, not %s", type_str(s, it));
-                ok = false;
-            }
-        }
-        if (!ok) return set(e, ty_err());
         return set(e, bt.dt == DT_I32 ? ty_int() : ty_float());
     }
     if (bt.kind == TY_TILE) {
@@ -1123,26 +1131,9 @@ static bool check_global_access(Sema *s, Expr *ix, Symbol *t, Type moved, bool w
     base->ty = t->ty;
     ix->ty = t->ty;
     int n = ix->u.index.nargs;
-    bool ok = true;
-    if (n != t->ty.ndims) {
-        diag_error(s->d, ix->span, "'%s' has %d dimensions but %d indices were given", t->name, t->ty.ndims, n);
-        ok = false;
-    }
-    for (int i = 0; i < n; i++) {
-        IndexArg *ia = &ix->u.index.args[i];
-        if (ia->slice) {
-            diag_error(s->d, ia->span, "global tiles are addressed by tile index, not by slice");
-            ok = false;
-            continue;
-        }
-        Type it = check_expr(s, ia->lo);
-        if (it.kind == TY_ERROR) ok = false;
-        else if (it.kind != TY_INT || it.varying) {
-            diag_error(s->d, ia->span, "an index must be an integer, not %s", type_str(s, it));
-            ok = false;
-        }
-    }
-    if (!ok || moved.kind == TY_ERROR) return false;
+    if (!check_tensor_indices(s, ix, t, "global tiles are addressed by tile index, not by slice") ||
+        moved.kind == TY_ERROR)
+        return false;
     Arg *arg = s->sk->args.v[t->index];
     if (write && arg->mode == ARG_IN) {
         diag_error(s->d, base->span, "'%s' is an 'in' tensor and cannot be written; declare it 'out' or 'inout'", t->name);
