@@ -81,35 +81,37 @@ static void test_span_join(void **state) {
 
 /* ---- rendering ---------------------------------------------------------------------------------- */
 
+/* Diag.out is an fmemopen stream over buf; cap_text() returns what was written so far. */
 typedef struct Capture {
     Arena arena;
     Diag d;
-    char *buf;
-    size_t len;
+    char buf[16384];
     FILE *f;
 } Capture;
 
 static void cap_open(Capture *c) {
     memset(c, 0, sizeof *c);
-    c->f = open_memstream(&c->buf, &c->len);
+    c->f = fmemopen(c->buf, sizeof c->buf, "w");
     assert_non_null(c->f);
     diag_init(&c->d, &c->arena, c->f);
 }
 
 static const char *cap_text(Capture *c) {
     fflush(c->f);
+    long n = ftell(c->f);
+    assert_true(n >= 0 && (size_t)n < sizeof c->buf);
+    c->buf[n] = 0;
     return c->buf;
 }
 
 static void cap_close(Capture *c) {
     fclose(c->f);
-    free(c->buf);
     arena_free(&c->arena);
 }
 
 static void test_render_error(void **state) {
     (void)state;
-    Capture c;
+    static Capture c;
     cap_open(&c);
     const char *text = "param BM = 128;\nlet x = foo + 1;\n";
     int f = diag_add_file(&c.d, "dir/t.tk", text, (uint32_t)strlen(text));
@@ -123,7 +125,7 @@ static void test_render_error(void **state) {
 
 static void test_render_levels_and_shapes(void **state) {
     (void)state;
-    Capture c;
+    static Capture c;
     cap_open(&c);
     const char *text = "a = b;\n\tx <- y;\nlong line here\r\nz\n";
     int f = diag_add_file(&c.d, "t.tk", text, (uint32_t)strlen(text));
@@ -160,7 +162,7 @@ static void test_render_levels_and_shapes(void **state) {
 
 static void test_render_at_end_of_file(void **state) {
     (void)state;
-    Capture c;
+    static Capture c;
     cap_open(&c);
     const char *text = "kernel k {\n  grid (m: 1)"; /* no final newline */
     int f = diag_add_file(&c.d, "e.tk", text, (uint32_t)strlen(text));
@@ -178,7 +180,7 @@ static void test_render_at_end_of_file(void **state) {
 
 static void test_error_limit(void **state) {
     (void)state;
-    Capture c;
+    static Capture c;
     cap_open(&c);
     c.d.max_errors = 2;
     const char *text = "x\n";
