@@ -817,11 +817,17 @@ static int make_dirs(const char *dir) {
     return rc;
 }
 
+/* writes DIR/name, unless it already holds text: an unchanged file keeps its time stamp, so the
+ * extension's build (ninja, through torch) does not compile it again */
 static int put_file(const char *dir, const char *name, const char *text) {
     char *path = xmalloc(strlen(dir) + strlen(name) + 2);
     sprintf(path, "%s/%s", dir, name);
     int rc = 0;
-    if (write_file(path, text, strlen(text))) {
+    size_t len = 0;
+    char *old = read_file(path, &len);
+    bool same = old && len == strlen(text) && !memcmp(old, text, len);
+    free(old);
+    if (!same && write_file(path, text, strlen(text))) {
         fprintf(stderr, "tkc: error: cannot write '%s': %s\n", path, strerror(errno));
         rc = 2;
     }
