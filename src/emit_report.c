@@ -1,12 +1,1145 @@
-/* emit_report.c - the plan explained: JSON (tkc --emit=report) and prose (tkc --explain). */
+/* emit_report.c - the plan explained: JSON for tools (tkc --emit=report) and prose for a person
+ * (tkc --explain). Both print the same facts from the verified plan and the KernelApi: the
+ * launcher, roles and register split (with the arithmetic), the register estimate, the grid,
+ * the pipeline, the shared-memory map against the 232,448-byte limit, the barriers with their
+ * arrival counts and byte counts, the load groups, TMA maps, staged stores and the decisions.
+ * Invariant: the output depends only on the plan, the program and the source file's name: same
+ * input, same bytes. JSON keys come in a fixed order. Nothing here decides anything. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
 #include "emit.h"
 
+/* ---- facts both outputs share ---------------------------------------------------------------- */
+
+static const char *base_name(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static const char *mode_name(ArgMode m) {
+    return m == ARG_IN ? "in" : m == ARG_OUT ? "out" : "inout";
+}
+
+static const char *order_name(OrderKind o) {
+    return o == ORDER_SUPER_M ? "super_m" : o == ORDER_SUPER_N ? "super_n" : "row_major";
+}
+
+/* a statement in .tk syntax, on one line (if and for print their header only) */
+static void stmt_text(StrBuf *b, const Stmt *st) {
+    switch (st->kind) {
+    case ST_ASSIGN:
+        ast_print_expr(b, st->u.assign.lhs);
+        sb_printf(b, " %s ", assignop_name[st->u.assign.op]);
+        ast_print_expr(b, st->u.assign.rhs);
+        break;
+    case ST_LET:
+        sb_printf(b, "let %s = ", st->u.let.name);
+        ast_print_expr(b, st->u.let.e);
+        break;
+    case ST_IF:
+        sb_puts(b, "if (");
+        ast_print_expr(b, st->u.if_.cond);
+        sb_puts(b, ")");
+        break;
+    case ST_FOR:
+        sb_printf(b, "for %s in ", st->u.for_.var);
+        ast_print_expr(b, st->u.for_.lo);
+        sb_puts(b, " .. ");
+        ast_print_expr(b, st->u.for_.hi);
+        break;
+    case ST_EXPR:
+        ast_print_expr(b, st->u.expr.e);
+        break;
+    }
+}
+
+static char *stmt_str(Arena *a, const Stmt *st) {
+    StrBuf b;
+    sb_init(&b);
+    stmt_text(&b, st);
+    char *s = arena_strdup(a, b.s ? b.s : "");
+    sb_free(&b);
+    return s;
+}
+
+/* how the register split came about: set in the .tk, tkc's default for the consumer count, or
+ * lowering's heavier-consumer split (240/24 for two consumer warpgroups) */
+typedef enum { SPLIT_DEFAULT, SPLIT_PROGRAM, SPLIT_HEAVY } SplitWhy;
+
+static SplitWhy split_why(const PlanKernel *pk, int *def_p, int *def_c) {
+    reg_split_default(pk->consumers, def_p, def_c);
+    if (pk->sk->producer_regs || pk->sk->consumer_regs) return SPLIT_PROGRAM;
+    if (pk->producer_regs == *def_p && pk->consumer_regs == *def_c) return SPLIT_DEFAULT;
+    return SPLIT_HEAVY;
+}
+static const char *const split_why_name[] = {"default", "program", "heavy_consumers"};
+
+/* the register tile arithmetic, when it can be shown: rows per warpgroup x cols x bytes / 512 */
+static bool reg_tile_arith(const PlanKernel *pk, const PlanReg *r, int *rows_wg, int *cols, int *bytes, int *cplx) {
+    const Type *t = &r->sym->ty;
+    if (t->kind != TY_TILE || pk->consumers < 1) return false;
+    *rows_wg = t->per_wg ? t->rows : t->rows / pk->consumers;
+    *cols = t->cols;
+    *bytes = dtype_bytes[t->dt];
+    *cplx = t->complex ? 2 : 1;
+    return *cplx * *rows_wg * *cols * *bytes / (4 * 128) == r->regs;
+}
+
+/* the products the consumers issue, each once: setup, the steady step, finish */
+typedef struct MmaRef {
+    const PlanMma *m;
+    const Stmt *st;
+    const char *where;  /* "setup", "step", "finish" */
+    bool prev;          /* reads the previous step's stage */
+} MmaRef;
+typedef Vec(MmaRef) MmaRefs;
+
+static void collect_mmas(Arena *a, MmaRefs *out, const POpList *ops, const char *where) {
+    for (int i = 0; i < ops->n; i++) {
+        const POp *o = ops->v[i];
+        if (o->kind == POP_MMA) {
+            bool seen = false;
+            for (int k = 0; k < out->n; k++) seen |= out->v[k].m == o->mma;
+            if (!seen) {
+                MmaRef r = {o->mma, o->st, where, o->prev};
+                vec_push(a, out, r);
+            }
+        }
+        collect_mmas(a, out, &o->then_ops, where);
+        collect_mmas(a, out, &o->else_ops, where);
+    }
+}
+
+/* wgmma instructions per warpgroup, as plan_dump prints them: n is split into instructions of at
+ * most 256 columns; each covers 64 rows and 16 of k */
+static void mma_shape(const PlanMma *m, int *inst_n, int *count) {
+    int ninst = m->n > 256 ? (m->n + 255) / 256 : 1;
+    *inst_n = m->n / ninst;
+    *count = (m->wg_m / 64) * (m->k / 16) * ninst;
+}
+
+static const char *major_name(bool mn, char which) {
+    if (!mn) return "K-major";
+    return which == 'A' ? "M-major" : "N-major";
+}
+
+static int barrier_bytes(const PlanKernel *pk) {
+    int nb = 0;
+    for (int i = 0; i < pk->bars.n; i++) nb += 8 * pk->bars.v[i].copies;
+    return nb;
+}
+
+/* the group whose full (or empty) barrier is bar, or -1 */
+static int group_of_barrier(const PlanKernel *pk, int bar, bool *is_full) {
+    for (int g = 0; g < pk->groups.n; g++) {
+        if (pk->groups.v[g].full == bar) {
+            *is_full = true;
+            return g;
+        }
+        if (pk->groups.v[g].empty == bar) {
+            *is_full = false;
+            return g;
+        }
+    }
+    return -1;
+}
+
+static bool stmt_is_staged(const PlanKernel *pk, const Stmt *st, int *store) {
+    for (int i = 0; i < pk->stores.n; i++)
+        if (pk->stores.v[i].st == st) {
+            *store = i;
+            return true;
+        }
+    return false;
+}
+
+/* ---- a small JSON writer: pretty-printed, two spaces per level -------------------------------- */
+
+typedef struct Json {
+    StrBuf *b;
+    int depth;
+    bool had[64];       /* a value was written at this depth (a comma is due) */
+    bool after_key;
+} Json;
+
+static void j_escaped(StrBuf *b, const char *s) {
+    sb_putc(b, '"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        switch (*c) {
+        case '"': sb_puts(b, "\\\""); break;
+        case '\\': sb_puts(b, "\\\\"); break;
+        case '\n': sb_puts(b, "\\n"); break;
+        case '\t': sb_puts(b, "\\t"); break;
+        case '\r': sb_puts(b, "\\r"); break;
+        default:
+            if (*c < 0x20 || *c == 0x7f) sb_printf(b, "\\u%04x", *c);
+            else sb_putc(b, (char)*c);
+        }
+    }
+    sb_putc(b, '"');
+}
+
+static void j_pre(Json *j) {
+    if (j->after_key) {
+        j->after_key = false;
+        return;
+    }
+    if (!j->depth) return;
+    if (j->had[j->depth]) sb_putc(j->b, ',');
+    sb_putc(j->b, '\n');
+    for (int i = 0; i < j->depth; i++) sb_puts(j->b, "  ");
+    j->had[j->depth] = true;
+}
+
+static void j_open(Json *j, char c) {
+    j_pre(j);
+    sb_putc(j->b, c);
+    j->depth++;
+    j->had[j->depth] = false;
+}
+
+static void j_close(Json *j, char c) {
+    bool any = j->had[j->depth];
+    j->depth--;
+    if (any) {
+        sb_putc(j->b, '\n');
+        for (int i = 0; i < j->depth; i++) sb_puts(j->b, "  ");
+    }
+    sb_putc(j->b, c);
+}
+
+static void j_key(Json *j, const char *k) {
+    j_pre(j);
+    j_escaped(j->b, k);
+    sb_puts(j->b, ": ");
+    j->after_key = true;
+}
+
+static void j_str(Json *j, const char *s) {
+    j_pre(j);
+    if (s) j_escaped(j->b, s);
+    else sb_puts(j->b, "null");
+}
+static void j_int(Json *j, int64_t v) {
+    j_pre(j);
+    sb_printf(j->b, "%" PRId64, v);
+}
+static void j_bool(Json *j, bool v) {
+    j_pre(j);
+    sb_puts(j->b, v ? "true" : "false");
+}
+static void j_null(Json *j) {
+    j_pre(j);
+    sb_puts(j->b, "null");
+}
+/* a short list of integers on one line */
+static void j_ints(Json *j, const int *v, int n) {
+    j_pre(j);
+    sb_putc(j->b, '[');
+    for (int i = 0; i < n; i++) sb_printf(j->b, "%s%d", i ? ", " : "", v[i]);
+    sb_putc(j->b, ']');
+}
+
+static void jk_str(Json *j, const char *k, const char *s) { j_key(j, k); j_str(j, s); }
+static void jk_int(Json *j, const char *k, int64_t v) { j_key(j, k); j_int(j, v); }
+static void jk_bool(Json *j, const char *k, bool v) { j_key(j, k); j_bool(j, v); }
+static void jk_obj(Json *j, const char *k) { j_key(j, k); j_open(j, '{'); }
+static void jk_arr(Json *j, const char *k) { j_key(j, k); j_open(j, '['); }
+
+/* ---- --emit=report ------------------------------------------------------------------------------ */
+
+static void report_launcher(Json *j, Arena *a, const PlanKernel *pk) {
+    const KernelApi *k = api_of(a, pk);
+    const SemaKernel *sk = pk->sk;
+    StrBuf sig;
+    sb_init(&sig);
+    api_c_params(&sig, k);
+    jk_obj(j, "launcher");
+    jk_str(j, "function", k->fn);
+    char *decl = arena_printf(a, "int %s(%s)", k->fn, sig.s ? sig.s : "");
+    sb_free(&sig);
+    jk_str(j, "declaration", decl);
+    jk_str(j, "returns", "int");
+    jk_arr(j, "params");
+    for (int i = 0; i < k->params.n; i++) {
+        const ApiParam *p = &k->params.v[i];
+        j_open(j, '{');
+        switch (p->kind) {
+        case API_TENSOR: {
+            jk_str(j, "kind", "tensor");
+            jk_str(j, "name", p->name);
+            jk_str(j, "c_type", p->mode == ARG_IN ? "const void *" : "void *");
+            jk_str(j, "mode", mode_name(p->mode));
+            jk_str(j, "dtype", dtype_name[p->dt]);
+            jk_int(j, "element_bytes", dtype_bytes[p->dt]);
+            jk_int(j, "rank", p->rank);
+            const Arg *g = NULL;
+            for (int t = 0; t < sk->args.n; t++)
+                if (!strcmp(sk->args.v[t]->name, p->name)) g = sk->args.v[t];
+            jk_arr(j, "shape");
+            for (int d = 0; d < p->rank && d < 4; d++) {
+                j_open(j, '{');
+                if (p->dims[d].name) {
+                    jk_str(j, "text", p->dims[d].name);
+                    jk_bool(j, "runtime", true);
+                } else {
+                    jk_str(j, "text", g && d < g->ts.ndims ? ast_expr_str(a, g->ts.dims[d]) : arena_printf(a, "%" PRId64, p->dims[d].value));
+                    jk_bool(j, "runtime", false);
+                    jk_int(j, "value", p->dims[d].value);
+                }
+                j_close(j, '}');
+            }
+            j_close(j, ']');
+            jk_str(j, "strides_param", arena_printf(a, "%s_strides", p->name));
+            jk_bool(j, "tma", p->tma);
+            jk_int(j, "base_alignment", p->tma ? 16 : dtype_bytes[p->dt]);
+            jk_bool(j, "last_stride_1", p->tma);
+            jk_int(j, "row_pitch_multiple_bytes", p->tma ? 16 : dtype_bytes[p->dt]);
+            jk_bool(j, "zeroed", p->zeroed);
+            break;
+        }
+        case API_DIM:
+            jk_str(j, "kind", "dim");
+            jk_str(j, "name", p->name);
+            jk_str(j, "c_type", "int64_t");
+            jk_int(j, "min", 1);
+            jk_int(j, "max", 2147483647);
+            break;
+        case API_SCALAR:
+            jk_str(j, "kind", "scalar");
+            jk_str(j, "name", p->name);
+            jk_str(j, "c_type", p->is_float ? "float" : "int32_t");
+            jk_str(j, "dtype", p->is_float ? "fp32" : "i32");
+            break;
+        }
+        j_close(j, '}');
+    }
+    j_open(j, '{');
+    jk_str(j, "kind", "stream");
+    jk_str(j, "name", "stream");
+    jk_str(j, "c_type", "tkc_stream_t");
+    j_close(j, '}');
+    j_close(j, ']');
+    jk_arr(j, "requires");
+    for (int i = 0; i < k->requires.n; i++) j_str(j, ast_expr_str(a, k->requires.v[i]));
+    j_close(j, ']');
+    j_close(j, '}');
+}
+
+static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
+    const SemaKernel *sk = pk->sk;
+    j_open(j, '{');
+    jk_str(j, "name", pk->name);
+    report_launcher(j, a, pk);
+
+    /* roles and registers */
+    int dp, dc;
+    SplitWhy why = split_why(pk, &dp, &dc);
+    int used = 128 * (pk->producer_regs + pk->consumers * pk->consumer_regs);
+    jk_obj(j, "roles");
+    jk_int(j, "threads", pk->threads);
+    jk_int(j, "warpgroups", pk->consumers + 1);
+    jk_int(j, "producer_warpgroup", 0);
+    jk_int(j, "consumers", pk->consumers);
+    jk_int(j, "producer_registers", pk->producer_regs);
+    jk_int(j, "consumer_registers", pk->consumer_regs);
+    jk_obj(j, "register_split");
+    jk_str(j, "why", split_why_name[why]);
+    jk_int(j, "default_producer", dp);
+    jk_int(j, "default_consumer", dc);
+    jk_int(j, "producer_total", 128 * pk->producer_regs);
+    jk_int(j, "consumers_total", 128 * pk->consumers * pk->consumer_regs);
+    jk_int(j, "used", used);
+    jk_int(j, "register_file", REG_FILE);
+    jk_str(j, "arithmetic", arena_printf(a, "128 x %d + %d x 128 x %d = %d of %d", pk->producer_regs, pk->consumers,
+                                         pk->consumer_regs, used, REG_FILE));
+    j_close(j, '}');
+    j_close(j, '}');
+
+    jk_obj(j, "registers");
+    jk_int(j, "estimate", pk->reg_estimate);
+    jk_int(j, "limit", pk->consumer_regs);
+    jk_arr(j, "parts");
+    for (int i = 0; i < pk->regs.n; i++) {
+        const PlanReg *r = &pk->regs.v[i];
+        if (r->sym->kind == SYM_LET) continue;
+        j_open(j, '{');
+        jk_str(j, "name", r->sym->name);
+        jk_int(j, "registers", r->regs);
+        j_close(j, '}');
+    }
+    j_close(j, ']');
+    jk_int(j, "temporaries_peak", pk->reg_lets);
+    jk_int(j, "overhead", pk->reg_overhead);
+    j_close(j, '}');
+
+    MmaRefs mm = {0};
+    collect_mmas(a, &mm, &pk->setup_ops, "setup");
+    collect_mmas(a, &mm, &pk->compute_ops, "step");
+    collect_mmas(a, &mm, &pk->finish_ops, "finish");
+    jk_arr(j, "products");
+    for (int i = 0; i < mm.n; i++) {
+        const PlanMma *m = mm.v[i].m;
+        int inst_n, count;
+        mma_shape(m, &inst_n, &count);
+        j_open(j, '{');
+        jk_str(j, "statement", stmt_str(a, mm.v[i].st));
+        jk_str(j, "where", mm.v[i].where);
+        jk_int(j, "m", m->m);
+        jk_int(j, "n", m->n);
+        jk_int(j, "k", m->k);
+        jk_int(j, "rows_per_warpgroup", m->wg_m);
+        jk_str(j, "instruction", arena_printf(a, "wgmma m64n%dk16", inst_n));
+        jk_int(j, "instructions_per_warpgroup", count);
+        jk_str(j, "a", m->a_reg ? "registers" : major_name(m->a.mn_major, 'A'));
+        jk_str(j, "b", major_name(m->b.mn_major, 'B'));
+        jk_bool(j, "deferred", m->deferred);
+        jk_bool(j, "zero_first", m->zero_first);
+        j_close(j, '}');
+    }
+    j_close(j, ']');
+
+    /* grid */
+    jk_obj(j, "grid");
+    jk_arr(j, "axes");
+    for (int i = 0; i < sk->axes.n; i++) {
+        j_open(j, '{');
+        jk_str(j, "name", sk->axes.v[i]->name);
+        jk_str(j, "extent", ast_expr_str(a, sk->axes.v[i]->extent));
+        jk_bool(j, "reversed", sk->axes.v[i]->reversed);
+        j_close(j, '}');
+    }
+    j_close(j, ']');
+    jk_bool(j, "persistent", pk->persistent);
+    jk_str(j, "order", order_name(pk->order));
+    j_key(j, "order_group");
+    if (pk->order == ORDER_ROW_MAJOR) j_null(j);
+    else j_int(j, pk->order_group);
+    jk_obj(j, "cluster");
+    jk_int(j, "size", pk->cluster);
+    j_key(j, "axis");
+    if (pk->cluster > 1 && sk->axes.n) j_str(j, sk->axes.v[0]->name);
+    else j_null(j);
+    j_close(j, '}');
+    j_close(j, '}');
+
+    /* pipeline */
+    j_key(j, "pipeline");
+    if (sk->pipe) {
+        j_open(j, '{');
+        jk_str(j, "variable", sk->loopvar ? sk->loopvar->name : sk->pipe->u.pipe.var);
+        jk_str(j, "trips", ast_expr_str(a, sk->pipe->u.pipe.trips));
+        jk_int(j, "stages", pk->stages);
+        jk_bool(j, "overlap", pk->overlap);
+        jk_bool(j, "pingpong", pk->pingpong);
+        j_close(j, '}');
+    } else {
+        j_null(j);
+    }
+
+    /* shared memory */
+    int payload = 0;
+    for (int i = 0; i < pk->bufs.n; i++) payload += pk->bufs.v[i].bytes * pk->bufs.v[i].copies;
+    int nb = barrier_bytes(pk);
+    jk_obj(j, "shared_memory");
+    jk_arr(j, "buffers");
+    for (int i = 0; i < pk->bufs.n; i++) {
+        const PlanBuf *b = &pk->bufs.v[i];
+        j_open(j, '{');
+        jk_str(j, "name", b->name);
+        jk_str(j, "kind", bufkind_name[b->kind]);
+        jk_str(j, "dtype", dtype_name[b->dt]);
+        j_key(j, "shape");
+        if (b->is_vec) j_ints(j, &b->cols, 1);
+        else {
+            int sh[2] = {b->rows, b->cols};
+            j_ints(j, sh, 2);
+        }
+        jk_str(j, "swizzle", swizzle_name(b->swz));
+        jk_int(j, "atom_cols", b->atom_cols);
+        jk_int(j, "atoms", b->natoms);
+        jk_int(j, "bytes", b->bytes);
+        jk_int(j, "copies", b->copies);
+        jk_int(j, "total_bytes", (int64_t)b->bytes * b->copies);
+        jk_int(j, "offset", b->offset);
+        jk_int(j, "alignment", b->align);
+        j_key(j, "group");
+        if (b->group >= 0 && b->group < pk->groups.n) j_str(j, pk->groups.v[b->group].name);
+        else j_null(j);
+        j_close(j, '}');
+    }
+    j_close(j, ']');
+    jk_int(j, "buffers_bytes", payload);
+    jk_int(j, "padding_bytes", pk->smem_used - payload - nb);
+    j_key(j, "barriers_offset");
+    if (pk->bars.n) j_int(j, pk->bars.v[0].offset);
+    else j_null(j);
+    jk_int(j, "barriers_bytes", nb);
+    jk_int(j, "used", pk->smem_used);
+    jk_int(j, "base_alignment_slack", SMEM_SLACK);
+    jk_int(j, "total", pk->smem_total);
+    jk_int(j, "limit", SMEM_LIMIT);
+    jk_int(j, "headroom", SMEM_LIMIT - pk->smem_total);
+    j_key(j, "staging");
+    if (pk->staging_buf >= 0) {
+        j_open(j, '{');
+        jk_str(j, "buffer", pk->bufs.v[pk->staging_buf].name);
+        jk_int(j, "per_warpgroup", pk->staging_per_wg);
+        j_close(j, '}');
+    } else {
+        j_null(j);
+    }
+    j_close(j, '}');
+
+    /* barriers */
+    jk_arr(j, "barriers");
+    for (int i = 0; i < pk->bars.n; i++) {
+        const PlanBarrier *pb = &pk->bars.v[i];
+        bool full = false;
+        int g = group_of_barrier(pk, i, &full);
+        j_open(j, '{');
+        jk_str(j, "name", pb->name);
+        jk_int(j, "copies", pb->copies);
+        jk_int(j, "count", pb->count);
+        jk_int(j, "tx_bytes", pb->tx_bytes);
+        jk_int(j, "offset", pb->offset);
+        j_key(j, "group");
+        if (g >= 0) j_str(j, pk->groups.v[g].name);
+        else j_null(j);
+        j_key(j, "role");
+        if (g >= 0) j_str(j, full ? "full" : "empty");
+        else j_null(j);
+        jk_str(j, "purpose", pb->why);
+        j_close(j, '}');
+    }
+    j_close(j, ']');
+
+    /* load groups */
+    jk_arr(j, "load_groups");
+    for (int g = 0; g < pk->groups.n; g++) {
+        const PlanGroup *pg = &pk->groups.v[g];
+        j_open(j, '{');
+        jk_str(j, "name", pg->name);
+        jk_str(j, "when", pg->once ? "per_work_tile" : "per_step");
+        jk_str(j, "full", pk->bars.v[pg->full].name);
+        jk_str(j, "empty", pk->bars.v[pg->empty].name);
+        jk_int(j, "bytes", pg->bytes);
+        jk_bool(j, "multicast", pg->multicast);
+        jk_arr(j, "buffers");
+        for (int i = 0; i < pg->bufs.n; i++) j_str(j, pk->bufs.v[pg->bufs.v[i]].name);
+        j_close(j, ']');
+        jk_arr(j, "loads");
+        for (int i = 0; i < pg->loads.n; i++) {
+            const PlanLoad *pl = &pg->loads.v[i];
+            j_open(j, '{');
+            jk_str(j, "statement", stmt_str(a, pl->st));
+            jk_str(j, "buffer", pk->bufs.v[pl->buf].name);
+            jk_str(j, "map", pk->maps.v[pl->map].name);
+            jk_int(j, "boxes", pk->bufs.v[pl->buf].natoms);
+            jk_bool(j, "multicast", pl->multicast);
+            j_close(j, '}');
+        }
+        j_close(j, ']');
+        j_close(j, '}');
+    }
+    j_close(j, ']');
+
+    /* TMA maps */
+    jk_arr(j, "tma_maps");
+    for (int i = 0; i < pk->maps.n; i++) {
+        const PlanMap *m = &pk->maps.v[i];
+        j_open(j, '{');
+        jk_str(j, "name", m->name);
+        jk_str(j, "tensor", m->tensor->name);
+        jk_str(j, "dtype", dtype_name[m->tensor->ty.dt]);
+        jk_int(j, "rank", m->rank);
+        j_key(j, "box");
+        j_ints(j, m->box, m->rank);
+        jk_str(j, "box_order", "innermost first");
+        jk_str(j, "swizzle", swizzle_name(m->swz));
+        jk_bool(j, "store", m->store);
+        j_close(j, '}');
+    }
+    j_close(j, ']');
+
+    /* staged stores */
+    jk_arr(j, "staged_stores");
+    for (int i = 0; i < pk->stores.n; i++) {
+        const PlanStore *ps = &pk->stores.v[i];
+        j_open(j, '{');
+        jk_str(j, "statement", stmt_str(a, ps->st));
+        jk_str(j, "map", pk->maps.v[ps->map].name);
+        int ch[2] = {ps->chunk_rows, ps->chunk_cols};
+        j_key(j, "chunk");
+        j_ints(j, ch, 2);
+        j_close(j, '}');
+    }
+    j_close(j, ']');
+
+    jk_arr(j, "decisions");
+    for (int i = 0; i < pk->notes.n; i++) j_str(j, pk->notes.v[i]);
+    j_close(j, ']');
+    j_close(j, '}');
+}
+
 char *emit_report(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
-    (void)a; (void)p; (void)prog; (void)o;
-    return NULL; /* not written yet */
+    StrBuf b;
+    sb_init(&b);
+    Json j = {.b = &b};
+    j_open(&j, '{');
+    jk_str(&j, "tkc_version", o->tkc_version);
+    jk_str(&j, "source", base_name(o->source_path));
+    jk_arr(&j, "params");
+    for (int i = 0; i < prog->params.n; i++) {
+        const Param *pa = prog->params.v[i];
+        j_open(&j, '{');
+        jk_str(&j, "name", pa->name);
+        jk_int(&j, "value", pa->sym ? pa->sym->cval : 0);
+        jk_bool(&j, "overridden", pa->overridden);
+        j_close(&j, '}');
+    }
+    j_close(&j, ']');
+    jk_obj(&j, "limits");
+    jk_int(&j, "shared_memory", SMEM_LIMIT);
+    jk_int(&j, "shared_memory_base_slack", SMEM_SLACK);
+    jk_int(&j, "register_file", REG_FILE);
+    j_close(&j, '}');
+    jk_arr(&j, "status_codes");
+#define X(name, v, m)                                                                                                  \
+    j_open(&j, '{');                                                                                                   \
+    jk_str(&j, "name", #name);                                                                                         \
+    jk_int(&j, "value", v);                                                                                            \
+    jk_str(&j, "meaning", m);                                                                                          \
+    j_close(&j, '}');
+    TK_STATUS(X)
+#undef X
+    j_close(&j, ']');
+    jk_arr(&j, "kernels");
+    for (int i = 0; i < p->kernels.n; i++) report_kernel(&j, a, p->kernels.v[i]);
+    j_close(&j, ']');
+    j_close(&j, '}');
+    sb_putc(&b, '\n');
+    return sb_take(&b);
+}
+
+/* ---- --explain ------------------------------------------------------------------------------------ */
+
+enum { WIDTH = 100 };
+
+/* Short .tk text never breaks across lines: its spaces become '\x01' (see para). Longer text
+ * may, so that no line has to run past WIDTH. */
+static const char *nbx(Arena *a, const char *s) {
+    if (strlen(s) > 40) return s;
+    char *t = arena_strdup(a, s);
+    for (char *c = t; *c; c++)
+        if (*c == ' ') *c = '\x01';
+    return t;
+}
+static const char *ex(Arena *a, const Expr *e) { return nbx(a, ast_expr_str(a, e)); }
+static const char *stmt_nb(Arena *a, const Stmt *st) { return nbx(a, stmt_str(a, st)); }
+
+/* A paragraph wrapped at WIDTH columns: every line starts with indent spaces, continuation lines
+ * with hang more. '\x01' is a space that never breaks. */
+static void para(StrBuf *b, int indent, int hang, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void para(StrBuf *b, int indent, int hang, const char *fmt, ...) {
+    StrBuf t;
+    sb_init(&t);
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(&t, fmt, ap);
+    va_end(ap);
+    const char *s = t.s ? t.s : "";
+    for (int i = 0; i < indent; i++) sb_putc(b, ' ');
+    int col = indent;
+    bool first = true;
+    while (*s == ' ') s++;
+    while (*s) {
+        size_t n = strcspn(s, " ");
+        if (!first && col + 1 + (int)n > WIDTH) {
+            sb_putc(b, '\n');
+            for (int i = 0; i < indent + hang; i++) sb_putc(b, ' ');
+            col = indent + hang;
+        } else if (!first) {
+            sb_putc(b, ' ');
+            col++;
+        }
+        for (size_t i = 0; i < n; i++) sb_putc(b, s[i] == '\x01' ? ' ' : s[i]);
+        col += (int)n;
+        first = false;
+        s += n;
+        while (*s == ' ') s++;
+    }
+    sb_putc(b, '\n');
+    sb_free(&t);
+}
+
+static void heading(StrBuf *b, const char *title) {
+    sb_blank(b);
+    sb_printf(b, "%s\n", title);
+}
+
+/* "a, b and c" */
+static void join_and(StrBuf *b, const char *const *v, int n) {
+    for (int i = 0; i < n; i++) sb_printf(b, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ", v[i]);
+}
+
+static const char *plural(int n, const char *one, const char *many) { return n == 1 ? one : many; }
+
+static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
+    const KernelApi *k = api_of(a, pk);
+    heading(b, "Launcher");
+    StrBuf sig;
+    sb_init(&sig);
+    api_c_params(&sig, k);
+    /* the declaration, wrapped only between parameters */
+    for (size_t i = 0; i < sig.len; i++)
+        if (i > 0 && sig.s[i] == ' ' && sig.s[i - 1] != ',') sig.s[i] = '\x01';
+    para(b, 2, 4, "int %s(%s)", k->fn, sig.s ? sig.s : "");
+    sb_free(&sig);
+    for (int i = 0; i < k->params.n; i++) {
+        const ApiParam *p = &k->params.v[i];
+        if (p->kind != API_TENSOR) continue;
+        StrBuf shape;
+        sb_init(&shape);
+        const Arg *g = NULL;
+        for (int t = 0; t < pk->sk->args.n; t++)
+            if (!strcmp(pk->sk->args.v[t]->name, p->name)) g = pk->sk->args.v[t];
+        for (int d = 0; d < p->rank && d < 4; d++) {
+            if (d) sb_puts(&shape, ", ");
+            if (p->dims[d].name) sb_puts(&shape, p->dims[d].name);
+            else if (g && d < g->ts.ndims && g->ts.dims[d]->kind != EX_INT) {
+                ast_print_expr(&shape, g->ts.dims[d]);
+                sb_printf(&shape, "\x01=\x01%" PRId64, p->dims[d].value);
+            } else sb_printf(&shape, "%" PRId64, p->dims[d].value);
+        }
+        const char *role = p->mode == ARG_IN ? "an input" : p->mode == ARG_OUT ? "an output" : "read and written";
+        const char *verb = p->mode == ARG_IN ? "read" : p->mode == ARG_OUT ? "written" : "read and written";
+        if (p->tma)
+            para(b, 2, 2, "- %s (%s, %s) is moved by TMA: its base must be 16-byte aligned, its last stride 1 and its "
+                          "other strides multiples of 16 bytes.",
+                 p->name, role, nbx(a, arena_printf(a, "%s[%s]", dtype_name[p->dt], shape.s)));
+        else
+            para(b, 2, 2, "- %s (%s, %s) is %s directly by the kernel's threads, not by TMA: its base must be aligned "
+                          "to one element (%d bytes); any strides work.",
+                 p->name, role, nbx(a, arena_printf(a, "%s[%s]", dtype_name[p->dt], shape.s)), verb, dtype_bytes[p->dt]);
+        sb_free(&shape);
+    }
+    const char *names[64];
+    int nd = 0, ns = 0;
+    for (int i = 0; i < k->params.n && nd < 64; i++)
+        if (k->params.v[i].kind == API_DIM) names[nd++] = k->params.v[i].name;
+    if (nd) {
+        StrBuf l;
+        sb_init(&l);
+        join_and(&l, names, nd);
+        para(b, 2, 2, "- %s %s run-time %s, each 1 .. 2^31 - 1.", l.s, nd == 1 ? "is a" : "are",
+             plural(nd, "dimension", "dimensions"));
+        sb_free(&l);
+    }
+    for (int i = 0; i < k->params.n && ns < 64; i++)
+        if (k->params.v[i].kind == API_SCALAR) names[ns++] = k->params.v[i].name;
+    if (ns) {
+        StrBuf l;
+        sb_init(&l);
+        join_and(&l, names, ns);
+        para(b, 2, 2, "- %s %s %s, passed by value.", l.s, ns == 1 ? "is a" : "are", plural(ns, "scalar", "scalars"));
+        sb_free(&l);
+    }
+    for (int i = 0; i < k->requires.n; i++)
+        para(b, 2, 2, "- It checks 'require %s' and returns TKC_ERR_REQUIRE when it does not hold.",
+             ex(a, k->requires.v[i]));
+    para(b, 2, 2, "- It checks every argument before launching on the stream, and returns TKC_OK or a TKC_ERR_* code "
+                  "(tkc --emit=header lists them).");
+}
+
+static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
+    heading(b, "Warpgroups and registers");
+    int c = pk->consumers;
+    if (c == 1)
+        para(b, 2, 0, "A block has %d threads in 2 warpgroups of 128. Warpgroup 0 is the producer: one of its threads issues "
+                      "every TMA load, so it needs few registers and gives them up (setmaxnreg.dec to %d per thread). "
+                      "Warpgroup 1 is the consumer: it issues the tensor-core products and runs the epilogue, with %d "
+                      "registers per thread (setmaxnreg.inc).",
+             pk->threads, pk->producer_regs, pk->consumer_regs);
+    else
+        para(b, 2, 0, "A block has %d threads in %d warpgroups of 128. Warpgroup 0 is the producer: one of its threads "
+                      "issues every TMA load, so it needs few registers and gives them up (setmaxnreg.dec to %d per "
+                      "thread). Warpgroups 1 %s %d are the consumers: they issue the tensor-core products and run the "
+                      "epilogue, each with %d registers per thread (setmaxnreg.inc); register tiles are split between "
+                      "them by rows.",
+             pk->threads, c + 1, pk->producer_regs, c == 2 ? "and" : "to", c, pk->consumer_regs);
+    int dp, dc;
+    SplitWhy why = split_why(pk, &dp, &dc);
+    int prod = 128 * pk->producer_regs, cons = 128 * c * pk->consumer_regs;
+    const char *reason;
+    switch (why) {
+    case SPLIT_PROGRAM: reason = "set in the .tk (producer_regs / consumer_regs)"; break;
+    case SPLIT_HEAVY:
+        reason = arena_printf(a, "lowering's choice instead of the default %d/%d: the consumers' estimate (%d registers) "
+                                 "leaves little room under %d, so the producer keeps only %d (setmaxnreg's least is 24)",
+                              dc, dp, pk->reg_estimate, dc, pk->producer_regs);
+        break;
+    default: reason = arena_printf(a, "tkc's default for %d consumer %s", c, plural(c, "warpgroup", "warpgroups")); break;
+    }
+    para(b, 2, 0, "The split %d/%d (consumer/producer) is %s. setmaxnreg counts in multiples of 8, and the whole block "
+                  "must fit the register file: 128 x %d + %d x 128 x %d = %s + %s = %s of %s registers (%s spare).",
+         pk->consumer_regs, pk->producer_regs, reason, pk->producer_regs, c, pk->consumer_regs, fmt_bytes(prod),
+         fmt_bytes(cons), fmt_bytes(prod + cons), fmt_bytes(REG_FILE), fmt_bytes(REG_FILE - prod - cons));
+    StrBuf parts;
+    sb_init(&parts);
+    for (int i = 0; i < pk->regs.n; i++) {
+        const PlanReg *r = &pk->regs.v[i];
+        if (r->sym->kind == SYM_LET) continue;
+        int rw, cols, eb, cx;
+        sb_printf(&parts, "%s %d", r->sym->name, r->regs);
+        if (reg_tile_arith(pk, r, &rw, &cols, &eb, &cx))
+            sb_printf(&parts, " (%s%d rows x %d x %d B per warpgroup / (128 threads x 4 B))", cx == 2 ? "2 x " : "", rw,
+                      cols, eb);
+        sb_puts(&parts, " + ");
+    }
+    if (pk->reg_lets) sb_printf(&parts, "temporaries %d (the most live at once) + ", pk->reg_lets);
+    sb_printf(&parts, "overhead %d (addresses, loop counters, descriptors)", pk->reg_overhead);
+    para(b, 2, 0, "Each consumer thread needs about %d registers: %s = %d, of the %d it has (%d spare).", pk->reg_estimate,
+         parts.s, pk->reg_estimate, pk->consumer_regs, pk->consumer_regs - pk->reg_estimate);
+    sb_free(&parts);
+
+    MmaRefs mm = {0};
+    collect_mmas(a, &mm, &pk->setup_ops, "setup");
+    collect_mmas(a, &mm, &pk->compute_ops, "step");
+    collect_mmas(a, &mm, &pk->finish_ops, "finish");
+    if (!mm.n) return;
+    para(b, 2, 0, "The tensor-core products, as each consumer warpgroup issues them:");
+    for (int i = 0; i < mm.n; i++) {
+        const PlanMma *m = mm.v[i].m;
+        int inst_n, count;
+        mma_shape(m, &inst_n, &count);
+        StrBuf d;
+        sb_init(&d);
+        sb_printf(&d, "%d x wgmma m64n%dk16 %s (m %d x n %d x k %d per warpgroup), ", count, inst_n,
+                  !strcmp(mm.v[i].where, "step") ? "every step" : !strcmp(mm.v[i].where, "setup") ? "in setup" : "in finish",
+                  m->wg_m, m->n, m->k);
+        if (m->a_reg) sb_puts(&d, "A from registers");
+        else sb_printf(&d, "A %s from shared memory", major_name(m->a.mn_major, 'A'));
+        sb_printf(&d, ", B %s from shared memory (swizzle %s)", major_name(m->b.mn_major, 'B'),
+                  swizzle_name(pk->bufs.v[m->b.buf].swz));
+        if (m->zero_first) sb_puts(&d, "; the first step sets scale-d = 0, so the zero fill in setup costs nothing");
+        if (m->deferred) sb_puts(&d, "; issued one step late (overlap), reading the previous step's stage");
+        para(b, 2, 2, "- %s: %s.", stmt_nb(a, mm.v[i].st), d.s);
+        sb_free(&d);
+    }
+}
+
+static void explain_grid(StrBuf *b, Arena *a, const PlanKernel *pk) {
+    const SemaKernel *sk = pk->sk;
+    heading(b, "Grid");
+    if (!sk->axes.n) {
+        para(b, 2, 0, "There is one work tile.");
+    } else {
+        StrBuf ax, names;
+        sb_init(&ax);
+        sb_init(&names);
+        for (int i = 0; i < sk->axes.n; i++) {
+            const Axis *x = sk->axes.v[i];
+            sb_printf(&ax, "%sblock.%s in 0 .. %s - 1", i == 0 ? "" : i == sk->axes.n - 1 ? " and " : ", ", x->name,
+                      ex(a, x->extent));
+            sb_printf(&names, "%s%s", i ? " x " : "", ex(a, x->extent));
+        }
+        para(b, 2, 0, "A work tile is one value of %s: %s work tiles.", ax.s, names.s);
+        sb_free(&ax);
+        sb_free(&names);
+    }
+    for (int i = 0; i < sk->axes.n; i++)
+        if (sk->axes.v[i]->reversed)
+            para(b, 2, 0, "block.%s is reversed: it counts down from its last value, so the tiles with the highest block.%s "
+                          "start first.",
+                 sk->axes.v[i]->name, sk->axes.v[i]->name);
+    if (pk->cluster > 1 && sk->axes.n) {
+        StrBuf units;
+        sb_init(&units);
+        sb_printf(&units, "cdiv(%s, %d)", ex(a, sk->axes.v[0]->extent), pk->cluster);
+        for (int i = 1; i < sk->axes.n; i++) sb_printf(&units, " x %s", ex(a, sk->axes.v[i]->extent));
+        para(b, 2, 0, "Blocks run in clusters of %d along %s: a cluster takes %d consecutive values of block.%s as one "
+                      "unit of work (%s units), and loads that do not depend on block.%s are multicast by TMA into "
+                      "every block of the cluster.",
+             pk->cluster, sk->axes.v[0]->name, pk->cluster, sk->axes.v[0]->name, units.s, sk->axes.v[0]->name);
+        sb_free(&units);
+    }
+    const char *unit = pk->cluster > 1 ? "cluster" : "block";
+    if (pk->persistent && pk->cluster > 1)
+        para(b, 2, 0, "The grid is persistent: the launcher starts as many clusters as fit on the device at once "
+                      "(cudaOccupancyMaxActiveClusters), but no more than there are units of work, and each cluster "
+                      "walks the units with a stride of the number of clusters, carrying its pipeline's stages and "
+                      "phases across them, so the producer prefetches the next unit while the consumers run the "
+                      "epilogue.");
+    else if (pk->persistent)
+        para(b, 2, 0, "The grid is persistent: the launcher starts min(work tiles, SMs) blocks, and each walks the work "
+                      "tiles with a stride of the grid size, carrying its pipeline's stages and phases across tiles, so "
+                      "the producer prefetches the next tile while the consumers run the epilogue.");
+    else
+        para(b, 2, 0, "The launcher starts one %s per %s.", unit, pk->cluster > 1 ? "unit of work" : "work tile");
+    bool cl = pk->cluster > 1;
+    if (pk->order == ORDER_ROW_MAJOR || sk->axes.n < 2) {
+        para(b, 2, 0, "%s are numbered in row-major order: the last axis varies fastest.", cl ? "Units of work" : "Work tiles");
+    } else {
+        bool m = pk->order == ORDER_SUPER_M;
+        const char *g = sk->axes.v[m ? 0 : 1]->name, *other = sk->axes.v[m ? 1 : 0]->name;
+        para(b, 2, 0, "%s are numbered in %s(%d) order: strips of %d consecutive %s along %s are walked together, %s "
+                      "varying fastest within a strip, so consecutive %s share block.%s and reuse each other's loads "
+                      "from L2.",
+             cl ? "Units of work" : "Work tiles", order_name(pk->order), pk->order_group, pk->order_group,
+             cl ? "units" : "tiles", g, g, cl ? "units" : "tiles", other);
+    }
+}
+
+static void explain_pipeline(StrBuf *b, Arena *a, const PlanKernel *pk) {
+    const SemaKernel *sk = pk->sk;
+    heading(b, "Pipeline");
+    if (sk->pipe) {
+        const char *v = sk->loopvar ? sk->loopvar->name : sk->pipe->u.pipe.var;
+        const Expr *t = sk->pipe->u.pipe.trips;
+        if (t->kind == EX_NAME && t->sym && t->sym->kind == SYM_LET && t->sym->init)
+            para(b, 2, 0, "Each work tile runs the steps %s = 0 .. %s - 1, where %s = %s.", v, ex(a, t),
+                 ex(a, t), ex(a, t->sym->init));
+        else
+            para(b, 2, 0, "Each work tile runs the steps %s = 0 .. %s - 1.", v, ex(a, t));
+        if (pk->stages > 1)
+            para(b, 2, 0, "The ring tiles have %d stages (a copy of each per stage), so the producer can run up to %d "
+                          "steps ahead of the consumers. Before it refills a stage it waits on the stage's empty barrier (every "
+                          "consumer warpgroup has released it); the consumers wait on its full barrier (the bytes have "
+                          "landed) before they read it.",
+                 pk->stages, pk->stages);
+        else
+            para(b, 2, 0, "The ring tiles have one stage: the producer refills it only after every consumer warpgroup "
+                          "has released it, so loads and products do not overlap.");
+        if (pk->overlap) {
+            MmaRefs mm = {0};
+            collect_mmas(a, &mm, &pk->compute_ops, "step");
+            StrBuf d;
+            sb_init(&d);
+            for (int i = 0; i < mm.n; i++)
+                if (mm.v[i].m->deferred) sb_printf(&d, "%s'%s'", d.len ? ", " : "", stmt_nb(a, mm.v[i].st));
+            para(b, 2, 0, "Overlap: %s %s issued one step late, right after the next step's first product, so the work "
+                          "between them runs under both products.",
+                 d.len ? d.s : "the last product", d.len && strchr(d.s, ',') ? "are" : "is");
+            sb_free(&d);
+        }
+        if (pk->pingpong)
+            para(b, 2, 0, "Pingpong: the consumer warpgroups take turns issuing their products (named barriers), so one "
+                          "warpgroup's elementwise work runs while the other's products use the tensor cores.");
+    } else {
+        para(b, 2, 0, "There is no pipeline: the kernel runs its setup and finish once per work tile.");
+    }
+    for (int g = 0; g < pk->groups.n; g++) {
+        const PlanGroup *pg = &pk->groups.v[g];
+        para(b, 2, 0, "%s the producer loads group %s onto %s (%s bytes):", pg->once ? "Once per work tile" : "Every step",
+             pg->name, pk->bars.v[pg->full].name, fmt_bytes(pg->bytes));
+        for (int i = 0; i < pg->loads.n; i++) {
+            const PlanLoad *pl = &pg->loads.v[i];
+            const PlanMap *m = &pk->maps.v[pl->map];
+            int nbox = pk->bufs.v[pl->buf].natoms;
+            para(b, 2, 2, "- %s: %d %s of %d x %d through %s%s.", stmt_nb(a, pl->st), nbox, plural(nbox, "box", "boxes"),
+                 m->rank > 1 ? m->box[1] : 1, m->box[0], m->name,
+                 pl->multicast ? ", multicast: each block of the cluster issues its share and TMA writes into all of them"
+                               : "");
+        }
+    }
+}
+
+/* buffers in offset order */
+static void sorted_bufs(const PlanKernel *pk, int *idx) {
+    for (int i = 0; i < pk->bufs.n; i++) idx[i] = i;
+    for (int i = 1; i < pk->bufs.n; i++)
+        for (int k = i; k > 0 && pk->bufs.v[idx[k - 1]].offset > pk->bufs.v[idx[k]].offset; k--) {
+            int t = idx[k];
+            idx[k] = idx[k - 1];
+            idx[k - 1] = t;
+        }
+}
+
+static void explain_smem(StrBuf *b, Arena *a, const PlanKernel *pk) {
+    heading(b, "Shared memory");
+    para(b, 2, 0, "Offsets count from the dynamic shared-memory base, which the kernel rounds up to 1,024 bytes (the "
+                  "period of the 128B swizzle).");
+    int *idx = ARENA_NEW_N(a, int, pk->bufs.n + 1);
+    sorted_bufs(pk, idx);
+    static const char *const kind_text[] = {
+        [BUF_RING] = "a ring tile, one copy per stage",
+        [BUF_ONCE] = "loaded once per work tile",
+        [BUF_SCRATCH] = "written by the consumers",
+        [BUF_STAGING] = "store staging: registers -> shared -> TMA store",
+    };
+    for (int n = 0; n < pk->bufs.n; n++) {
+        const PlanBuf *pb = &pk->bufs.v[idx[n]];
+        char shape[64];
+        if (pb->is_vec) snprintf(shape, sizeof shape, "%s[%d]", dtype_name[pb->dt], pb->cols);
+        else snprintf(shape, sizeof shape, "%s[%d, %d]", dtype_name[pb->dt], pb->rows, pb->cols);
+        StrBuf d;
+        sb_init(&d);
+        sb_printf(&d, "- %s, %s (%s", pb->name, shape, kind_text[pb->kind]);
+        if (pb->kind == BUF_STAGING)
+            sb_printf(&d, ", %d per consumer warpgroup", pk->staging_per_wg);
+        if (pb->group >= 0 && pb->group < pk->groups.n) sb_printf(&d, ", group %s", pk->groups.v[pb->group].name);
+        sb_printf(&d, "), at offset %s: ", fmt_bytes(pb->offset));
+        if (pb->copies > 1) sb_printf(&d, "%d x %s = %s bytes", pb->copies, fmt_bytes(pb->bytes), fmt_bytes((int64_t)pb->bytes * pb->copies));
+        else sb_printf(&d, "%s bytes", fmt_bytes(pb->bytes));
+        if (pb->swz != SWZ_NONE) {
+            int row = pb->atom_cols * dtype_bytes[pb->dt];
+            sb_printf(&d, ". Swizzle %s, aligned to %s bytes; stored as %d %s of %d elements (%d-byte rows)", swizzle_name(pb->swz),
+                      fmt_bytes(pb->align), pb->natoms, plural(pb->natoms, "atom column", "atom columns"),
+                      pb->atom_cols, row);
+            if (pb->natoms > 1) sb_puts(&d, " side by side, one TMA box each");
+        } else {
+            sb_printf(&d, ". No swizzle, aligned to %d bytes", pb->align);
+        }
+        para(b, 2, 2, "%s.", d.s);
+        sb_free(&d);
+    }
+    int nb = barrier_bytes(pk);
+    if (pk->bars.n)
+        para(b, 2, 2, "- barriers, at offset %s: %d mbarriers x 8 = %d bytes.", fmt_bytes(pk->bars.v[0].offset), nb / 8, nb);
+    StrBuf sum;
+    sb_init(&sum);
+    int payload = 0;
+    for (int n = 0; n < pk->bufs.n; n++) {
+        const PlanBuf *pb = &pk->bufs.v[idx[n]];
+        payload += pb->bytes * pb->copies;
+        sb_printf(&sum, "%s%s", n ? " + " : "", fmt_bytes((int64_t)pb->bytes * pb->copies));
+    }
+    int pad = pk->smem_used - payload - nb;
+    if (pad) sb_printf(&sum, "%s%s (alignment padding)", sum.len ? " + " : "", fmt_bytes(pad));
+    if (nb) sb_printf(&sum, "%s%d (barriers)", sum.len ? " + " : "", nb);
+    int spare = SMEM_LIMIT - pk->smem_total;
+    para(b, 2, 0, "Total: %s = %s bytes used, plus %s bytes of slack for rounding the base up = %s of the %s bytes a "
+                  "block may use (%s %s).",
+         sum.len ? sum.s : "0", fmt_bytes(pk->smem_used), fmt_bytes(SMEM_SLACK), fmt_bytes(pk->smem_total),
+         fmt_bytes(SMEM_LIMIT), fmt_bytes(spare < 0 ? -spare : spare), spare < 0 ? "over" : "to spare");
+    sb_free(&sum);
+}
+
+static void explain_barriers(StrBuf *b, const PlanKernel *pk) {
+    if (!pk->bars.n) return;
+    heading(b, "Barriers");
+    for (int i = 0; i < pk->bars.n; i++) {
+        const PlanBarrier *pb = &pk->bars.v[i];
+        bool full = false;
+        int g = group_of_barrier(pk, i, &full);
+        StrBuf d;
+        sb_init(&d);
+        if (pb->copies > 1)
+            sb_printf(&d, "- %s[%d] (one per stage) at %s: ", pb->name, pb->copies, fmt_bytes(pb->offset));
+        else
+            sb_printf(&d, "- %s at %s: ", pb->name, fmt_bytes(pb->offset));
+        sb_printf(&d, "%d %s per phase", pb->count, plural(pb->count, "arrival", "arrivals"));
+        if (g >= 0 && full) {
+            const PlanGroup *pg = &pk->groups.v[g];
+            sb_printf(&d, ". The producer's thread arrives once with arrive.expect_tx for %s bytes", fmt_bytes(pb->tx_bytes));
+            if (pg->bufs.n > 1) {
+                sb_puts(&d, " (");
+                for (int k = 0; k < pg->bufs.n; k++)
+                    sb_printf(&d, "%s%s %s", k ? " + " : "", pk->bufs.v[pg->bufs.v[k]].name,
+                              fmt_bytes(pk->bufs.v[pg->bufs.v[k]].bytes));
+                sb_puts(&d, ")");
+            } else if (pg->bufs.n == 1) {
+                sb_printf(&d, " (one copy of %s)", pk->bufs.v[pg->bufs.v[0]].name);
+            }
+            sb_printf(&d, ", and the phase completes when TMA has delivered them%s. The consumers wait on it before "
+                          "reading %s",
+                      pg->multicast ? "; with multicast, the other blocks of the cluster deliver part of them" : "",
+                      pg->once ? "the setup tiles" : "the stage");
+        } else if (g >= 0) {
+            const PlanGroup *pg = &pk->groups.v[g];
+            if (pg->multicast && pk->cluster > 1)
+                sb_printf(&d, ". One elected thread of each of the %d consumer warpgroups of each of the %d blocks of the "
+                              "cluster arrives when it is done with %s (multicast writes into all of them)",
+                          pk->consumers, pk->cluster, pg->once ? "the setup tiles" : "the stage");
+            else if (pk->consumers == 1)
+                sb_printf(&d, ". One elected thread of the consumer warpgroup arrives when it is done with %s",
+                          pg->once ? "the setup tiles of the work tile" : "the stage");
+            else
+                sb_printf(&d, ". One elected thread of each of the %d consumer warpgroups arrives when it is done with %s",
+                          pk->consumers, pg->once ? "the setup tiles of the work tile" : "the stage");
+            sb_printf(&d, "; the producer waits on it before %s", pg->once ? "loading the next work tile's setup tiles" : "refilling it");
+        } else {
+            sb_printf(&d, " (%s)", pb->why);
+        }
+        para(b, 2, 2, "%s.", d.s);
+        sb_free(&d);
+    }
+}
+
+static void explain_maps_and_stores(StrBuf *b, Arena *a, const PlanKernel *pk) {
+    if (pk->maps.n) {
+        heading(b, "TMA maps");
+        for (int i = 0; i < pk->maps.n; i++) {
+            const PlanMap *m = &pk->maps.v[i];
+            StrBuf box;
+            sb_init(&box);
+            for (int d = 0; d < m->rank; d++) sb_printf(&box, "%s%d", d ? ", " : "", m->box[d]);
+            para(b, 2, 2, "- %s: %s (%s, rank %d), box {%s} innermost first, swizzle %s, used for %s.", m->name,
+                 m->tensor->name, dtype_name[m->tensor->ty.dt], m->rank, box.s, swizzle_name(m->swz),
+                 m->store ? "stores" : "loads");
+            sb_free(&box);
+        }
+    }
+    bool any = false;
+    for (int i = 0; i < pk->finish_ops.n; i++) any |= pk->finish_ops.v[i]->kind == POP_STMT;
+    if (!any && !pk->stores.n) return;
+    heading(b, "Finish");
+    for (int i = 0; i < pk->finish_ops.n; i++) {
+        const POp *o = pk->finish_ops.v[i];
+        if (o->kind != POP_STMT || !o->st) continue;
+        int s;
+        if (stmt_is_staged(pk, o->st, &s)) {
+            const PlanStore *ps = &pk->stores.v[s];
+            para(b, 2, 2, "- %s: through %d x %d chunks of staging in shared memory, each sent by a TMA store "
+                          "(%s); %s.",
+                 stmt_nb(a, o->st), ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name,
+                 pk->staging_per_wg == 2 ? "two chunks per consumer warpgroup, so one fills while the other is stored"
+                                         : "one chunk per consumer warpgroup, so each waits for the previous store");
+        } else if (o->st->kind == ST_ASSIGN && (o->st->mv == MV_R2G || o->st->mv == MV_ADD_R2G)) {
+            para(b, 2, 2, "- %s: %s by the consumer threads directly from registers.", stmt_nb(a, o->st),
+                 o->st->mv == MV_ADD_R2G ? "added atomically" : "written");
+        } else {
+            para(b, 2, 2, "- %s: computed by the consumer threads.", stmt_nb(a, o->st));
+        }
+    }
+}
+
+static void explain_kernel(StrBuf *b, Arena *a, const PlanKernel *pk) {
+    sb_blank(b);
+    char *title = arena_printf(a, "Kernel %s", pk->name);
+    sb_printf(b, "%s\n", title);
+    for (size_t i = 0; i < strlen(title); i++) sb_putc(b, '=');
+    sb_putc(b, '\n');
+    explain_launcher(b, a, pk);
+    explain_roles(b, a, pk);
+    explain_grid(b, a, pk);
+    explain_pipeline(b, a, pk);
+    explain_smem(b, a, pk);
+    explain_barriers(b, pk);
+    explain_maps_and_stores(b, a, pk);
+    heading(b, "Decisions, in the order lowering made them (a later one can revise an earlier one)");
+    for (int i = 0; i < pk->notes.n; i++) para(b, 2, 2, "- %s", pk->notes.v[i]);
 }
 
 char *emit_explain(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
-    (void)a; (void)p; (void)prog; (void)o;
-    return NULL; /* not written yet */
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "How tkc %s compiles %s\n", o->tkc_version, base_name(o->source_path));
+    if (prog->params.n) {
+        StrBuf ps;
+        sb_init(&ps);
+        for (int i = 0; i < prog->params.n; i++) {
+            const Param *pa = prog->params.v[i];
+            sb_printf(&ps, "%s%s\x01=\x01%" PRId64 "%s", i ? ", " : "", pa->name, pa->sym ? pa->sym->cval : (int64_t)0,
+                      pa->overridden ? "\x01(-D)" : "");
+        }
+        para(&b, 0, 2, "Params: %s.", ps.s);
+        sb_free(&ps);
+    }
+    for (int i = 0; i < p->kernels.n; i++) explain_kernel(&b, a, p->kernels.v[i]);
+    return sb_take(&b);
 }
