@@ -1,0 +1,52 @@
+#!/bin/sh
+# api_explain.sh - tkc --explain: the text for kernels.tk/gemm.tk, kernels.tk/attn_fwd.tk,
+# kernels.tk/gemm.tk -D CLUSTER=2 and tests/api/two.tk is the same bytes on every run and matches
+# golden/NAME.explain; nothing goes to stderr, no line is over 100 columns.
+#
+#   usage: api_explain.sh [--update] TKC ROOT   (ROOT: the source tree)
+# --update rewrites the golden files from what tkc prints now; review them with git diff.
+
+update=0
+if [ "${1:-}" = "--update" ]; then
+    update=1
+    shift
+fi
+if [ $# -ne 2 ]; then
+    echo "usage: api_explain.sh [--update] TKC ROOT" >&2
+    exit 2
+fi
+tkc=$1
+root=$2
+case $tkc in /*) ;; *) tkc=$(pwd)/$tkc ;; esac
+case $root in /*) ;; *) root=$(pwd)/$root ;; esac
+here=$root/tests/api
+. "$here/common.sh"
+
+# explain NAME TK [ARGS...]
+explain() {
+    name=$1
+    tk=$2
+    shift 2
+    got=$tmp/$name.explain
+    exp=$here/golden/$name.explain
+    run_tkc "$got" --explain "$tk" "$@" || return
+    run_tkc "$tmp/$name.again" --explain "$tk" "$@" &&
+        check_cmd "$name: the same bytes on a second run" cmp "$got" "$tmp/$name.again"
+    checks=$((checks + 1))
+    long=$(awk 'length($0) > 100 { print FILENAME ":" FNR ": " length($0) " columns" }' "$got")
+    [ -z "$long" ] || fail "$name: lines over 100 columns: $long"
+    checks=$((checks + 1))
+    if [ "$update" = 1 ]; then
+        cmp -s "$got" "$exp" || { cp "$got" "$exp" && echo "updated golden/$name.explain"; }
+    elif [ ! -f "$exp" ]; then
+        fail "no golden/$name.explain (create it with: tests/api/api_explain.sh --update TKC ROOT)"
+    elif ! diff -u --label "golden/$name.explain (expected)" --label "$name (tkc --explain now)" "$exp" "$got"; then
+        fail "$name: --explain differs from golden/$name.explain (accept with: tests/api/api_explain.sh --update $tkc $root)"
+    fi
+}
+explain gemm "$root/kernels.tk/gemm.tk"
+explain gemm_cluster2 "$root/kernels.tk/gemm.tk" -D CLUSTER=2
+explain attn_fwd "$root/kernels.tk/attn_fwd.tk"
+explain two "$here/two.tk"
+
+finish api_explain
