@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Draws the recorded GPU runs: TFLOP/s of tkc against each baseline, by problem size.
+
+  python3 bench/plot.py [--runs bench/runs] [--out docs/plots] [FILE ...]
+
+Reads the harness's result rows from bench/runs/ (or the FILEs given): files of one JSON object
+per line, with ';' in place of ',' (what harness.py appends to results.csv, after a first line
+'json') or plain JSON; or a CSV with a header row (run 1's attention rows). Lines starting with
+'#' are comments; '# NVIDIA ...' names the GPU. A file's run number and date come from its name,
+YYYY-MM-DD-runN[-what].ext.
+
+Each plot shows the kernel's current defaults. For every problem size the newest run that timed
+that configuration supplies the row: tkc and the baselines from the same row, hence the same
+run and process; each size's tick says which run. Writes, into --out:
+  gemm.png                 kernels.tk/gemm.tk against cuBLAS: large shapes, and M = N = 4096 by K
+  attn_d128.png, attn_d128_causal.png, attn_d64.png, attn_d64_causal.png
+                           kernels.tk/attn_fwd.tk against cuDNN and FlashAttention 2 (PyTorch SDPA)
+The PNGs are byte-for-byte reproducible with the same matplotlib and FreeType: fixed size, dpi
+and fonts, and no software version or date in the PNG metadata.
+"""
+import argparse
+import csv
+import glob
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DEFAULT_GPU = "NVIDIA H200"  # every recorded run so far (bench/RESULTS.md); a '# NVIDIA ...' line overrides
+
+TKC_COLOR = "#1f5fa8"
+BASE_COLORS = {"cublas": "#9a9a9a", "cudnn": "#9a9a9a", "flash": "#cfcfcf"}
+BASE_NAMES = {"cublas": "cuBLAS (torch.matmul)", "cudnn": "cuDNN (PyTorch SDPA)",
+              "flash": "FlashAttention 2 (PyTorch SDPA)"}
+
+
+# ---- reading ----------------------------------------------------------------------------------
+class Run:
+    def __init__(self, path):
+        self.path = path
+        self.name = os.path.basename(path)
+        m = re.match(r"(\d{4}-\d{2}-\d{2})-run(\d+)", self.name)
+        self.date = m.group(1) if m else ""
+        self.number = int(m.group(2)) if m else 0
+        self.gpu = DEFAULT_GPU
+        self.rows = []
+
+    def key(self):
+        return (self.date, self.number, self.name)
+
+
+def number(s):
+    if not isinstance(s, str):
+        return s
+    for conv in (int, float):
+        try:
+            return conv(s)
+        except ValueError:
+            pass
+    return s
+
+
+def read_run(path):
+    run = Run(path)
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    body = []
+    for line in lines:
+        if line.startswith("#"):
+            m = re.match(r"#\s*(NVIDIA [^,]*?)(\s{2,}|,|$)", line)
+            if m:
+                run.gpu = m.group(1).strip()
+        elif line.strip():
+            body.append(line)
+    if not body:
+        return run
+    if body[0].strip() == "json" or body[0].lstrip().startswith("{"):
+        for line in body:
+            if not line.lstrip().startswith("{"):
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                row = json.loads(line.replace(";", ","))
+            run.rows.append(row)
+    else:  # a CSV with a header row
+        for row in csv.DictReader(body):
+            run.rows.append({k: number(v) for k, v in row.items() if v not in ("", None)})
+    for row in run.rows:
+        row["_run"] = run
+    return run
+
+
+def timed(row):
+    return row.get("status") == "ok" and isinstance(row.get("tflops_tkc"), (int, float))
+
+
+# ---- which rows measured today's defaults ---------------------------------------------------------
+def gemm_is_default(run, row):
+    # 'gemm' is kernels.tk/gemm.tk with its defaults in every run (128x256x64, 4 stages,
+    # persistent, super_m(8); CLUSTER = 1 since it exists)
+    return row.get("suite") == "gemm" and row.get("variant") == "gemm"
+
+
+# attn_fwd.tk's defaults per head dim and mask came from run 3's tuning (commit 4d0af3b): from run 4
+# on the harness's attn_d128[_causal] / attn_d64[_causal] are those defaults; run 3 measured them
+# under the names below; runs 1 and 2 timed the earlier defaults (128 x 128 blocks, one block per
+# tile), which are not shown.
+RUN3_ATTN = {(128, 0): "attn_d128_k176_p", (128, 1): "attn_d128_causal",
+             (64, 0): "attn_d64_q192_p", (64, 1): "attn_d64_q192_causal"}
+ATTN_DEFAULTS = {(128, 0): "128 x 176 blocks, persistent", (128, 1): "128 x 128 blocks, longest first",
+                 (64, 0): "192 x 128 blocks, persistent", (64, 1): "192 x 128 blocks, longest first"}
+
+
+def attn_is_default(run, row, D, causal):
+    if row.get("suite") != "attn" or row.get("D") != D or int(row.get("causal", 0)) != causal:
+        return False
+    if row.get("layout", "bhsd") != "bhsd":
+        return False
+    if run.number >= 4:
+        return row.get("variant") == f"attn_d{D}" + ("_causal" if causal else "")
+    if run.number == 3:
+        return row.get("variant") == RUN3_ATTN[(D, causal)]
+    return False
+
+
+def newest(runs, select, key):
+    """{key(row): row} over the rows select() accepts, the newest run winning (the first such row
+    within a run)."""
+    best = {}
+    for run in sorted(runs, key=Run.key):
+        seen = {}
+        for row in run.rows:
+            if timed(row) and select(run, row):
+                seen.setdefault(key(row), row)
+        best.update(seen)
+    return best
+
+
+# ---- drawing ----------------------------------------------------------------------------------
+def setup_matplotlib():
+    import matplotlib
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update({
+        "font.family": "DejaVu Sans",  # ships with matplotlib: the same glyphs everywhere
+        "font.size": 9,
+        "axes.titlesize": 10,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.axisbelow": True,
+        "svg.hashsalt": "tkc",
+        "savefig.dpi": 150,
+    })
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def run_list(rows):
+    runs = sorted({r["_run"] for r in rows}, key=Run.key)
+    nums = ", ".join(str(r.number) for r in runs)
+    dates = sorted({r.date for r in runs if r.date})
+    gpus = sorted({r.gpu for r in runs})
+    return f"run{'s' if len(runs) > 1 else ''} {nums}", " / ".join(dates), " / ".join(gpus)
+
+
+def bars(ax, labels, rows, bases, ymax=None):
+    """Grouped bars: tkc and each baseline per problem size, values on top, the ratio of tkc to the
+    best baseline under the tick."""
+    n = 1 + len(bases)
+    width = 0.8 / n
+    xs = list(range(len(rows)))
+    series = [("tkc", "tflops_tkc", TKC_COLOR, "tkc")] + [
+        (b, "tflops_" + ("base" if b == "cublas" else b), BASE_COLORS[b], BASE_NAMES[b]) for b in bases]
+    top = 0
+    for i, (name, field, color, label) in enumerate(series):
+        labelled = False
+        for x, row in zip(xs, rows):
+            v = row.get(field)
+            if not isinstance(v, (int, float)):
+                continue
+            top = max(top, v)
+            pos = x - 0.4 + width * (i + 0.5)
+            ax.bar(pos, v, width * 0.92, color=color, label=None if labelled else label, edgecolor="none")
+            labelled = True
+            ax.text(pos, v + 6, f"{v:.0f}", ha="center", va="bottom", fontsize=6.5, rotation=90 if n > 2 else 0,
+                    color="#222222")
+    ticks = []
+    for label, row in zip(labels, rows):
+        base = [row.get("tflops_" + ("base" if b == "cublas" else b)) for b in bases]
+        base = [v for v in base if isinstance(v, (int, float))]
+        ratio = f"\n{row['tflops_tkc'] / max(base):.2f}x" if base else ""
+        ticks.append(f"{label}\nrun {row['_run'].number}{ratio}")
+    ax.set_xticks(xs)
+    ax.set_xticklabels(ticks, fontsize=7.5)
+    ax.set_ylim(0, ymax or top * 1.18)
+    ax.set_ylabel("TFLOP/s")
+    ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
+    ax.set_xlim(-0.6, len(rows) - 0.4)
+
+
+def header(fig, title, subtitle, axes):
+    """The title, a line under it, and one legend row for every series of the axes."""
+    fig.suptitle(title, fontsize=10.5, y=0.985)
+    fig.text(0.5, 0.915, subtitle, ha="center", va="center", fontsize=8.5, color="#333333")
+    seen = {}
+    for ax in axes:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(l, h)
+    fig.legend(list(seen.values()), list(seen.keys()), loc="center", bbox_to_anchor=(0.5, 0.865), ncol=len(seen),
+               frameon=False, fontsize=8)
+
+
+def footer(fig, text):
+    fig.text(0.01, 0.012, text, fontsize=6.5, color="#555555", ha="left", va="bottom")
+
+
+def save(fig, path):
+    # no 'Software' (the matplotlib version) and no dates: the same inputs give the same bytes
+    fig.savefig(path, dpi=150, metadata={"Software": None})
+    print(f"wrote {os.path.relpath(path, ROOT)}")
+
+
+def plot_gemm(plt, runs, out):
+    rows = newest(runs, gemm_is_default, lambda r: (r["M"], r["N"], r["K"]))
+    if not rows:
+        print("no timed GEMM rows", file=sys.stderr)
+        return
+    big = sorted((k for k in rows if 2 * k[0] * k[1] * k[2] >= 2 * 4096 ** 3),
+                 key=lambda k: (k != (k[0],) * 3, k[0] * k[1] * k[2], k))
+    sweep = sorted(k for k in rows if k[0] == k[1] == 4096)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5), gridspec_kw={"width_ratios": [len(big) or 1, len(sweep) or 1]})
+    ymax = max(max(r.get("tflops_tkc", 0), r.get("tflops_base") or 0) for r in rows.values()) * 1.15
+
+    def name(k):
+        M, N, K = k
+        return f"{M}³" if M == N == K else f"{M}x{N}\nx{K}"
+
+    bars(axes[0], [name(k) for k in big], [rows[k] for k in big], ["cublas"], ymax)
+    axes[0].set_title("large problems (M x N x K)")
+    bars(axes[1], [f"K={k[2]}" for k in sweep], [rows[k] for k in sweep], ["cublas"], ymax)
+    axes[1].set_title("M = N = 4096, by K")
+    axes[1].set_ylabel("")
+    runs_s, dates, gpus = run_list(list(rows.values()))
+    header(fig, f"GEMM, bf16 in, fp32 accumulate, bf16 out: tkc vs cuBLAS, {gpus}",
+           "tkc: kernels.tk/gemm.tk with its defaults (128 x 256 x 64 tiles, 4 stages, persistent, super_m(8))", axes)
+    footer(fig, f"{gpus}, {runs_s} ({dates}; bench/runs/). TFLOP/s = 2MNK / median time (CUDA events, L2 flushed), "
+                "tkc and cuBLAS timed alternately in one process. Under each size: the run, and tkc / cuBLAS.")
+    fig.tight_layout(rect=(0, 0.035, 1, 0.87))
+    save(fig, os.path.join(out, "gemm.png"))
+    plt.close(fig)
+
+
+def plot_attn(plt, runs, out, D, causal):
+    rows = newest(runs, lambda run, r: attn_is_default(run, r, D, causal), lambda r: (r["B"], r["H"], r["HKV"], r["N"]))
+    stem = f"attn_d{D}" + ("_causal" if causal else "")
+    if not rows:
+        print(f"no timed rows for {stem}", file=sys.stderr)
+        return
+    keys = sorted(rows, key=lambda k: (k[3], k[0], k[1], k[2]))
+    bases = [b for b in ("cudnn", "flash") if any(isinstance(rows[k].get("tflops_" + b), (int, float)) for k in keys)]
+
+    def name(k):
+        B, H, HKV, N = k
+        return f"N={N}\nB{B} H{H}" + (f"/{HKV}" if HKV != H else "")
+
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    bars(ax, [name(k) for k in keys], [rows[k] for k in keys], bases)
+    runs_s, dates, gpus = run_list(list(rows.values()))
+    mask = "causal" if causal else "no mask"
+    header(fig, f"Attention forward, head dim {D}, {mask}: tkc vs cuDNN and FlashAttention 2 ({gpus})",
+           f"bf16 Q, K, V, O; fp32 LSE. tkc: kernels.tk/attn_fwd.tk with its defaults ({ATTN_DEFAULTS[(D, causal)]})",
+           [ax])
+    footer(fig, f"{gpus}, {runs_s} ({dates}; bench/runs/). TFLOP/s = 4·B·H·N²·D{' / 2' if causal else ''} / median "
+                "time (CUDA events, L2 flushed), all timed in one process.\nUnder each size: the run, and tkc / the "
+                "fastest baseline.")
+    fig.tight_layout(rect=(0, 0.06, 1, 0.88))
+    save(fig, os.path.join(out, stem + ".png"))
+    plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="*", help="result files (default: every .jsonl and .csv in --runs)")
+    ap.add_argument("--runs", default=os.path.join(HERE, "runs"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "plots"))
+    args = ap.parse_args()
+    files = args.files or sorted(glob.glob(os.path.join(args.runs, "*.jsonl")) +
+                                 glob.glob(os.path.join(args.runs, "*.csv")))
+    runs = [read_run(p) for p in files]
+    if not any(r.rows for r in runs):
+        print("no result rows found", file=sys.stderr)
+        return 1
+    os.makedirs(args.out, exist_ok=True)
+    plt = setup_matplotlib()
+    plot_gemm(plt, runs, args.out)
+    for D in (128, 64):
+        for causal in (0, 1):
+            plot_attn(plt, runs, args.out, D, causal)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
