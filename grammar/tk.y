@@ -527,6 +527,22 @@ index_arg
 
 %%
 
+/* How a token is named in messages: keywords and operators quoted ('param', '<-'), classes
+ * of tokens by their class (identifier 'x', integer '128'). yysymbol_name gives bison's alias,
+ * which may or may not carry quotes; both are handled. */
+static void token_name(StrBuf *b, yysymbol_kind_t k) {
+    const char *nm = yysymbol_name(k);
+    size_t n = strlen(nm);
+    if (n >= 2 && (nm[0] == '"' || nm[0] == '\'')) {
+        nm++;
+        n -= 2;
+    }
+    if (k == YYSYMBOL_IDENT || k == YYSYMBOL_INT || k == YYSYMBOL_FLOAT || k == YYSYMBOL_DTYPE || k == YYSYMBOL_STRING)
+        sb_printf(b, "%s %.*s", strchr("aeiou", nm[0]) ? "an" : "a", (int)n, nm);
+    else
+        sb_printf(b, "'%.*s'", (int)n, nm);
+}
+
 /* "expected ';', found '}'"; at end of file, a note names the line where the open block began */
 static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseCtx *pc) {
     (void)scanner;
@@ -534,16 +550,14 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseCt
     yysymbol_kind_t exp[NEXP];
     int n = yypcontext_expected_tokens(ctx, exp, NEXP);
     yysymbol_kind_t got = yypcontext_token(ctx);
+    const Span *loc = yypcontext_location(ctx);
     StrBuf b;
     sb_init(&b);
     if (n > 0 && n < NEXP) {
         sb_puts(&b, "expected ");
         for (int i = 0; i < n; i++) {
-            const char *nm = yysymbol_name(exp[i]);
             if (i) sb_puts(&b, i == n - 1 ? " or " : ", ");
-            if (nm[0] == '"') sb_printf(&b, "'%.*s'", (int)strlen(nm) - 2, nm + 1);
-            else if (nm[0] == '\'') sb_puts(&b, nm);
-            else sb_puts(&b, nm);
+            token_name(&b, exp[i]);
         }
         sb_puts(&b, ", found ");
     } else {
@@ -551,16 +565,12 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseCt
     }
     if (got == YYSYMBOL_YYEOF) {
         sb_puts(&b, "end of file");
+    } else if (got == YYSYMBOL_IDENT || got == YYSYMBOL_INT || got == YYSYMBOL_FLOAT || got == YYSYMBOL_DTYPE) {
+        token_name(&b, got);
+        sb_printf(&b, " '%.*s'", (int)(loc->end - loc->begin), pc->text + loc->begin);
     } else {
-        const char *nm = yysymbol_name(got);
-        const Span *loc = yypcontext_location(ctx);
-        int nl = (int)strlen(nm);
-        if (got == YYSYMBOL_IDENT || got == YYSYMBOL_INT || got == YYSYMBOL_FLOAT || got == YYSYMBOL_DTYPE)
-            sb_printf(&b, "%.*s '%.*s'", nl - 2, nm + 1, (int)(loc->end - loc->begin), pc->text + loc->begin);
-        else if (nm[0] == '"') sb_printf(&b, "'%.*s'", nl - 2, nm + 1);
-        else sb_puts(&b, nm);
+        token_name(&b, got);
     }
-    const Span *loc = yypcontext_location(ctx);
     diag_error(pc->diag, *loc, "%s", b.s);
     sb_free(&b);
     if (got == YYSYMBOL_YYEOF && pc->open_braces.n > 0)

@@ -308,6 +308,43 @@ static void find_loads(StmtList *l, Symbol *y, bool *found, bool *nested, int de
     }
 }
 
+static bool stmts_touch_shared(const StmtList *l, const Symbol *y, bool write) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        switch (st->kind) {
+        case ST_ASSIGN:
+            if (write && st->mv == MV_R2S && lhs_root(st->u.assign.lhs) == y) return true;
+            if (!write && (expr_mentions(st->u.assign.rhs, y) ||
+                           (st->mv != MV_R2S && st->mv != MV_G2S && expr_mentions(st->u.assign.lhs, y))))
+                return true;
+            break;
+        case ST_LET:
+            if (!write && expr_mentions(st->u.let.e, y)) return true;
+            break;
+        case ST_IF:
+            if (stmts_touch_shared(&st->u.if_.then_s, y, write) || stmts_touch_shared(&st->u.if_.else_s, y, write)) return true;
+            break;
+        case ST_FOR:
+            if (stmts_touch_shared(&st->u.for_.body, y, write)) return true;
+            break;
+        case ST_EXPR: break;
+        }
+    }
+    return false;
+}
+
+static bool written_by_consumers(const SemaKernel *sk, const Symbol *y) {
+    for (int b = 0; b < BK_COUNT; b++)
+        if (sk->blocks[b] && b != BK_LOAD && stmts_touch_shared(&sk->blocks[b]->u.block.body, y, true)) return true;
+    return false;
+}
+
+static bool read_by_consumers(const SemaKernel *sk, const Symbol *y) {
+    for (int b = 0; b < BK_COUNT; b++)
+        if (sk->blocks[b] && b != BK_LOAD && stmts_touch_shared(&sk->blocks[b]->u.block.body, y, false)) return true;
+    return false;
+}
+
 static void lower_buffers(Lower *L) {
     SemaKernel *sk = L->sk;
     PlanKernel *pk = L->pk;
@@ -324,6 +361,11 @@ static void lower_buffers(Lower *L) {
                        "the top level of its block (the barrier's byte count is fixed)",
                        y->name);
         b.kind = in_load ? BUF_RING : in_setup ? BUF_ONCE : BUF_SCRATCH;
+        if (b.kind == BUF_SCRATCH && !written_by_consumers(sk, y) && read_by_consumers(sk, y))
+            diag_error(L->d, y->span,
+                       "shared tile '%s' is read but nothing writes it: load it in setup or load (%s <- X[...]), "
+                       "or move registers into it (%s <- value)",
+                       y->name, y->name, y->name);
         if (b.kind == BUF_RING) b.copies = pk->stages;
         int eb = dtype_bytes[y->ty.dt];
         if (y->ty.complex) {
@@ -363,6 +405,7 @@ static PlanMma *lower_mma(Lower *L, Stmt *st) {
     Expr *A = rhs->u.bin.l, *B = rhs->u.bin.r;
     PlanMma *m = ARENA_NEW(L->a, PlanMma);
     m->dst = lhs_root(st->u.assign.lhs);
+    if (!m->dst->ty.per_wg && m->dst->ty.rows % pk->consumers) return NULL; /* reported with the declaration */
     m->accumulate = st->u.assign.op != AS_SET;
     m->negate = st->u.assign.op == AS_SUB;
     m->in_dt = A->ty.dt;
@@ -433,10 +476,7 @@ static PlanMma *lower_mma(Lower *L, Stmt *st) {
             vec_push(L->a, &pk->regs, r);
         }
     }
-    if (m->wg_m % 64) {
-        diag_error(L->d, st->span, "'@' gives each consumer warpgroup %d rows; wgmma needs multiples of 64", m->wg_m);
-        return NULL;
-    }
+    if (m->wg_m % 64) return NULL; /* reported with the declaration of the destination */
     const PlanBuf *bb = &pk->bufs.v[m->b.buf];
     if (bb->swz == SWZ_NONE) {
         diag_error(L->d, B->span, "'%s' has no swizzled layout (rows of %d B); wgmma operands need rows of 32, 64 or "

@@ -1,10 +1,12 @@
 /* main.c - the tkc driver. main() is the pipeline: parse, check, lower, verify, emit; each
  * phase reports through one Diag, and a phase runs only if the ones before it found no error.
  * Exit status: 0 success, 1 diagnostics in the program, 2 usage errors or unreadable files. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "emit.h"
 #include "parse.h"
@@ -186,19 +188,36 @@ static int write_depfile(const Options *o, const Program *prog) {
     return rc;
 }
 
+static void free_options(Options *o) {
+    for (int i = 0; i < o->ndefines; i++) free((char *)o->defines[i].name);
+    free(o->defines);
+    o->defines = NULL;
+    o->ndefines = 0;
+}
+
 int main(int argc, char **argv) {
     Options opt;
     int rc = parse_args(argc, argv, &opt);
-    if (rc >= 0) return rc;
+    if (rc >= 0) {
+        free_options(&opt);
+        return rc;
+    }
 
     Arena arena = {0};
     Diag diag;
     diag_init(&diag, &arena, stderr);
     Program prog = {0};
 
+    struct stat st;
+    if (stat(opt.input, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "tkc: error: '%s' is a directory, not a .tk file\n", opt.input);
+        free_options(&opt);
+        return 2;
+    }
     FILE *probe = fopen(opt.input, "rb");
     if (!probe) {
         fprintf(stderr, "tkc: error: cannot read '%s': %s\n", opt.input, strerror(errno));
+        free_options(&opt);
         return 2;
     }
     fclose(probe);
@@ -211,12 +230,19 @@ int main(int argc, char **argv) {
     }
     if (diag.nerrors) goto done;
     if (opt.emit == EMIT_AST) {
-        for (int i = 0; i < opt.ndefines; i++)
+        for (int i = 0; i < opt.ndefines; i++) {
+            bool found = false;
             for (int j = 0; j < prog.params.n; j++)
                 if (!strcmp(prog.params.v[j]->name, opt.defines[i].name)) {
                     prog.params.v[j]->overridden = true;
                     prog.params.v[j]->override_value = opt.defines[i].value;
+                    found = true;
                 }
+            if (!found)
+                diag_error(&diag, SPAN_NONE, "-D %s: the program has no param named '%s'", opt.defines[i].name,
+                           opt.defines[i].name);
+        }
+        if (diag.nerrors) goto done;
         text = ast_dump(&prog, &diag);
         rc = write_output(&opt, text);
         goto done;
@@ -252,8 +278,7 @@ int main(int argc, char **argv) {
 
 done:
     free(text);
-    for (int i = 0; i < opt.ndefines; i++) free((char *)opt.defines[i].name);
-    free(opt.defines);
+    free_options(&opt);
     arena_free(&arena);
     return rc;
 }

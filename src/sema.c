@@ -5,6 +5,7 @@
 #include "sema.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <math.h>
 #include <string.h>
 
@@ -35,6 +36,8 @@ typedef struct Sema {
     Symbol *builtin[5];
     Vec(Symbol *) assigned; /* reg symbols assigned so far, in block order */
     Vec(Symbol *) g2s;      /* shared symbols loaded by TMA, with the block kind in g2s_bk */
+    int depth;              /* expression nesting */
+    bool too_deep;
     Vec(int) g2s_bk;
 } Sema;
 
@@ -94,6 +97,8 @@ static bool reserved_name(const char *n) {
 static bool declare(Sema *s, Symbol *y) {
     if (y->kind != SYM_BUILTIN && reserved_name(y->name)) {
         diag_error(s->d, y->span, "'%s' is reserved in the generated CUDA; choose another name", y->name);
+        if (!lookup_in(s->scope, y->name) || lookup_in(s->scope, y->name)->kind == SYM_BUILTIN)
+            vec_push(s->a, &s->scope->syms, y); /* declared anyway: its uses are not errors too */
         return false;
     }
     Symbol *old = lookup_in(s->scope, y->name);
@@ -211,6 +216,13 @@ static bool require_const_int(Sema *s, Expr *e, const char *what, int64_t *out) 
 
 static Type check_name(Sema *s, Expr *e) {
     Symbol *y = lookup(s, e->u.name);
+    if (!y && s->sk) {
+        for (int i = 0; i < s->sk->axes.n; i++)
+            if (!strcmp(s->sk->axes.v[i]->name, e->u.name)) {
+                diag_error(s->d, e->span, "'%s' is a grid axis; read its coordinate as block.%s", e->u.name, e->u.name);
+                return set(e, ty_err());
+            }
+    }
     if (!y) {
         const char *sg = suggest(s, e->u.name);
         if (sg) diag_error(s->d, e->span, "unknown name '%s'; did you mean '%s'?", e->u.name, sg);
@@ -221,6 +233,7 @@ static Type check_name(Sema *s, Expr *e) {
     y->used = true;
     switch (y->kind) {
     case SYM_PARAM:
+        if (y->ty.kind == TY_ERROR) return set(e, ty_err()); /* its own error was reported */
         e->is_const = true;
         e->cval = y->cval;
         return set(e, ty_int());
@@ -618,18 +631,23 @@ static Type check_binary(Sema *s, Expr *e) {
     case BIN_ADD: case BIN_SUB: case BIN_MUL: case BIN_DIV: {
         Type t = broadcast(s, l, r, L->span, R->span, e->span);
         if (t.kind == TY_ERROR) return set(e, t);
+        if (t.kind == TY_INT && (op == BIN_DIV || op == BIN_MOD) && R->is_const && R->cval == 0) {
+            diag_error(s->d, R->span, "division by zero: the divisor is always 0");
+            return set(e, ty_err());
+        }
         if (t.kind == TY_INT && L->is_const && R->is_const) {
             int64_t a = L->cval, b = R->cval, v = 0;
-            if ((op == BIN_DIV || op == BIN_MOD) && b == 0) {
-                diag_error(s->d, R->span, "division by zero");
-                return set(e, ty_err());
-            }
+            bool over = false;
             switch (op) {
-            case BIN_ADD: v = a + b; break;
-            case BIN_SUB: v = a - b; break;
-            case BIN_MUL: v = a * b; break;
-            case BIN_DIV: v = a / b; break;
-            default: v = a % b; break;
+            case BIN_ADD: over = __builtin_add_overflow(a, b, &v); break;
+            case BIN_SUB: over = __builtin_sub_overflow(a, b, &v); break;
+            case BIN_MUL: over = __builtin_mul_overflow(a, b, &v); break;
+            case BIN_DIV: over = a == INT64_MIN && b == -1; v = over ? 0 : a / b; break;
+            default: over = a == INT64_MIN && b == -1; v = over ? 0 : a % b; break;
+            }
+            if (over || v > INT32_MAX || v < INT32_MIN) {
+                diag_error(s->d, e->span, "this constant does not fit in 32 bits");
+                return set(e, ty_err());
             }
             e->is_const = true;
             e->cval = v;
@@ -962,7 +980,24 @@ static Type check_call(Sema *s, Expr *e) {
     return set(e, ty_err());
 }
 
+static Type check_expr_(Sema *s, Expr *e);
+
+/* deeply nested expressions are refused before they exhaust the stack of a recursive walk */
+enum { MAX_EXPR_DEPTH = 200 };
+
 static Type check_expr(Sema *s, Expr *e) {
+    if (s->depth >= MAX_EXPR_DEPTH) {
+        if (!s->too_deep) diag_error(s->d, e->span, "expression nested more than %d levels deep", MAX_EXPR_DEPTH);
+        s->too_deep = true;
+        return set(e, ty_err());
+    }
+    s->depth++;
+    Type t = check_expr_(s, e);
+    s->depth--;
+    return t;
+}
+
+static Type check_expr_(Sema *s, Expr *e) {
     switch (e->kind) {
     case EX_INT:
         e->is_const = true;
@@ -1959,6 +1994,10 @@ bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, Sema
                 pa->override_value = v = defines[j].value;
                 ok = true;
             }
+        if (ok && (v > INT32_MAX || v < INT32_MIN)) {
+            diag_error(d, pa->value->span, "param %s = %" PRId64 " does not fit in 32 bits", pa->name, v);
+            ok = false;
+        }
         y->ty = ok ? ty_int() : ty_err();
         y->is_const = ok;
         y->cval = v;

@@ -215,7 +215,7 @@ const char *fmt_bytes(int64_t n) {
     char *out = ring[at++ & 7];
     char digits[32];
     int neg = n < 0;
-    uint64_t u = neg ? (uint64_t)(-n) : (uint64_t)n;
+    uint64_t u = neg ? 0 - (uint64_t)n : (uint64_t)n;
     int nd = snprintf(digits, sizeof digits, "%llu", (unsigned long long)u);
     int o = 0;
     if (neg) out[o++] = '-';

@@ -84,6 +84,8 @@ expect_usage "unknown single-dash option" "-q" gemm.tk -q
 expect_usage "two inputs" "more than one input" gemm.tk gemm.tk
 expect_usage "unreadable file" "cannot read 'missing.tk'" missing.tk
 expect_usage "unreadable file, other options first" "cannot read" --emit=plan missing.tk
+mkdir -p adir
+expect_usage "a directory as input" "is a directory" adir
 expect_usage "unknown --emit" "foo" gemm.tk --emit=foo
 expect_usage "empty --emit" "emit" gemm.tk --emit=
 expect_usage "-D without NAME=VALUE" "-D" gemm.tk -D STAGES
