@@ -23,7 +23,7 @@ include_guard(GLOBAL)
 # here anyway (every path it sees is absolute).
 cmake_policy(VERSION 3.20...3.28)
 
-# Whether tkc can write headers (--emit=header; tkc 0.1.0 answers "not available yet"). Asked once
+# Whether tkc can write headers (a tkc from before --emit=header answers "not available yet"). Asked once
 # per configure run with the first source of the first tkc_add_kernel(... HEADERS).
 function(_tkc_can_emit_header out src)
   get_property(known GLOBAL PROPERTY _TKC_EMIT_HEADER SET)
