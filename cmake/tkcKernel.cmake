@@ -23,8 +23,8 @@ include_guard(GLOBAL)
 # here anyway (every path it sees is absolute).
 cmake_policy(VERSION 3.20...3.28)
 
-# Whether tkc can write headers (a tkc from before --emit=header answers "not available yet"). Asked once
-# per configure run with the first source of the first tkc_add_kernel(... HEADERS).
+# Whether tkc can write headers (a tkc from before --emit=header answers "not available yet").
+# Asked once per configure run, with the first source of the first tkc_add_kernel(... HEADERS).
 function(_tkc_can_emit_header out src)
   get_property(known GLOBAL PROPERTY _TKC_EMIT_HEADER SET)
   if(NOT known)
