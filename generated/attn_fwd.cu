@@ -369,14 +369,14 @@ __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long 
 //       L[block.b, block.h, block.q] <- (m * c + log2(l)) * 0.69314718055994529
 //   store: O[block.b, block.h, block.q, 0] <- bf16(o / l)  [64x64 chunks through staging, tm_O_64x64]
 //   decisions:
-//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - swizzle 128B for 'q': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'k': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'v': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - 2 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - overlap: 'bf16(s) @ v' is issued one step late, right after the next step's first product, so the work between them overlaps both products; its A operand is kept in 'o_operand'
 //     - pingpong: the consumer warpgroups take turns issuing their products (named barriers), so one warpgroup's softmax runs under the other's products
-//     - register split 240/24 rather than 232/40: the consumers' estimate (228) leaves little room
+//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
+//     - register split 240/24 rather than 232/40: the consumers' estimate (228) is over 200
 //     - stores from registers go through one 64 x 64 chunk per consumer warpgroup in shared memory (swizzle 128B); two would not fit beside the rest, so each chunk waits for the previous store
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
@@ -785,8 +785,9 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
 }
 
 }  // namespace
-// Launches attn_fwd on stream. Strides count elements, one per dimension (NULL: contiguous); the
-// last must be 1. Every argument is checked first: returns TKC_OK or a TKC_ERR_* code.
+// Launches attn_fwd on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
+// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
+// first: returns TKC_OK or a TKC_ERR_* code.
 extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void *K, const int64_t *K_strides, const void *V, const int64_t *V_strides, void *O, const int64_t *O_strides, void *L, const int64_t *L_strides, int64_t B, int64_t H, int64_t N, int64_t HKV, float scale, tkc_stream_t stream) {
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;

@@ -310,10 +310,10 @@ __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long 
 //       C[block.m, block.n] <- bf16(acc)
 //   store: C[block.m, block.n] <- bf16(acc)  [64x64 chunks through staging, tm_C_64x64]
 //   decisions:
-//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - swizzle 128B for 'a': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'b': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
+//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
@@ -503,8 +503,9 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
 }
 
 }  // namespace
-// Launches gemm on stream. Strides count elements, one per dimension (NULL: contiguous); the
-// last must be 1. Every argument is checked first: returns TKC_OK or a TKC_ERR_* code.
+// Launches gemm on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
+// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
+// first: returns TKC_OK or a TKC_ERR_* code.
 extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, const int64_t *B_strides, void *C, const int64_t *C_strides, int64_t M, int64_t K, int64_t N, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;

@@ -14,6 +14,7 @@ KernelApi *api_of(Arena *a, const PlanKernel *pk) {
         ApiParam p = {.kind = API_TENSOR, .name = g->name, .mode = g->mode, .dt = g->ts.dt, .rank = g->ts.ndims};
         for (int d = 0; d < g->ts.ndims && d < 4; d++) {
             const Expr *de = g->ts.dims[d];
+            p.dims[d].expr = de;
             if (de->sym && de->sym->kind == SYM_DIM) p.dims[d].name = de->sym->name;
             else p.dims[d].value = de->cval;
         }

@@ -14,6 +14,7 @@ typedef enum { API_TENSOR, API_DIM, API_SCALAR } ApiKind;
 typedef struct ApiDim {
     const char *name;   /* a run-time dimension's name, or NULL for a compile-time one */
     int64_t value;      /* the compile-time size */
+    const Expr *expr;   /* the dimension as written in the .tk (a name, a param, a literal) */
 } ApiDim;
 
 typedef struct ApiParam {

@@ -629,7 +629,9 @@ static void emit_mma(Em *e, const POp *o) {
     const PlanKernel *pk = e->pk;
     const PlanMma *m = o->mma;
     const PlanBuf *bb = &pk->bufs.v[m->b.buf];
-    int ninst = m->n > 256 ? (m->n + 255) / 256 : 1, nn = m->n / ninst;
+    int nn, count;
+    plan_mma_shape(m, &nn, &count);
+    int ninst = m->n / nn;
     const char *dtn = m->in_dt == DT_BF16 ? "bf16" : "fp16";
     const char *form = m->a_reg ? "rs" : "ss";
     char frag[64];
@@ -639,7 +641,7 @@ static void emit_mma(Em *e, const POp *o) {
     const char *dst = m->dst->name;
     int dhalf = m->n / 2;
     L("// %s %s %s  [wgmma m64n%dk16 x %d, %s]", m->dst->name, assignop_name[o->st->u.assign.op],
-      ast_expr_str(e->a, o->st->u.assign.rhs), nn, (m->wg_m / 64) * (m->k / 16) * ninst,
+      ast_expr_str(e->a, o->st->u.assign.rhs), nn, count,
       m->a_reg ? "A from registers" : "A and B from shared memory");
     if (o->skip_first && e->mode == STEP_NONE) {
         L("if (tkc_steps > 0) {");
@@ -1309,8 +1311,9 @@ static void emit_launcher(Em *e) {
     StrBuf sig;
     sb_init(&sig);
     api_c_params(&sig, api_of(e->a, pk));
-    L("// Launches %s on stream. Strides count elements, one per dimension (NULL: contiguous); the", pk->name);
-    L("// last must be 1. Every argument is checked first: returns TKC_OK or a TKC_ERR_* code.");
+    L("// Launches %s on stream. Strides count elements, one per dimension (NULL: contiguous); tensors", pk->name);
+    L("// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked");
+    L("// first: returns TKC_OK or a TKC_ERR_* code.");
     L("extern \"C\" int tkc_%s(%s) {", pk->name, sig.s);
     sb_free(&sig);
     IN();

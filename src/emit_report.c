@@ -27,55 +27,15 @@ static const char *order_name(OrderKind o) {
     return o == ORDER_SUPER_M ? "super_m" : o == ORDER_SUPER_N ? "super_n" : "row_major";
 }
 
-/* a statement in .tk syntax, on one line (if and for print their header only) */
-static void stmt_text(StrBuf *b, const Stmt *st) {
-    switch (st->kind) {
-    case ST_ASSIGN:
-        ast_print_expr(b, st->u.assign.lhs);
-        sb_printf(b, " %s ", assignop_name[st->u.assign.op]);
-        ast_print_expr(b, st->u.assign.rhs);
-        break;
-    case ST_LET:
-        sb_printf(b, "let %s = ", st->u.let.name);
-        ast_print_expr(b, st->u.let.e);
-        break;
-    case ST_IF:
-        sb_puts(b, "if (");
-        ast_print_expr(b, st->u.if_.cond);
-        sb_puts(b, ")");
-        break;
-    case ST_FOR:
-        sb_printf(b, "for %s in ", st->u.for_.var);
-        ast_print_expr(b, st->u.for_.lo);
-        sb_puts(b, " .. ");
-        ast_print_expr(b, st->u.for_.hi);
-        break;
-    case ST_EXPR:
-        ast_print_expr(b, st->u.expr.e);
-        break;
-    }
-}
-
 static char *stmt_str(Arena *a, const Stmt *st) {
     StrBuf b;
     sb_init(&b);
-    stmt_text(&b, st);
+    plan_stmt_text(&b, st);
     char *s = arena_strdup(a, b.s ? b.s : "");
     sb_free(&b);
     return s;
 }
 
-/* how the register split came about: set in the .tk, tkc's default for the consumer count, or
- * lowering's heavier-consumer split (240/24 for two consumer warpgroups) */
-typedef enum { SPLIT_DEFAULT, SPLIT_PROGRAM, SPLIT_HEAVY } SplitWhy;
-
-static SplitWhy split_why(const PlanKernel *pk, int *def_p, int *def_c) {
-    reg_split_default(pk->consumers, def_p, def_c);
-    if (pk->sk->producer_regs || pk->sk->consumer_regs) return SPLIT_PROGRAM;
-    if (pk->producer_regs == *def_p && pk->consumer_regs == *def_c) return SPLIT_DEFAULT;
-    return SPLIT_HEAVY;
-}
-static const char *const split_why_name[] = {"default", "program", "heavy_consumers"};
 
 /* the register tile arithmetic, when it can be shown: rows per warpgroup x cols x bytes / 512 */
 static bool reg_tile_arith(const PlanKernel *pk, const PlanReg *r, int *rows_wg, int *cols, int *bytes, int *cplx) {
@@ -111,14 +71,6 @@ static void collect_mmas(Arena *a, MmaRefs *out, const POpList *ops, const char 
         collect_mmas(a, out, &o->then_ops, where);
         collect_mmas(a, out, &o->else_ops, where);
     }
-}
-
-/* wgmma instructions per warpgroup, as plan_dump prints them: n is split into instructions of at
- * most 256 columns; each covers 64 rows and 16 of k */
-static void mma_shape(const PlanMma *m, int *inst_n, int *count) {
-    int ninst = m->n > 256 ? (m->n + 255) / 256 : 1;
-    *inst_n = m->n / ninst;
-    *count = (m->wg_m / 64) * (m->k / 16) * ninst;
 }
 
 static const char *major_name(bool mn, char which) {
@@ -337,7 +289,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
 
     /* roles and registers */
     int dp, dc;
-    SplitWhy why = split_why(pk, &dp, &dc);
+    reg_split_default(pk->consumers, &dp, &dc);
     int used = 128 * (pk->producer_regs + pk->consumers * pk->consumer_regs);
     jk_obj(j, "roles");
     jk_int(j, "threads", pk->threads);
@@ -347,7 +299,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
     jk_int(j, "producer_registers", pk->producer_regs);
     jk_int(j, "consumer_registers", pk->consumer_regs);
     jk_obj(j, "register_split");
-    jk_str(j, "why", split_why_name[why]);
+    jk_str(j, "why", pk->split_why);
     jk_int(j, "default_producer", dp);
     jk_int(j, "default_consumer", dc);
     jk_int(j, "producer_total", 128 * pk->producer_regs);
@@ -384,7 +336,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
     for (int i = 0; i < mm.n; i++) {
         const PlanMma *m = mm.v[i].m;
         int inst_n, count;
-        mma_shape(m, &inst_n, &count);
+        plan_mma_shape(m, &inst_n, &count);
         j_open(j, '{');
         jk_str(j, "statement", stmt_str(a, mm.v[i].st));
         jk_str(j, "where", mm.v[i].where);
@@ -772,18 +724,17 @@ static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
                       "them by rows.",
              pk->threads, c + 1, pk->producer_regs, c == 2 ? "and" : "to", c, pk->consumer_regs);
     int dp, dc;
-    SplitWhy why = split_why(pk, &dp, &dc);
+    reg_split_default(pk->consumers, &dp, &dc);
     int prod = 128 * pk->producer_regs, cons = 128 * c * pk->consumer_regs;
     const char *reason;
-    switch (why) {
-    case SPLIT_PROGRAM: reason = "set in the .tk (producer_regs / consumer_regs)"; break;
-    case SPLIT_HEAVY:
+    if (!strcmp(pk->split_why, "program"))
+        reason = "set in the .tk (producer_regs / consumer_regs)";
+    else if (!strcmp(pk->split_why, "heavy_consumers"))
         reason = arena_printf(a, "lowering's choice instead of the default %d/%d: the consumers' estimate (%d registers) "
-                                 "leaves little room under %d, so the producer keeps only %d (setmaxnreg's least is 24)",
-                              dc, dp, pk->reg_estimate, dc, pk->producer_regs);
-        break;
-    default: reason = arena_printf(a, "tkc's default for %d consumer %s", c, plural(c, "warpgroup", "warpgroups")); break;
-    }
+                                 "is over %d, so the producer keeps only %d (setmaxnreg's least is 24)",
+                              dc, dp, pk->reg_estimate, REG_HEAVY_ESTIMATE, pk->producer_regs);
+    else
+        reason = arena_printf(a, "tkc's default for %d consumer %s", c, plural(c, "warpgroup", "warpgroups"));
     para(b, 2, 0, "The split %d/%d (consumer/producer) is %s. setmaxnreg counts in multiples of 8, and the whole block "
                   "must fit the register file: 128 x %d + %d x 128 x %d = %s + %s = %s of %s registers (%s spare).",
          pk->consumer_regs, pk->producer_regs, reason, pk->producer_regs, c, pk->consumer_regs, fmt_bytes(prod),
@@ -815,7 +766,7 @@ static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
     for (int i = 0; i < mm.n; i++) {
         const PlanMma *m = mm.v[i].m;
         int inst_n, count;
-        mma_shape(m, &inst_n, &count);
+        plan_mma_shape(m, &inst_n, &count);
         StrBuf d;
         sb_init(&d);
         sb_printf(&d, "%d x wgmma m64n%dk16 %s (m %d x n %d x k %d per warpgroup), ", count, inst_n,

@@ -94,6 +94,7 @@ enum {
     SMEM_SLACK = 1024,      /* round the dynamic base up to 1024 B at run time */
     REG_FILE = 65536,
     TMA_BOX_MAX = 256,
+    REG_HEAVY_ESTIMATE = 200, /* above this consumer estimate, two consumers take the 240/24 split */
 };
 
 #endif

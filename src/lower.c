@@ -265,14 +265,19 @@ static void lower_roles(Lower *L) {
     if (sk->consumer_regs) c = sk->consumer_regs;
     pk->producer_regs = p;
     pk->consumer_regs = c;
+    pk->split_why = sk->producer_regs || sk->consumer_regs ? "program" : "default";
     if (!reg_split_fits(pk->consumers, p, c))
         diag_error(L->d, sk->regs_span.file >= 0 ? sk->regs_span : sk->k->name_span,
                    "register split does not fit the register file: 128 x %d (producer) + %d x 128 x %d (consumers) "
                    "= %s > 65,536",
                    p, pk->consumers, c, fmt_bytes(128 * (p + pk->consumers * c)));
+}
+
+static void note_roles(Lower *L) {
+    PlanKernel *pk = L->pk;
     note(L, "roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec %d); warpgroups 1..%d are "
             "consumers (setmaxnreg.inc %d); %d threads",
-         p, pk->consumers, c, pk->threads);
+         pk->producer_regs, pk->consumers, pk->consumer_regs, pk->threads);
 }
 
 static void lower_regs(Lower *L) {
@@ -1486,13 +1491,16 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     /* two consumer warpgroups with large register tiles: the 240/24 split instead of 232/40 */
     if (pk->consumers == 2 && !L->sk->producer_regs && !L->sk->consumer_regs) {
         check_reg_budget_quiet(L);
-        if (pk->reg_estimate > 200) {
+        if (pk->reg_estimate > REG_HEAVY_ESTIMATE) {
             pk->producer_regs = 24;
             pk->consumer_regs = 240;
-            note(L, "register split 240/24 rather than 232/40: the consumers' estimate (%d) leaves little room",
-                 pk->reg_estimate);
+            pk->split_why = "heavy_consumers";
         }
     }
+    note_roles(L);
+    if (!strcmp(pk->split_why, "heavy_consumers"))
+        note(L, "register split 240/24 rather than 232/40: the consumers' estimate (%d) is over %d", pk->reg_estimate,
+             REG_HEAVY_ESTIMATE);
     check_reg_budget(L);
     if (sk->blocks[BK_FINISH]) collect_stores(L, &sk->blocks[BK_FINISH]->u.block.body);
     lower_staging(L);

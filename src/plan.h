@@ -160,6 +160,7 @@ typedef struct PlanKernel {
     int consumers;
     int threads;
     int producer_regs, consumer_regs;
+    const char *split_why;  /* "default", "program" (set in the .tk) or "heavy_consumers" */
     int reg_estimate;
     int reg_overhead;
     int reg_lets;       /* peak registers of block-local (let) temporaries */
@@ -197,5 +198,10 @@ bool plan_verify(const Plan *p, Diag *d);
 /* plan_dump.c: the stable text form (tkc --emit=plan). */
 char *plan_dump(const Plan *p);
 char *plan_dump_kernel(const PlanKernel *pk);
+/* a statement in .tk syntax on one line (if and for print their header only) */
+void plan_stmt_text(StrBuf *b, const Stmt *st);
+/* the wgmma instructions of a product, per warpgroup: each m64 x n(inst_n) x k16; n is split into
+ * instructions of at most 256 columns */
+void plan_mma_shape(const PlanMma *m, int *inst_n, int *count);
 
 #endif

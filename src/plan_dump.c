@@ -5,7 +5,7 @@
 
 #include "plan.h"
 
-static void stmt_text(StrBuf *b, const Stmt *st) {
+void plan_stmt_text(StrBuf *b, const Stmt *st) {
     switch (st->kind) {
     case ST_ASSIGN:
         ast_print_expr(b, st->u.assign.lhs);
@@ -48,7 +48,7 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
         indent(b, depth);
         switch (o->kind) {
         case POP_STMT:
-            stmt_text(b, o->st);
+            plan_stmt_text(b, o->st);
             break;
         case POP_MMA: {
             const PlanMma *m = o->mma;
@@ -57,9 +57,10 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
             else ast_print_expr(b, o->st->u.assign.rhs->u.bin.l);
             sb_puts(b, " @ ");
             ast_print_expr(b, o->st->u.assign.rhs->u.bin.r);
-            int ninst = m->n > 256 ? (m->n + 255) / 256 : 1;
-            sb_printf(b, "  [wgmma m64n%dk16 x %d per warpgroup, %s, A %s, B %s (%s)%s%s%s]", m->n / ninst,
-                      (m->wg_m / 64) * (m->k / 16) * ninst, m->a_reg ? "RS" : "SS",
+            int inst_n, count;
+            plan_mma_shape(m, &inst_n, &count);
+            sb_printf(b, "  [wgmma m64n%dk16 x %d per warpgroup, %s, A %s, B %s (%s)%s%s%s]", inst_n, count,
+                      m->a_reg ? "RS" : "SS",
                       m->a_reg ? "registers" : major_name(m->a.mn_major, 'A'), major_name(m->b.mn_major, 'B'),
                       swizzle_name(pk->bufs.v[m->b.buf].swz), m->zero_first ? ", scale-d 0 on the first step" : "",
                       o->prev ? ", previous step's stage" : "", o->skip_first ? ", skipped on the first step" : "");
@@ -86,7 +87,7 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
             break;
         case POP_IF:
         case POP_FOR:
-            stmt_text(b, o->st);
+            plan_stmt_text(b, o->st);
             sb_putc(b, '\n');
             dump_ops(b, pk, &o->then_ops, depth + 1);
             if (o->else_ops.n) {
@@ -179,7 +180,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         for (int i = 0; i < pg->loads.n; i++) {
             const PlanLoad *pl = &pg->loads.v[i];
             sb_puts(b, "      ");
-            stmt_text(b, pl->st);
+            plan_stmt_text(b, pl->st);
             sb_printf(b, "  [%s, %d box%s%s]\n", pk->maps.v[pl->map].name, pk->bufs.v[pl->buf].natoms,
                       pk->bufs.v[pl->buf].natoms == 1 ? "" : "es", pl->multicast ? ", multicast to the cluster" : "");
         }
@@ -198,11 +199,17 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     for (int i = 0; i < pk->stores.n; i++) {
         const PlanStore *ps = &pk->stores.v[i];
         sb_puts(b, "  store: ");
-        stmt_text(b, ps->st);
+        plan_stmt_text(b, ps->st);
         sb_printf(b, "  [%dx%d chunks through staging, %s]\n", ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name);
     }
     sb_puts(b, "  decisions:\n");
     for (int i = 0; i < pk->notes.n; i++) sb_printf(b, "    - %s\n", pk->notes.v[i]);
+}
+
+void plan_mma_shape(const PlanMma *m, int *inst_n, int *count) {
+    int ninst = m->n > 256 ? (m->n + 255) / 256 : 1;
+    *inst_n = m->n / ninst;
+    *count = (m->wg_m / 64) * (m->k / 16) * ninst;
 }
 
 char *plan_dump_kernel(const PlanKernel *pk) {
