@@ -449,7 +449,7 @@ static bool has_inputs(const KernelApi *k) {
 
 /* ---- the C++ binding ------------------------------------------------------------------------ */
 
-static void cpp_kernel(Arena *a, StrBuf *b, const KernelApi *k) {
+static void cpp_kernel(StrBuf *b, const KernelApi *k) {
     sb_printf(b, "// %s: the tensors in .tk order, then the run-time dimensions, then the scalars\n", k->kernel);
     sb_printf(b, "int64_t tkc_torch_%s(", k->kernel);
     for (int i = 0; i < k->params.n; i++) {
@@ -502,10 +502,9 @@ static void cpp_kernel(Arena *a, StrBuf *b, const KernelApi *k) {
         }
     }
     sb_puts(b, k->params.n ? ", tkc_stream);\n}\n\n" : "tkc_stream);\n}\n\n");
-    (void)a;
 }
 
-static char *emit_binding(Arena *a, const Plan *p, const EmitOptions *o, const char *stem, KernelApi **apis) {
+static char *emit_binding(const Plan *p, const EmitOptions *o, const char *stem, KernelApi **apis) {
     StrBuf b;
     sb_init(&b);
     sb_printf(&b,
@@ -556,7 +555,7 @@ static char *emit_binding(Arena *a, const Plan *p, const EmitOptions *o, const c
             "    }\n"
             "}\n\n"
             "}  // namespace\n\n");
-    for (int i = 0; i < p->kernels.n; i++) cpp_kernel(a, &b, apis[i]);
+    for (int i = 0; i < p->kernels.n; i++) cpp_kernel(&b, apis[i]);
     sb_puts(&b, "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n");
     sb_printf(&b, "    m.doc() = \"tkc kernels of %s; call them through %s.py\";\n", file_base(o->source_path), stem);
     for (int i = 0; i < p->kernels.n; i++) {
@@ -856,7 +855,7 @@ int emit_torch(Arena *a, const Plan *p, const Program *prog, const EmitOptions *
     }
     KernelApi **apis = ARENA_NEW_N(a, KernelApi *, p->kernels.n > 0 ? p->kernels.n : 1);
     for (int i = 0; i < p->kernels.n; i++) apis[i] = api_of(a, p->kernels.v[i]);
-    char *cpp = emit_binding(a, p, o, stem, apis);
+    char *cpp = emit_binding(p, o, stem, apis);
     uint64_t h = fnv1a(fnv1a(14695981039346656037ULL, cu), cpp);
     const char *ext_name = arena_printf(a, "tkc_%s_%012" PRIx64, stem, h >> 16);
     char *py = emit_module(a, p, prog, o, stem, apis, ext_name);
