@@ -260,8 +260,11 @@ TKC_DEVICE void tkc_wgmma_m64n176k16_ss_bf16(float *d, uint64_t desc_a, uint64_t
 }
 
 
+// one element of a global tensor, as a scalar (kernel-level lets)
 __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { return p[i]; }
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
+__device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }
+__device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }
 // Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
 // 16-byte multiples below 2^40 bytes; threads accept any positive strides.
 [[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,

@@ -378,6 +378,7 @@ typedef struct Program {
     Vec(Param *) params;
     Vec(Kernel *) kernels;
     Vec(const char *) files;    /* every file read, the main one first (for depfiles) */
+    Vec(const char *) real_files; /* the same files by their real paths, to read each once */
 } Program;
 
 /* ---- construction and printing -------------------------------------------------------------- */

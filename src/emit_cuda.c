@@ -125,8 +125,8 @@ static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host) {
         case FN_TANH: fn = "tanhf"; break;
         case FN_FP32: fn = "(float)"; break;
         case FN_I32: fn = "(int)"; break;
-        case FN_BF16: fn = "tkc_round_bf16"; break;
-        case FN_FP16: fn = "tkc_round_fp16"; break;
+        case FN_BF16: fn = "tkc_round_bf16"; need(e, "tkc_ptx.cuh", "math"); break;
+        case FN_FP16: fn = "tkc_round_fp16"; need(e, "tkc_ptx.cuh", "math"); break;
         default: fn = x->u.call.fn; break;
         }
         sb_printf(b, "%s(", fn);
@@ -302,6 +302,7 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
         case FN_BF16:
         case FN_FP16:
             /* inside an expression the value is rounded to 16 bits and used as fp32 */
+            need(e, "tkc_ptx.cuh", "math");
             sb_printf(b, "%s(", x->fn == FN_BF16 ? "tkc_round_bf16" : "tkc_round_fp16");
             elem(e, b, A[0], c);
             sb_putc(b, ')');
@@ -1010,6 +1011,17 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
     }
 }
 
+/* the producer computes the block's scalar lets too, where its loads may use them */
+static void emit_scalar_lets(Em *e, const StmtList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind != ST_LET) continue;
+        const Symbol *y = st->u.let.sym;
+        if (y->ty.kind != TY_INT && y->ty.kind != TY_FLOAT) continue;
+        L("const %s %s = %s;", y->ty.kind == TY_FLOAT ? "float" : "int", y->name, scalar_str(e, st->u.let.e, false));
+    }
+}
+
 static void emit_producer(Em *e) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
@@ -1026,6 +1038,7 @@ static void emit_producer(Em *e) {
     IN();
     emit_tile_coords(e);
     emit_lets(e);
+    if (sk->blocks[BK_SETUP]) emit_scalar_lets(e, &sk->blocks[BK_SETUP]->u.block.body);
     for (int g = 0; g < pk->groups.n; g++) {
         const PlanGroup *pg = &pk->groups.v[g];
         if (!pg->once) continue;
@@ -1041,6 +1054,7 @@ static void emit_producer(Em *e) {
     L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
     L("for (int %s = 0; %s < tkc_steps; ++%s) {", sk->loopvar->name, sk->loopvar->name, sk->loopvar->name);
     IN();
+    if (sk->blocks[BK_LOAD]) emit_scalar_lets(e, &sk->blocks[BK_LOAD]->u.block.body);
     for (int g = 0; g < pk->groups.n; g++) {
         const PlanGroup *pg = &pk->groups.v[g];
         if (pg->once) continue;
@@ -1509,8 +1523,11 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
         put_fragment(&out, "wgmma.cuh", w[i]);
         sb_putc(&out, '\n');
     }
+    sb_puts(&out, "// one element of a global tensor, as a scalar (kernel-level lets)\n");
     sb_puts(&out, "__device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { return p[i]; }\n");
     sb_puts(&out, "__device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }\n");
+    sb_puts(&out, "__device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }\n");
+    sb_puts(&out, "__device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }\n");
     sb_puts(&out, "// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are\n"
                   "// 16-byte multiples below 2^40 bytes; threads accept any positive strides.\n"
                   "[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,\n"

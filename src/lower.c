@@ -1075,6 +1075,12 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
             Symbol *y = lhs_root(sl[j]->u.assign.lhs);
             int b = buf_of_sym(pk, y);
             if (b < 0) continue;
+            bool seen = false;
+            for (int k = 0; k < g.bufs.n; k++) seen |= g.bufs.v[k] == b;
+            if (seen) {
+                diag_error(L->d, sl[j]->span, "'%s' is loaded twice in setup", y->name);
+                continue;
+            }
             vec_push(L->a, &g.bufs, b);
             pk->bufs.v[b].group = pk->groups.n;
             g.bytes += pk->bufs.v[b].bytes;
@@ -1369,9 +1375,12 @@ static void apply_overlap(Lower *L) {
 
 /* ---- what the sm_90a back end emits today ---------------------------------------------------- */
 
-static void unsupported(Lower *L, Span sp, const char *what) {
-    diag_error(L->d, sp, "%s is not supported by the sm_90a back end yet", what);
+/* what names the construct; "are" for plural names ("per_col vectors") */
+static void unsupported_(Lower *L, Span sp, const char *what, bool plural) {
+    diag_error(L->d, sp, "%s %s not supported by the sm_90a back end yet", what, plural ? "are" : "is");
 }
+#define unsupported(L, sp, what) unsupported_((L), (sp), (what), false)
+#define unsupported_plural(L, sp, what) unsupported_((L), (sp), (what), true)
 
 static void support_expr(Lower *L, Expr *e) {
     if (!e) return;
@@ -1392,10 +1401,10 @@ static void support_expr(Lower *L, Expr *e) {
         return;
     case EX_CALL:
         switch (e->fn) {
-        case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: unsupported(L, e->span, "column reductions"); break;
+        case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: unsupported_plural(L, e->span, "column reductions"); break;
         case FN_CUMSUM: unsupported(L, e->span, "cumsum()"); break;
         case FN_RAND: unsupported(L, e->span, "rand()"); break;
-        case FN_REAL: case FN_IMAG: case FN_COMPLEX: unsupported(L, e->span, "complex tiles"); break;
+        case FN_REAL: case FN_IMAG: case FN_COMPLEX: unsupported_plural(L, e->span, "complex tiles"); break;
         default: break;
         }
         for (int i = 0; i < e->u.call.nargs; i++) support_expr(L, e->u.call.args[i]);
@@ -1409,7 +1418,7 @@ static void support_expr(Lower *L, Expr *e) {
     case EX_UNARY: support_expr(L, e->u.un.e); return;
     case EX_COND: support_expr(L, e->u.cond.c); support_expr(L, e->u.cond.a); support_expr(L, e->u.cond.b); return;
     default:
-        if (e->ty.kind == TY_VEC && e->ty.layout == VL_COL) unsupported(L, e->span, "per_col vectors");
+        if (e->ty.kind == TY_VEC && e->ty.layout == VL_COL) unsupported_plural(L, e->span, "per_col vectors");
         return;
     }
 }
@@ -1424,13 +1433,14 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
                 break;
             }
             if (st->mv == MV_R2S || st->mv == MV_S2R) unsupported(L, st->span, "moving tiles between registers and shared memory");
+            if (st->mv == MV_G2R) unsupported(L, st->span, "loading a vector from global memory into registers");
             if (stmt_is_mma(st)) {
                 if (bk != BK_COMPUTE) unsupported(L, st->span, "a product outside the compute block");
                 support_expr(L, st->u.assign.rhs->u.bin.l);
                 break;
             }
             if (st->u.assign.lhs->ty.kind == TY_VEC && st->u.assign.lhs->ty.layout == VL_COL)
-                unsupported(L, st->u.assign.lhs->span, "per_col vectors");
+                unsupported_plural(L, st->u.assign.lhs->span, "per_col vectors");
             if (st->u.assign.lhs->kind == EX_INDEX && st->mv == MV_NONE) support_expr(L, st->u.assign.lhs);
             support_expr(L, st->u.assign.rhs);
             break;
@@ -1451,14 +1461,14 @@ static void check_support(Lower *L) {
         if (sk->blocks[b] && b != BK_LOAD) support_stmts(L, &sk->blocks[b]->u.block.body, (BlockKind)b);
     for (int i = 0; i < sk->regs.n; i++) {
         Symbol *y = sk->regs.v[i];
-        if (y->ty.complex) unsupported(L, y->span, "complex tiles");
-        else if (y->ty.kind == TY_VEC && y->ty.layout == VL_COL) unsupported(L, y->span, "per_col vectors");
+        if (y->ty.complex) unsupported_plural(L, y->span, "complex tiles");
+        else if (y->ty.kind == TY_VEC && y->ty.layout == VL_COL) unsupported_plural(L, y->span, "per_col vectors");
     }
     if (!sk->pipe) unsupported(L, sk->k->name_span, "a kernel without a pipeline statement");
     for (int i = 0; i < sk->args.n; i++) {
         Arg *a = sk->args.v[i];
         for (int j = 0; j < a->ts.nattrs; j++)
-            if (!strcmp(a->ts.attrs[j], "zeroed")) unsupported(L, a->ts.attr_spans[j], "'zeroed' outputs");
+            if (!strcmp(a->ts.attrs[j], "zeroed")) unsupported_plural(L, a->ts.attr_spans[j], "'zeroed' outputs");
     }
 }
 

@@ -1,5 +1,6 @@
 /* parse.c - reads a .tk file, registers it for diagnostics and runs the scanner and parser over
  * it. Imports are resolved relative to the importing file and parsed once each. */
+#define _XOPEN_SOURCE 700
 #include "parse.h"
 
 #include <errno.h>
@@ -24,8 +25,12 @@ static char *resolve_import(Arena *a, Diag *d, Span from, const char *path) {
 
 bool parse_file(Arena *a, Diag *d, Program *prog, const char *path, Span from, int depth) {
     const char *full = from.file >= 0 ? resolve_import(a, d, from, path) : path;
-    for (int i = 0; i < prog->files.n; i++)
-        if (!strcmp(prog->files.v[i], full)) return true; /* imported already */
+    /* the same file under another spelling (lib/../x.tk) is the same file */
+    char *real = realpath(full, NULL);
+    const char *key = real ? arena_strdup(a, real) : full;
+    free(real);
+    for (int i = 0; i < prog->real_files.n; i++)
+        if (!strcmp(prog->real_files.v[i], key)) return true; /* imported already */
     if (depth > 16) {
         diag_error(d, from, "imports nest deeper than 16 files");
         return false;
@@ -45,6 +50,7 @@ bool parse_file(Arena *a, Diag *d, Program *prog, const char *path, Span from, i
     char *kept = arena_strndup(a, text, len);
     free(text);
     vec_push(a, &prog->files, arena_strdup(a, full));
+    vec_push(a, &prog->real_files, key);
 
     ParseCtx pc = {.arena = a, .diag = d, .prog = prog, .text = kept, .len = (uint32_t)len, .depth = depth};
     pc.file = diag_add_file(d, full, kept, (uint32_t)len);

@@ -37,6 +37,7 @@ typedef struct Sema {
     Vec(Symbol *) assigned; /* reg symbols assigned so far, in block order */
     Vec(Symbol *) g2s;      /* shared symbols loaded by TMA, with the block kind in g2s_bk */
     int depth;              /* expression nesting */
+    int wg_branch;          /* inside an if whose condition depends on wg */
     bool too_deep;
     Vec(int) g2s_bk;
 } Sema;
@@ -165,8 +166,8 @@ static const char *type_str(Sema *s, Type t) {
         return arena_printf(s->a, "%s%s %s[%d, %d] tile%s", space_name[t.space], t.per_wg ? " per_wg" : "",
                             dtype_name[t.dt], t.rows, t.cols, t.complex ? " (complex)" : "");
     case TY_VEC:
-        return arena_printf(s->a, "%s %s[%d]%s%s vector", space_name[t.space], dtype_name[t.dt], t.rows,
-                            t.layout ? " " : "", veclayout_name[t.layout]);
+        return arena_printf(s->a, "%s%s %s[%d]%s%s vector", space_name[t.space], t.per_wg ? " per_wg" : "",
+                            dtype_name[t.dt], t.rows, t.layout ? " " : "", veclayout_name[t.layout]);
     }
     return "?";
 }
@@ -427,7 +428,7 @@ static Type check_index(Sema *s, Expr *e) {
             !slice_bound(s, &e->u.index.args[1], bt.cols, &c0, &c1, &cs))
             return set(e, ty_err());
         if (rs && cs) {
-            diag_error(s->d, e->span, "single elements of tiles cannot be read; slice a sub-tile instead");
+            diag_error(s->d, e->span, "single elements of tiles cannot be used; slice a sub-tile instead");
             return set(e, ty_err());
         }
         if (rs || cs) {
@@ -454,7 +455,7 @@ static Type check_index(Sema *s, Expr *e) {
         bool single;
         if (!slice_bound(s, &e->u.index.args[0], bt.rows, &l, &h, &single)) return set(e, ty_err());
         if (single) {
-            diag_error(s->d, e->span, "single elements of vectors cannot be read; slice a sub-vector instead");
+            diag_error(s->d, e->span, "single elements of vectors cannot be used; slice a sub-vector instead");
             return set(e, ty_err());
         }
         Type t = bt;
@@ -882,7 +883,9 @@ static Type check_call(Sema *s, Expr *e) {
         } else if (t.kind == TY_VEC && at[0].varying) {
             int need = t.layout == VL_ROW ? VARY_ROW : VARY_COL;
             if (at[0].varying & ~need) {
-                diag_error(s->d, A[0]->span, "this condition varies along both tile dimensions; where() needs a tile");
+                diag_error(s->d, A[0]->span, "this condition varies along the %s, but a %s vector has one value per %s",
+                           t.layout == VL_ROW ? "columns" : "rows", veclayout_name[t.layout],
+                           t.layout == VL_ROW ? "row" : "column");
                 return set(e, ty_err());
             }
         }
@@ -949,6 +952,18 @@ static Type check_call(Sema *s, Expr *e) {
         }
         if (!s->in_block || (s->bk != BK_COMPUTE && s->bk != BK_STORE)) {
             diag_error(s->d, e->span, "prev() exists only in compute and store blocks");
+            return set(e, ty_err());
+        }
+        bool ring = false;
+        for (int i = 0; i < s->g2s.n; i++) ring |= s->g2s.v[i] == x->sym && s->g2s_bk.v[i] == BK_LOAD;
+        if (!ring) {
+            diag_error(s->d, x->span, "prev(%s): '%s' is not filled by the load block, so there is no previous step's copy",
+                       x->sym->name, x->sym->name);
+            return set(e, ty_err());
+        }
+        if (s->sk->stages < 2) {
+            diag_error(s->d, e->span, "prev() needs at least 2 pipeline stages: the previous step's copy must still be "
+                                      "in the ring");
             return set(e, ty_err());
         }
         return set(e, at[0]);
@@ -1415,8 +1430,14 @@ static void check_move(Sema *s, Stmt *st) {
         return;
     }
     if (a.dt != b.dt) {
-        diag_error(s->d, st->u.assign.op_span, "dtype mismatch: moving %s into %s; convert with %s(...)", dtype_name[b.dt],
-                   dtype_name[a.dt], dtype_name[a.dt]);
+        if (rt.space == MS_SHARED)
+            diag_error(s->d, st->u.assign.op_span,
+                       "dtype mismatch: moving %s into %s; a move does not convert: declare the register tile %s, then "
+                       "convert it in registers",
+                       dtype_name[b.dt], dtype_name[a.dt], dtype_name[b.dt]);
+        else
+            diag_error(s->d, st->u.assign.op_span, "dtype mismatch: moving %s into %s; convert with %s(...)",
+                       dtype_name[b.dt], dtype_name[a.dt], dtype_name[a.dt]);
         return;
     }
 }
@@ -1512,6 +1533,9 @@ static void check_stmt(Sema *s, Stmt *st) {
             if (e->u.call.nargs) diag_error(s->d, e->span, "sync() takes no arguments");
             else if (!in_consumer_block(s) || s->bk == BK_SETUP)
                 diag_error(s->d, e->span, "sync() synchronises the consumer warpgroups; use it in compute, store or finish");
+            else if (s->wg_branch)
+                diag_error(s->d, e->span,
+                           "sync() under a condition on wg: every consumer warpgroup must reach it, or they deadlock");
             return;
         }
         check_expr(s, e);
@@ -1548,6 +1572,8 @@ static void check_stmt(Sema *s, Stmt *st) {
         if (c.kind != TY_ERROR && (!is_intlike(c) || c.varying))
             diag_error(s->d, st->u.if_.cond->span,
                        "an if condition must be a uniform integer or bool (for per-element choices use where())");
+        int saved = s->wg_branch;
+        if (expr_mentions(st->u.if_.cond, s->builtin[BI_WG])) s->wg_branch++;
         Scope sc;
         push_scope(s, &sc);
         check_stmts(s, &st->u.if_.then_s);
@@ -1558,6 +1584,7 @@ static void check_stmt(Sema *s, Stmt *st) {
             check_stmts(s, &st->u.if_.else_s);
             pop_scope(s);
         }
+        s->wg_branch = saved;
         return;
     }
     case ST_FOR: {
@@ -1628,6 +1655,10 @@ static void check_decl(Sema *s, Decl *d) {
     bool per_wg = false, cplx = false;
     for (int i = 0; i < d->ts.nattrs; i++) {
         const char *at = d->ts.attrs[i];
+        if ((!strcmp(at, "per_row") && layout == VL_COL) || (!strcmp(at, "per_col") && layout == VL_ROW)) {
+            diag_error(s->d, d->ts.attr_spans[i], "a vector is either per_row or per_col, not both");
+            return;
+        }
         if (!strcmp(at, "per_row")) layout = VL_ROW;
         else if (!strcmp(at, "per_col")) layout = VL_COL;
         else if (!strcmp(at, "per_wg")) per_wg = true;
@@ -1734,8 +1765,9 @@ static void check_args_of(Sema *s, Kernel *k) {
 
 static bool opt_int(Sema *s, Option *o, int64_t lo, int64_t hi, int64_t *out, const char *what) {
     if (!o->value) {
+        /* a bare name turns an on/off option on; every other option needs its value */
         *out = 1;
-        if (lo > 1 || hi < 1) {
+        if (lo != 0 || hi != 1) {
             diag_error(s->d, o->span, "option '%s' needs a value (%s = ...)", o->key, o->key);
             return false;
         }
@@ -1775,6 +1807,8 @@ static void check_grid(Sema *s, KItem *it) {
         Axis *ax = &it->u.grid.axes[i];
         for (int j = 0; j < i; j++)
             if (!strcmp(it->u.grid.axes[j].name, ax->name)) diag_error(s->d, ax->span, "grid axis '%s' appears twice", ax->name);
+        if (!strcmp(ax->name, "T"))
+            diag_error(s->d, ax->span, "a grid axis cannot be named 'T': block.T would read as a transpose");
         Type t = check_expr(s, ax->extent);
         if (t.kind != TY_ERROR && (t.kind != TY_INT || t.varying))
             diag_error(s->d, ax->extent->span, "a grid extent must be an integer, not %s", type_str(s, t));
@@ -1882,6 +1916,33 @@ static void check_kernel_let(Sema *s, KItem *it) {
     declare(s, y);
 }
 
+/* the first sub-expression of a requirement the host launcher cannot evaluate (NULL if none) */
+static const Expr *launch_time_only(const Expr *e) {
+    if (!e) return NULL;
+    switch (e->kind) {
+    case EX_NAME:
+        if (!e->sym) return NULL;
+        if (e->sym->kind == SYM_DIM || e->sym->kind == SYM_SCALAR || e->sym->kind == SYM_PARAM) return NULL;
+        if (e->sym->kind == SYM_LET && e->sym->is_const) return NULL;
+        if (e->sym->kind == SYM_BUILTIN && e->sym->builtin == BI_INF) return NULL;
+        return e;
+    case EX_MEMBER: case EX_INDEX: case EX_TRANSPOSE: return e;
+    case EX_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (launch_time_only(e->u.call.args[i])) return launch_time_only(e->u.call.args[i]);
+        return NULL;
+    case EX_BINARY: return launch_time_only(e->u.bin.l) ? launch_time_only(e->u.bin.l) : launch_time_only(e->u.bin.r);
+    case EX_UNARY: return launch_time_only(e->u.un.e);
+    case EX_COND: {
+        const Expr *x = launch_time_only(e->u.cond.c);
+        if (!x) x = launch_time_only(e->u.cond.a);
+        if (!x) x = launch_time_only(e->u.cond.b);
+        return x;
+    }
+    default: return NULL;
+    }
+}
+
 static void check_kernel(Sema *s, Kernel *k) {
     SemaKernel *sk = ARENA_NEW(s->a, SemaKernel);
     sk->k = k;
@@ -1921,6 +1982,13 @@ static void check_kernel(Sema *s, Kernel *k) {
         case KI_PIPELINE: check_pipeline(s, it); break;
         case KI_REQUIRE: {
             Type t = check_expr(s, it->u.require.cond);
+            const Expr *bad = launch_time_only(it->u.require.cond);
+            if (t.kind != TY_ERROR && bad) {
+                diag_error(s->d, bad->span,
+                           "a requirement is checked by the launcher before the kernel runs, so it can use only "
+                           "dimensions, scalar arguments, params and literals");
+                t = ty_err();
+            }
             if (t.kind != TY_ERROR && (!is_intlike(t) || t.varying))
                 diag_error(s->d, it->u.require.cond->span, "a requirement must be a condition, not %s", type_str(s, t));
             else if (t.kind != TY_ERROR && it->u.require.cond->is_const && !it->u.require.cond->cval)
