@@ -2,6 +2,7 @@
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -c THIS.cu (needs only the CUDA toolkit).
 // Host API (extern "C"): tkc_attn_fwd(); each returns TKC_OK (0) or a TKC_ERR_* code.
 
+#include <atomic>
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -858,11 +859,18 @@ extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void 
     }
     const long long tiles = (long long)B * (long long)H * (long long)tkc_h_cdiv(N, BQ);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (cudaFuncSetAttribute(tkc_attn_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230480) != cudaSuccess)
-        return TKC_ERR_LAUNCH;
+    // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
+    static std::atomic<int> sm_count[64], smem_ready[64];
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
+    if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
+    if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
+        if (cudaFuncSetAttribute(tkc_attn_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230480) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
+    }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_attn_fwd_kernel<<<grid, 384, 230480, (cudaStream_t)stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale);
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;

@@ -2,6 +2,7 @@
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -c THIS.cu (needs only the CUDA toolkit).
 // Host API (extern "C"): tkc_gemm(); each returns TKC_OK (0) or a TKC_ERR_* code.
 
+#include <atomic>
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -555,11 +556,18 @@ extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, 
     }
     const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (cudaFuncSetAttribute(tkc_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464) != cudaSuccess)
-        return TKC_ERR_LAUNCH;
+    // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
+    static std::atomic<int> sm_count[64], smem_ready[64];
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
+    if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
+    if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
+        if (cudaFuncSetAttribute(tkc_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
+    }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_gemm_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_A_128x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)M, (int)K, (int)N);
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;

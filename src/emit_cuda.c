@@ -1395,12 +1395,21 @@ static void emit_launcher(Em *e) {
     L("const long long tiles = %s;", nt.s);
     sb_free(&nt);
     L("if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;");
-    L("int device = 0, sms = 0;");
-    L("if (cudaGetDevice(&device) != cudaSuccess) return TKC_ERR_LAUNCH;");
-    L("if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;");
+    L("// per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)");
+    L("static std::atomic<int> sm_count[64], smem_ready[64];");
+    L("int device = 0;");
+    L("if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;");
+    L("int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;");
+    L("if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;");
+    L("if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);");
+    L("if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {");
+    IN();
     L("if (cudaFuncSetAttribute(tkc_%s_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %d) != cudaSuccess)", pk->name,
       pk->smem_total);
     L("    return TKC_ERR_LAUNCH;");
+    L("if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);");
+    OUT();
+    L("}");
     StrBuf args;
     sb_init(&args);
     kernel_params(e, &args, false);

@@ -7,6 +7,7 @@
 // Facts and encodings: ../shared/docs/hopper-primer.md (PTX ISA 9.0, checked on an H200).
 
 // @fragment prelude
+#include <atomic>
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
