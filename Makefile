@@ -4,9 +4,11 @@
 #   make [build]   check deps, configure, build everything (tkc, tkc-asan, tests)
 #   make demo      build tkc, compile kernels.tk/gemm.tk to CUDA and with nvcc to sm_90a
 #   make test      build, then run the whole suite; the last line is ctest's summary
+#   make install   build, then install tkc, its CMake package and the man page into PREFIX
 #   make clean     remove build/
 # Variables: BUILD (default build), JOBS (default: the number of CPUs), NVCC (default nvcc),
-# CMAKE_ARGS (extra configure options; given, they re-run the configure step).
+# CMAKE_ARGS (extra configure options; given, they re-run the configure step), PREFIX (default
+# /usr/local).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -19,6 +21,7 @@ JOBS ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || ec
 NVCC ?= nvcc
 CMAKE_ARGS ?=
 TEST_TIMEOUT ?= 600
+PREFIX ?= /usr/local
 DEMO := $(BUILD)/demo
 
 ifneq ($(wildcard /usr/local/cuda/bin/.),)
@@ -32,7 +35,7 @@ CMAKE := env -u MAKEFLAGS -u MFLAGS cmake
 CTEST := env -u MAKEFLAGS -u MFLAGS ctest
 GENERATOR := $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
-.PHONY: all build deps configure demo nvcc-check test clean
+.PHONY: all build deps configure demo nvcc-check test install clean
 
 all build: configure
 	$(CMAKE) --build $(BUILD) --parallel $(JOBS)
@@ -77,6 +80,9 @@ test: build
 	@echo '$(CTEST_RUN)'
 	@$(CTEST_RUN) 2>&1 | awk '/^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+/ { s = $$0; next } \
 	    { print; fflush() } END { if (s != "") print s }'
+
+install: build
+	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD)
