@@ -1,6 +1,7 @@
 /* api.c - builds the KernelApi description of a kernel's launcher from its plan (see api.h). */
 #include "api.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 KernelApi *api_of(Arena *a, const PlanKernel *pk) {
@@ -47,4 +48,17 @@ void api_c_params(StrBuf *b, const KernelApi *k) {
         }
     }
     sb_puts(b, k->params.n ? ", tkc_stream_t stream" : "tkc_stream_t stream");
+}
+
+char *api_params_text(Arena *a, const Program *prog) {
+    StrBuf ps;
+    sb_init(&ps);
+    for (int i = 0; i < prog->params.n; i++) {
+        const Param *pa = prog->params.v[i];
+        sb_printf(&ps, "%s%s\x01=\x01%" PRId64 "%s", i ? ", " : "", pa->name, pa->sym ? pa->sym->cval : (int64_t)0,
+                  pa->overridden ? "\x01(-D)" : "");
+    }
+    char *r = arena_strdup(a, ps.s ? ps.s : "");
+    sb_free(&ps);
+    return r;
 }

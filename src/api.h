@@ -43,6 +43,11 @@ KernelApi *api_of(Arena *a, const PlanKernel *pk);
 /* "const void *A, const int64_t *A_strides, ..., int64_t M, ..., float scale, tkc_stream_t stream" */
 void api_c_params(StrBuf *b, const KernelApi *k);
 
+/* "BM=128, BN=256, STAGES=2 (-D)": every param with its value, for comments and explanations;
+ * the '=' and the "(-D)" marker are joined to the name by \x01, which the text wrappers of
+ * emit_header.c and emit_report.c print as a space they never break */
+char *api_params_text(Arena *a, const Program *prog);
+
 /* the status codes every launcher returns, as an enum body and as "NAME = value, meaning" rows */
 #define TK_STATUS(X)                                                                            \
     X(TKC_OK, 0, "success")                                                                      \

@@ -281,16 +281,8 @@ char *emit_header(Arena *a, const Plan *p, const Program *prog, const EmitOption
                  base, fns.len ? fns.s : " no kernels", base);
     sb_free(&fns);
     if (prog->params.n) {
-        StrBuf ps;
-        sb_init(&ps);
-        for (int i = 0; i < prog->params.n; i++) {
-            const Param *pa = prog->params.v[i];
-            sb_printf(&ps, "%s%s\x01=\x01%" PRId64 "%s", i ? ", " : "", pa->name, pa->sym ? pa->sym->cval : (int64_t)0,
-                      pa->overridden ? "\x01(-D)" : "");
-        }
         sb_puts(&b, " *\n");
-        comment_para(&b, 0, "Built with params %s.", ps.s);
-        sb_free(&ps);
+        comment_para(&b, 0, "Built with params %s.", api_params_text(a, prog));
     }
     sb_puts(&b, " */\n");
     sb_printf(&b, "#ifndef %s\n#define %s\n\n#include <stdint.h>\n\n", guard.s, guard.s);

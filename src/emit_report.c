@@ -1081,15 +1081,7 @@ char *emit_explain(Arena *a, const Plan *p, const Program *prog, const EmitOptio
     sb_init(&b);
     sb_printf(&b, "How tkc %s compiles %s\n", o->tkc_version, base_name(o->source_path));
     if (prog->params.n) {
-        StrBuf ps;
-        sb_init(&ps);
-        for (int i = 0; i < prog->params.n; i++) {
-            const Param *pa = prog->params.v[i];
-            sb_printf(&ps, "%s%s\x01=\x01%" PRId64 "%s", i ? ", " : "", pa->name, pa->sym ? pa->sym->cval : (int64_t)0,
-                      pa->overridden ? "\x01(-D)" : "");
-        }
-        para(&b, 0, 2, "Params: %s.", ps.s);
-        sb_free(&ps);
+        para(&b, 0, 2, "Params: %s.", api_params_text(a, prog));
     }
     for (int i = 0; i < p->kernels.n; i++) explain_kernel(&b, a, p->kernels.v[i]);
     return sb_take(&b);
