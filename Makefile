@@ -41,7 +41,7 @@ all build: configure
 	$(CMAKE) --build $(BUILD) --parallel $(JOBS)
 
 deps:
-	@bash tools/ensure-deps.sh
+	@bash .ci/ensure-deps.sh
 
 # an existing build/ keeps the generator it was configured with
 configure: deps

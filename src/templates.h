@@ -1,5 +1,5 @@
 /* templates.h - the CUDA fragments of templates/, embedded into tkc at build time by
- * tools/embed.c, so an installed tkc needs no template folder. */
+ * templates/embed.c, so an installed tkc needs no template folder. */
 #ifndef TKC_TEMPLATES_H
 #define TKC_TEMPLATES_H
 

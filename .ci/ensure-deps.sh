@@ -3,22 +3,22 @@
 # as root, installs the missing packages with apt-get. Prints nothing and exits 0 when all is
 # present; exits 1 with the exact apt-get command line when something is missing and cannot be
 # installed here (not root, no apt-get, or --check given).
-#   tools/ensure-deps.sh [--check]
+#   .ci/ensure-deps.sh [--check]
 # Required: a C compiler that can link with ASan+UBSan (tkc-asan), cmake >= 3.20, make (the
 # top-level wrapper; CMake uses ninja instead when it is installed), flex >= 2.6, bison >= 3.6,
 # libcmocka-dev. Optional: nvcc (in PATH or /usr/local/cuda/bin; needed for `make demo` and the
 # tests that compile generated CUDA, and then also g++, its host compiler) and python3 (bench/
-# and tools/gen_wgmma.py only).
+# and templates/gen_wgmma.py only).
 set -uo pipefail
 
 CHECK_ONLY=0
 case "${1:-}" in
     --check) CHECK_ONLY=1 ;;
     "") ;;
-    *) echo "usage: tools/ensure-deps.sh [--check]" >&2; exit 2 ;;
+    *) echo "usage: .ci/ensure-deps.sh [--check]" >&2; exit 2 ;;
 esac
 
-me=tools/ensure-deps.sh
+me=.ci/ensure-deps.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tkc-deps.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -106,7 +106,7 @@ check() {
     fi
 
     have python3 ||
-        NOTES+=("python3 not found: only the GPU harness (bench/) and tools/gen_wgmma.py (regenerates templates/wgmma.cuh) use it")
+        NOTES+=("python3 not found: only the GPU harness (bench/) and templates/gen_wgmma.py (regenerates templates/wgmma.cuh) use it")
 }
 
 apt_install() {
