@@ -1,0 +1,98 @@
+#!/bin/sh
+# line_directives.sh - tkc --line-directives on every kernels.tk file:
+#   - without the flag there is no #line at all, and with it the CUDA differs only by #line lines;
+#   - every '#line N "X.tk"' names the .tk that was compiled and is followed by the statement's
+#     comment, whose text stands on line N of the .tk (literals compared as '#', a "TEMP = PART"
+#     comment by its PART);
+#   - every '#line N "OUT.cu"' that hands back to the generated file is exact (N = its own line + 1);
+#   - with nvcc (PATH or /usr/local/cuda/bin), the CUDA with directives compiles for sm_90a.
+#
+#   usage: line_directives.sh TKC ROOT
+
+if [ $# -ne 2 ]; then
+    echo "usage: line_directives.sh TKC ROOT" >&2
+    exit 2
+fi
+tkc=$1
+root=$2
+case $tkc in /*) ;; *) tkc=$(pwd)/$tkc ;; esac
+case $root in /*) ;; *) root=$(pwd)/$root ;; esac
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tkc_line.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT INT TERM
+cd "$tmp" || exit 2
+
+nvcc=$(command -v nvcc 2>/dev/null || true)
+[ -n "$nvcc" ] || [ ! -x /usr/local/cuda/bin/nvcc ] || nvcc=/usr/local/cuda/bin/nvcc
+
+failed=0
+checks=0
+fail() {
+    echo "FAIL: $*"
+    failed=$((failed + 1))
+}
+
+for src in "$root"/kernels.tk/*.tk; do
+    name=$(basename "$src" .tk)
+    cp "$src" "$name.tk"
+    checks=$((checks + 1))
+    if ! "$tkc" "$name.tk" -o "$name.plain.cu" 2>err; then
+        fail "tkc $name.tk: $(head -n 1 err)"
+        continue
+    fi
+    if ! "$tkc" "$name.tk" --line-directives -o "$name.cu" 2>err; then
+        fail "tkc $name.tk --line-directives: $(head -n 1 err)"
+        continue
+    fi
+    grep -q '^#line' "$name.plain.cu" && fail "$name: #line directives without --line-directives"
+    grep -q "^#line [0-9]* \"$name.tk\"" "$name.cu" || fail "$name: no #line points at $name.tk"
+    grep -v '^#line' "$name.cu" | cmp -s - "$name.plain.cu" ||
+        fail "$name: --line-directives changed more than the #line lines"
+
+    # Every directive, checked against the .tk and the .cu; awk prints one line per problem.
+    awk -v tk="$name.tk" -v cu="$name.cu" '
+        function trim(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
+        # literals are printed at full precision in the CUDA: compare them as "#"
+        function nums(s) { gsub(/[0-9]+\.[0-9]*([eE][-+]?[0-9]+)?/, "#", s); return s }
+        FNR == NR { src[FNR] = trim($0); nsrc = FNR; next }
+        pending {
+            # the line after a directive into the .tk: "// STATEMENT  (note)" or "// STATEMENT"
+            text = $0
+            if (text !~ /^[ \t]*\/\/ /) { print cu ":" FNR ": no statement comment after #line " want; pending = 0; next }
+            sub(/^[ \t]*\/\/ /, "", text); sub(/  .*$/, "", text); sub(/: .*$/, "", text)
+            text = nums(trim(text)); line = nums(src[want])
+            # a value the statement needs computed first reads "TEMP = PART": PART is on the line
+            if (index(line, text) == 0 && text ~ /^[A-Za-z_][A-Za-z0-9_]* = /) sub(/^[^=]*= /, "", text)
+            if (index(line, text) == 0)
+                print cu ":" FNR ": comment \"" text "\" is not on " tk ":" want " (\"" src[want] "\")"
+            pending = 0
+        }
+        /^#line / {
+            n = $2; file = $3; gsub(/"/, "", file)
+            if (file == tk) {
+                if (n < 1 || n > nsrc) print cu ":" FNR ": #line " n " is outside " tk " (1.." nsrc ")"
+                else { want = n; pending = 1; ntk++ }
+            } else if (file == cu) {
+                if (n != FNR + 1) print cu ":" FNR ": #line " n " hands back to the wrong line (expected " FNR + 1 ")"
+            } else print cu ":" FNR ": #line names \"" file "\", neither " tk " nor " cu
+        }
+        END { if (ntk == 0) print cu ": no directives into " tk }
+    ' "$name.tk" "$name.cu" >problems
+    if [ -s problems ]; then
+        fail "$name: wrong #line directives"
+        head -n 10 problems | sed 's/^/    /'
+    fi
+
+    if [ -n "$nvcc" ]; then
+        checks=$((checks + 1))
+        if ! "$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -c "$name.cu" -o "$name.o" >nvcc.log 2>&1; then
+            fail "$name: the CUDA with #line directives does not compile"
+            head -n 20 nvcc.log | sed 's/^/    /'
+        fi
+    fi
+done
+
+if [ -z "$nvcc" ]; then
+    echo "NOTE: nvcc not found: the CUDA with #line directives was checked but not compiled"
+fi
+echo "line_directives: $checks checks, $failed failed"
+[ "$failed" -eq 0 ]
