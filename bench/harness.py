@@ -13,6 +13,7 @@ GEMM; PyTorch scaled_dot_product_attention with the cuDNN and FlashAttention bac
 in turn for attention.
 """
 import argparse
+import csv
 import ctypes
 import json
 import math
@@ -131,17 +132,28 @@ class Timer:
 
 
 CSV = None
+# results.csv: one row per case of every suite, these columns (empty where a suite has none);
+# anything else a row carries (why a baseline could not run) goes into 'note' as key=value pairs.
+CSV_COLUMNS = ["suite", "case", "variant", "M", "N", "K", "B", "H", "HKV", "D", "causal", "layout",
+               "rel_err", "rel_err_cublas", "rel_err_o", "rel_err_lse", "unwritten", "status", "reps",
+               "ms_tkc", "tflops_tkc", "ms_base", "tflops_base", "ms_cudnn", "tflops_cudnn",
+               "ms_flash", "tflops_flash", "ratio", "note"]
 
 
 def emit(row):
-    """Prints a result row and appends it to the CSV at once, so a later timeout loses nothing."""
+    """Prints a result row (JSON) and appends it to the CSV at once, so a later timeout loses nothing."""
     print(json.dumps(row), flush=True)
     if CSV:
-        new = not os.path.exists(CSV)
-        with open(CSV, "a") as f:
+        new = not os.path.exists(CSV) or os.path.getsize(CSV) == 0
+        rest = [f"{k}={v}" for k, v in row.items() if k not in CSV_COLUMNS]
+        out = {k: v for k, v in row.items() if k in CSV_COLUMNS}
+        if rest:
+            out["note"] = "; ".join(rest)
+        with open(CSV, "a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, restval="")
             if new:
-                f.write("json\n")
-            f.write(json.dumps(row).replace(",", ";") + "\n")
+                w.writeheader()
+            w.writerow(out)
 
 
 def rel_err(out, ref):

@@ -3,9 +3,10 @@
 
   python3 bench/plot.py [--runs bench/runs] [--out docs/plots] [FILE ...]
 
-Reads the harness's result rows from bench/runs/ (or the FILEs given): files of one JSON object
-per line, with ';' in place of ',' (what harness.py appends to results.csv, after a first line
-'json') or plain JSON; or a CSV with a header row (run 1's attention rows). Lines starting with
+Reads the harness's result rows from bench/runs/ (or the FILEs given): a CSV with a header row
+(harness.py's results.csv from run 10 on, and run 1's attention rows); or files of one JSON object
+per line, plain or with ';' in place of ',' (what results.csv held in runs 2-9, after a first line
+'json'). Lines starting with
 '#' are comments; '# NVIDIA ...' names the GPU. A file's run number and date come from its name,
 YYYY-MM-DD-runN[-what].ext.
 

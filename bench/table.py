@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the harness's results.csv as a short table (and the clock/power range from smi.csv)."""
+"""Prints the harness's results.csv (or a recorded run under bench/runs/) as a short table (and the clock/power range from smi.csv)."""
 import csv
 import sys
 
@@ -14,11 +14,17 @@ def f(x, d=1):
 def main():
     rows = []
     if len(sys.argv) > 1:
-        import json
-        for line in open(sys.argv[1]):
-            if line.startswith("{"):
-                r = json.loads(line.replace(";", ","))
-                rows.append({k: str(v) for k, v in r.items()})
+        with open(sys.argv[1], newline="") as src:
+            lines = [l for l in src if l.strip() and not l.startswith("#")]
+        if lines and (lines[0].strip() == "json" or lines[0].startswith("{")):
+            # runs 1-9 wrote one JSON object per line, ';' in place of ','
+            import json
+            for line in lines:
+                if line.startswith("{"):
+                    r = json.loads(line.replace(";", ","))
+                    rows.append({k: str(v) for k, v in r.items()})
+        else:
+            rows = [{k: v for k, v in r.items() if v not in ("", None)} for r in csv.DictReader(lines)]
     print(f"{'suite':5} {'case':10} {'variant':17} {'shape':26} {'err':>8} {'tkc':>7} {'base':>7} {'ratio':>6} status")
     for r in rows:
         if r["suite"] == "gemm":
