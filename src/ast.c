@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+const char *const argmode_name[] = {"in", "out", "inout"};
+
 const char *const dtype_name[] = {
 #define X(e, s, b, c, m) s,
     TK_DTYPES(X)
@@ -409,8 +411,7 @@ char *ast_dump(const Program *p, const Diag *d) {
         at(&du, kn->span);
         for (int i = 0; i < kn->nargs; i++) {
             const Arg *a = &kn->args[i];
-            static const char *mode[] = {"in", "out", "inout"};
-            sb_printf(&du.b, "    arg %s %s: ", mode[a->mode], a->name);
+            sb_printf(&du.b, "    arg %s %s: ", argmode_name[a->mode], a->name);
             dump_typespec(&du.b, &a->ts);
             at(&du, a->span);
         }

@@ -324,6 +324,7 @@ typedef struct TypeSpec {
 } TypeSpec;
 
 typedef enum { ARG_IN, ARG_OUT, ARG_INOUT } ArgMode;
+extern const char *const argmode_name[]; /* "in", "out", "inout": as the .tk spells them */
 
 typedef struct Arg {
     ArgMode mode;

@@ -75,40 +75,26 @@ static void comment_para(StrBuf *b, int hang, const char *fmt, ...) {
     sb_free(&safe);
 }
 
-static const char *mode_name(ArgMode m) {
-    return m == ARG_IN ? "in" : m == ARG_OUT ? "out" : "inout";
-}
-
-static const Arg *find_arg(const SemaKernel *sk, const char *name) {
-    for (int i = 0; i < sk->args.n; i++)
-        if (!strcmp(sk->args.v[i]->name, name)) return sk->args.v[i];
-    return NULL;
-}
-
 /* "bf16[M, K]" with compile-time dimensions as the .tk spells them */
-static void tensor_shape(StrBuf *b, const SemaKernel *sk, const ApiParam *p) {
-    const Arg *g = find_arg(sk, p->name);
+static void tensor_shape(StrBuf *b, const ApiParam *p) {
     sb_printf(b, "%s[", dtype_name[p->dt]);
-    for (int d = 0; d < p->rank && d < 4; d++) {
+    for (int d = 0; d < p->rank; d++) {
         if (d) sb_puts(b, ", ");
-        if (p->dims[d].name) sb_puts(b, p->dims[d].name);
-        else if (g && d < g->ts.ndims) ast_print_expr(b, g->ts.dims[d]);
-        else sb_printf(b, "%" PRId64, p->dims[d].value);
+        ast_print_expr(b, p->dims[d].expr);
     }
     sb_putc(b, ']');
 }
 
 /* compile-time dimensions of a tensor: "D = 128" or "64", joined with ", "; empty if none */
-static void fixed_dims(StrBuf *b, const SemaKernel *sk, const ApiParam *p) {
-    const Arg *g = find_arg(sk, p->name);
+static void fixed_dims(StrBuf *b, const ApiParam *p) {
     int n = 0;
-    for (int d = 0; d < p->rank && d < 4; d++) {
+    for (int d = 0; d < p->rank; d++) {
         if (p->dims[d].name) continue;
         if (n++) sb_puts(b, ", ");
         sb_printf(b, "dimension %d", d);
-        if (g && d < g->ts.ndims && g->ts.dims[d]->kind != EX_INT) {
+        if (p->dims[d].expr->kind != EX_INT) {
             sb_puts(b, " (");
-            ast_print_expr(b, g->ts.dims[d]);
+            ast_print_expr(b, p->dims[d].expr);
             sb_puts(b, ")");
         }
         sb_printf(b, " = %" PRId64, p->dims[d].value);
@@ -152,7 +138,6 @@ static void declaration(StrBuf *b, const KernelApi *k) {
 }
 
 static void kernel_decl(StrBuf *b, Arena *a, const PlanKernel *pk, const char *base) {
-    const SemaKernel *sk = pk->sk;
     const KernelApi *k = api_of(a, pk);
     int ntensors = 0, ndims = 0, nscalars = 0;
     for (int i = 0; i < k->params.n; i++) {
@@ -175,12 +160,12 @@ static void kernel_decl(StrBuf *b, Arena *a, const PlanKernel *pk, const char *b
             StrBuf shape, fixed;
             sb_init(&shape);
             sb_init(&fixed);
-            tensor_shape(&shape, sk, p);
-            fixed_dims(&fixed, sk, p);
+            tensor_shape(&shape, p);
+            fixed_dims(&fixed, p);
             int eb = dtype_bytes[p->dt];
             StrBuf t;
             sb_init(&t);
-            sb_printf(&t, "  %s: %s %s", p->name, mode_name(p->mode), shape.s);
+            sb_printf(&t, "  %s: %s %s", p->name, argmode_name[p->mode], shape.s);
             if (p->mode == ARG_IN) sb_puts(&t, ", read only.");
             else if (p->mode == ARG_OUT) sb_puts(&t, ", written.");
             else sb_puts(&t, ", read and written.");
@@ -261,8 +246,7 @@ static void guard_name(StrBuf *b, const char *base) {
 char *emit_header(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
     StrBuf b;
     sb_init(&b);
-    const char *base = strrchr(o->source_path, '/');
-    base = base ? base + 1 : o->source_path;
+    const char *base = path_base(o->source_path);
     StrBuf guard;
     sb_init(&guard);
     guard_name(&guard, base);

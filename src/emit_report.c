@@ -14,15 +14,6 @@
 
 /* ---- facts both outputs share ---------------------------------------------------------------- */
 
-static const char *base_name(const char *path) {
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-static const char *mode_name(ArgMode m) {
-    return m == ARG_IN ? "in" : m == ARG_OUT ? "out" : "inout";
-}
-
 static const char *order_name(OrderKind o) {
     return o == ORDER_SUPER_M ? "super_m" : o == ORDER_SUPER_N ? "super_n" : "row_major";
 }
@@ -71,11 +62,6 @@ static void collect_mmas(Arena *a, MmaRefs *out, const POpList *ops, const char 
         collect_mmas(a, out, &o->then_ops, where);
         collect_mmas(a, out, &o->else_ops, where);
     }
-}
-
-static const char *major_name(bool mn, char which) {
-    if (!mn) return "K-major";
-    return which == 'A' ? "M-major" : "N-major";
 }
 
 static int barrier_bytes(const PlanKernel *pk) {
@@ -205,7 +191,6 @@ static void jk_arr(Json *j, const char *k) { j_key(j, k); j_open(j, '['); }
 
 static void report_launcher(Json *j, Arena *a, const PlanKernel *pk) {
     const KernelApi *k = api_of(a, pk);
-    const SemaKernel *sk = pk->sk;
     StrBuf sig;
     sb_init(&sig);
     api_c_params(&sig, k);
@@ -224,21 +209,18 @@ static void report_launcher(Json *j, Arena *a, const PlanKernel *pk) {
             jk_str(j, "kind", "tensor");
             jk_str(j, "name", p->name);
             jk_str(j, "c_type", p->mode == ARG_IN ? "const void *" : "void *");
-            jk_str(j, "mode", mode_name(p->mode));
+            jk_str(j, "mode", argmode_name[p->mode]);
             jk_str(j, "dtype", dtype_name[p->dt]);
             jk_int(j, "element_bytes", dtype_bytes[p->dt]);
             jk_int(j, "rank", p->rank);
-            const Arg *g = NULL;
-            for (int t = 0; t < sk->args.n; t++)
-                if (!strcmp(sk->args.v[t]->name, p->name)) g = sk->args.v[t];
             jk_arr(j, "shape");
-            for (int d = 0; d < p->rank && d < 4; d++) {
+            for (int d = 0; d < p->rank; d++) {
                 j_open(j, '{');
                 if (p->dims[d].name) {
                     jk_str(j, "text", p->dims[d].name);
                     jk_bool(j, "runtime", true);
                 } else {
-                    jk_str(j, "text", g && d < g->ts.ndims ? ast_expr_str(a, g->ts.dims[d]) : arena_printf(a, "%" PRId64, p->dims[d].value));
+                    jk_str(j, "text", ast_expr_str(a, p->dims[d].expr));
                     jk_bool(j, "runtime", false);
                     jk_int(j, "value", p->dims[d].value);
                 }
@@ -346,8 +328,8 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
         jk_int(j, "rows_per_warpgroup", m->wg_m);
         jk_str(j, "instruction", arena_printf(a, "wgmma m64n%dk16", inst_n));
         jk_int(j, "instructions_per_warpgroup", count);
-        jk_str(j, "a", m->a_reg ? "registers" : major_name(m->a.mn_major, 'A'));
-        jk_str(j, "b", major_name(m->b.mn_major, 'B'));
+        jk_str(j, "a", m->a_reg ? "registers" : plan_major_name(m->a.mn_major, 'A'));
+        jk_str(j, "b", plan_major_name(m->b.mn_major, 'B'));
         jk_bool(j, "deferred", m->deferred);
         jk_bool(j, "zero_first", m->zero_first);
         j_close(j, '}');
@@ -543,7 +525,7 @@ char *emit_report(Arena *a, const Plan *p, const Program *prog, const EmitOption
     Json j = {.b = &b};
     j_open(&j, '{');
     jk_str(&j, "tkc_version", o->tkc_version);
-    jk_str(&j, "source", base_name(o->source_path));
+    jk_str(&j, "source", path_base(o->source_path));
     jk_arr(&j, "params");
     for (int i = 0; i < prog->params.n; i++) {
         const Param *pa = prog->params.v[i];
@@ -656,14 +638,11 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
         if (p->kind != API_TENSOR) continue;
         StrBuf shape;
         sb_init(&shape);
-        const Arg *g = NULL;
-        for (int t = 0; t < pk->sk->args.n; t++)
-            if (!strcmp(pk->sk->args.v[t]->name, p->name)) g = pk->sk->args.v[t];
-        for (int d = 0; d < p->rank && d < 4; d++) {
+        for (int d = 0; d < p->rank; d++) {
             if (d) sb_puts(&shape, ", ");
             if (p->dims[d].name) sb_puts(&shape, p->dims[d].name);
-            else if (g && d < g->ts.ndims && g->ts.dims[d]->kind != EX_INT) {
-                ast_print_expr(&shape, g->ts.dims[d]);
+            else if (p->dims[d].expr->kind != EX_INT) {
+                ast_print_expr(&shape, p->dims[d].expr);
                 sb_printf(&shape, "\x01=\x01%" PRId64, p->dims[d].value);
             } else sb_printf(&shape, "%" PRId64, p->dims[d].value);
         }
@@ -773,8 +752,8 @@ static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
                   !strcmp(mm.v[i].where, "step") ? "every step" : !strcmp(mm.v[i].where, "setup") ? "in setup" : "in finish",
                   m->wg_m, m->n, m->k);
         if (m->a_reg) sb_puts(&d, "A from registers");
-        else sb_printf(&d, "A %s from shared memory", major_name(m->a.mn_major, 'A'));
-        sb_printf(&d, ", B %s from shared memory (swizzle %s)", major_name(m->b.mn_major, 'B'),
+        else sb_printf(&d, "A %s from shared memory", plan_major_name(m->a.mn_major, 'A'));
+        sb_printf(&d, ", B %s from shared memory (swizzle %s)", plan_major_name(m->b.mn_major, 'B'),
                   swizzle_name(pk->bufs.v[m->b.buf].swz));
         if (m->zero_first) sb_puts(&d, "; the first step sets scale-d = 0, so the zero fill in setup costs nothing");
         if (m->deferred) sb_puts(&d, "; issued one step late (overlap), reading the previous step's stage");
@@ -1079,7 +1058,7 @@ static void explain_kernel(StrBuf *b, Arena *a, const PlanKernel *pk) {
 char *emit_explain(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
     StrBuf b;
     sb_init(&b);
-    sb_printf(&b, "How tkc %s compiles %s\n", o->tkc_version, base_name(o->source_path));
+    sb_printf(&b, "How tkc %s compiles %s\n", o->tkc_version, path_base(o->source_path));
     if (prog->params.n) {
         para(&b, 0, 2, "Params: %s.", api_params_text(a, prog));
     }

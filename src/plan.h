@@ -203,5 +203,7 @@ void plan_stmt_text(StrBuf *b, const Stmt *st);
 /* the wgmma instructions of a product, per warpgroup: each m64 x n(inst_n) x k16; n is split into
  * instructions of at most 256 columns */
 void plan_mma_shape(const PlanMma *m, int *inst_n, int *count);
+/* how a product's operand is laid out: "K-major", or "M-major" (A) / "N-major" (B) */
+const char *plan_major_name(bool mn, char which);
 
 #endif

@@ -37,7 +37,7 @@ static void indent(StrBuf *b, int n) {
     for (int i = 0; i < n; i++) sb_puts(b, "  ");
 }
 
-static const char *major_name(bool mn, char which) {
+const char *plan_major_name(bool mn, char which) {
     if (!mn) return "K-major";
     return which == 'A' ? "M-major" : "N-major";
 }
@@ -61,7 +61,7 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
             plan_mma_shape(m, &inst_n, &count);
             sb_printf(b, "  [wgmma m64n%dk16 x %d per warpgroup, %s, A %s, B %s (%s)%s%s%s]", inst_n, count,
                       m->a_reg ? "RS" : "SS",
-                      m->a_reg ? "registers" : major_name(m->a.mn_major, 'A'), major_name(m->b.mn_major, 'B'),
+                      m->a_reg ? "registers" : plan_major_name(m->a.mn_major, 'A'), plan_major_name(m->b.mn_major, 'B'),
                       swizzle_name(pk->bufs.v[m->b.buf].swz), m->zero_first ? ", scale-d 0 on the first step" : "",
                       o->prev ? ", previous step's stage" : "", o->skip_first ? ", skipped on the first step" : "");
             break;

@@ -209,6 +209,11 @@ int write_file(const char *path, const char *data, size_t len) {
 int64_t cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+const char *path_base(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
 const char *fmt_bytes(int64_t n) {
     static char ring[8][32];
     static int at;

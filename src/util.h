@@ -70,6 +70,8 @@ int write_file(const char *path, const char *data, size_t len);
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* the file name in a path: what follows the last '/' */
+const char *path_base(const char *path);
 
 int64_t cdiv64(int64_t a, int64_t b);
 bool is_pow2(int64_t x);
