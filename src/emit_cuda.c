@@ -1151,33 +1151,13 @@ static void emit_consumer(Em *e) {
 
 
 /* tensors read or written by threads directly (not through TMA) need their strides in the kernel */
-static bool expr_reads_tensor(const Expr *x, const Symbol *t) {
-    if (!x) return false;
-    switch (x->kind) {
-    case EX_INDEX:
-        if (x->u.index.base->sym == t) return true;
-        for (int i = 0; i < x->u.index.nargs; i++)
-            if (expr_reads_tensor(x->u.index.args[i].lo, t)) return true;
-        return false;
-    case EX_CALL:
-        for (int i = 0; i < x->u.call.nargs; i++)
-            if (expr_reads_tensor(x->u.call.args[i], t)) return true;
-        return false;
-    case EX_BINARY: return expr_reads_tensor(x->u.bin.l, t) || expr_reads_tensor(x->u.bin.r, t);
-    case EX_UNARY: return expr_reads_tensor(x->u.un.e, t);
-    case EX_COND:
-        return expr_reads_tensor(x->u.cond.c, t) || expr_reads_tensor(x->u.cond.a, t) || expr_reads_tensor(x->u.cond.b, t);
-    default: return false;
-    }
-}
-
 static bool stmts_direct(const StmtList *l, const Symbol *t) {
     for (int i = 0; i < l->n; i++) {
         const Stmt *st = l->v[i];
         if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
             st->u.assign.lhs->u.index.base->sym == t)
             return true;
-        if (st->kind == ST_LET && expr_reads_tensor(st->u.let.e, t)) return true;
+        if (st->kind == ST_LET && expr_mentions(st->u.let.e, t)) return true;
         if (st->kind == ST_IF && (stmts_direct(&st->u.if_.then_s, t) || stmts_direct(&st->u.if_.else_s, t))) return true;
         if (st->kind == ST_FOR && stmts_direct(&st->u.for_.body, t)) return true;
     }
@@ -1186,7 +1166,7 @@ static bool stmts_direct(const StmtList *l, const Symbol *t) {
 
 static bool tensor_direct(const SemaKernel *sk, const Symbol *t) {
     for (int i = 0; i < sk->lets.n; i++)
-        if (expr_reads_tensor(sk->lets.v[i]->u.let.e, t)) return true;
+        if (expr_mentions(sk->lets.v[i]->u.let.e, t)) return true;
     for (int b = 0; b < BK_COUNT; b++)
         if (sk->blocks[b] && stmts_direct(&sk->blocks[b]->u.block.body, t)) return true;
     return false;

@@ -20,7 +20,6 @@ const char *const pop_name[] = {
 };
 
 typedef struct Lower {
-    bool quiet;         /* compute budgets without reporting */
     Arena *a;
     Diag *d;
     SemaKernel *sk;
@@ -338,15 +337,10 @@ static bool stmts_touch_shared(const StmtList *l, const Symbol *y, bool write) {
     return false;
 }
 
-static bool written_by_consumers(const SemaKernel *sk, const Symbol *y) {
+/* does a consumer block (any but load) write (or read) the shared tile y? */
+static bool consumers_touch(const SemaKernel *sk, const Symbol *y, bool write) {
     for (int b = 0; b < BK_COUNT; b++)
-        if (sk->blocks[b] && b != BK_LOAD && stmts_touch_shared(&sk->blocks[b]->u.block.body, y, true)) return true;
-    return false;
-}
-
-static bool read_by_consumers(const SemaKernel *sk, const Symbol *y) {
-    for (int b = 0; b < BK_COUNT; b++)
-        if (sk->blocks[b] && b != BK_LOAD && stmts_touch_shared(&sk->blocks[b]->u.block.body, y, false)) return true;
+        if (sk->blocks[b] && b != BK_LOAD && stmts_touch_shared(&sk->blocks[b]->u.block.body, y, write)) return true;
     return false;
 }
 
@@ -366,7 +360,7 @@ static void lower_buffers(Lower *L) {
                        "the top level of its block (the barrier's byte count is fixed)",
                        y->name);
         b.kind = in_load ? BUF_RING : in_setup ? BUF_ONCE : BUF_SCRATCH;
-        if (b.kind == BUF_SCRATCH && !written_by_consumers(sk, y) && read_by_consumers(sk, y))
+        if (b.kind == BUF_SCRATCH && !consumers_touch(sk, y, true) && consumers_touch(sk, y, false))
             diag_error(L->d, y->span,
                        "shared tile '%s' is read but nothing writes it: load it in setup or load (%s <- X[...]), "
                        "or move registers into it (%s <- value)",
@@ -604,8 +598,8 @@ static int let_peak(Lower *L, POpList *ops) {
     return peak;
 }
 
-static void check_reg_budget_quiet(Lower *L);
-static void check_reg_budget(Lower *L) {
+/* the consumers' register estimate: register tiles + the most live temporaries + overhead */
+static void estimate_regs(Lower *L) {
     PlanKernel *pk = L->pk;
     int total = 0;
     for (int i = 0; i < pk->regs.n; i++)
@@ -616,32 +610,26 @@ static void check_reg_budget(Lower *L) {
     if (lf > lets) lets = lf;
     total += lets;
     pk->reg_lets = lets;
-    if (L->quiet) {
-        pk->reg_overhead = 24;
-        pk->reg_estimate = total + pk->reg_overhead;
-        return;
-    }
     pk->reg_overhead = 24;
     pk->reg_estimate = total + pk->reg_overhead;
+}
+
+/* the estimate against the split (estimate_regs first) */
+static void check_reg_budget(Lower *L) {
+    PlanKernel *pk = L->pk;
     if (pk->reg_estimate > pk->consumer_regs) {
         StrBuf b;
         sb_init(&b);
         for (int i = 0; i < pk->regs.n; i++)
             if (pk->regs.v[i].sym->kind != SYM_LET)
                 sb_printf(&b, "%s%s %d", b.len ? " + " : "", pk->regs.v[i].sym->name, pk->regs.v[i].regs);
-        if (lets) sb_printf(&b, " + temporaries %d", lets);
+        if (pk->reg_lets) sb_printf(&b, " + temporaries %d", pk->reg_lets);
         diag_error(L->d, L->sk->consumers_span.file >= 0 ? L->sk->consumers_span : L->sk->k->name_span,
                    "register budget: each consumer thread needs about %d registers (%s + overhead %d) but "
                    "setmaxnreg gives it %d; use smaller tiles or more consumer warpgroups",
                    pk->reg_estimate, b.s ? b.s : "", pk->reg_overhead, pk->consumer_regs);
         sb_free(&b);
     }
-}
-
-static void check_reg_budget_quiet(Lower *L) {
-    L->quiet = true;
-    check_reg_budget(L);
-    L->quiet = false;
 }
 
 /* ---- the scheduler: waits and releases -------------------------------------------------------- *
@@ -958,27 +946,6 @@ static void collect_g2s(StmtList *l, Stmt ***v, int *n, int *cap, Arena *a) {
         }
 }
 
-/* does e depend on the symbol y, directly or through lets? */
-static bool depends_on(const Expr *e, const Symbol *y) {
-    if (!e) return false;
-    if (expr_mentions(e, y)) return true;
-    switch (e->kind) {
-    case EX_NAME: return e->sym && e->sym->kind == SYM_LET && e->sym->init && depends_on(e->sym->init, y);
-    case EX_INDEX:
-        for (int i = 0; i < e->u.index.nargs; i++)
-            if (depends_on(e->u.index.args[i].lo, y)) return true;
-        return false;
-    case EX_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++)
-            if (depends_on(e->u.call.args[i], y)) return true;
-        return false;
-    case EX_BINARY: return depends_on(e->u.bin.l, y) || depends_on(e->u.bin.r, y);
-    case EX_UNARY: return depends_on(e->u.un.e, y);
-    case EX_COND: return depends_on(e->u.cond.c, y) || depends_on(e->u.cond.a, y) || depends_on(e->u.cond.b, y);
-    default: return false;
-    }
-}
-
 /* with a cluster, a load whose coordinates do not depend on the clustered axis is the same
  * for every block of the cluster: multicast it */
 static void mark_multicast(Lower *L, PlanGroup *g) {
@@ -987,7 +954,7 @@ static void mark_multicast(Lower *L, PlanGroup *g) {
     Symbol *ax = L->sk->axes.v[0]->sym;
     for (int i = 0; i < g->loads.n; i++) {
         PlanLoad *pl = &g->loads.v[i];
-        if (!depends_on(pl->st->u.assign.rhs, ax)) {
+        if (!expr_depends_on(pl->st->u.assign.rhs, ax)) {
             pl->multicast = true;
             g->multicast = true;
             note(L, "cluster of %d: '%s' does not depend on block.%s, so each block of a cluster issues %s of its "
@@ -1498,14 +1465,12 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     fold_zero_fills(L);
     if (pk->pingpong && !pk->overlap) diag_error(L->d, sk->pipe->span, "pingpong = 1 needs overlap = 1");
     if (pk->overlap) apply_overlap(L);
+    estimate_regs(L);
     /* two consumer warpgroups with large register tiles: the 240/24 split instead of 232/40 */
-    if (pk->consumers == 2 && !L->sk->producer_regs && !L->sk->consumer_regs) {
-        check_reg_budget_quiet(L);
-        if (pk->reg_estimate > REG_HEAVY_ESTIMATE) {
-            pk->producer_regs = 24;
-            pk->consumer_regs = 240;
-            pk->split_why = "heavy_consumers";
-        }
+    if (pk->consumers == 2 && !L->sk->producer_regs && !L->sk->consumer_regs && pk->reg_estimate > REG_HEAVY_ESTIMATE) {
+        pk->producer_regs = 24;
+        pk->consumer_regs = 240;
+        pk->split_why = "heavy_consumers";
     }
     note_roles(L);
     if (!strcmp(pk->split_why, "heavy_consumers"))

@@ -1087,28 +1087,34 @@ static Type check_expr_(Sema *s, Expr *e) {
     return set(e, ty_err());
 }
 
-bool expr_mentions(const Expr *e, const Symbol *sym) {
+/* does e mention sym; with lets, also through the initialisers of the lets it names? */
+static bool mentions(const Expr *e, const Symbol *sym, bool lets) {
     if (!e) return false;
     switch (e->kind) {
-    case EX_NAME: return e->sym == sym;
-    case EX_MEMBER: return e->sym == sym || expr_mentions(e->u.member.base, sym);
-    case EX_TRANSPOSE: return expr_mentions(e->u.tr.base, sym);
+    case EX_NAME:
+        return e->sym == sym ||
+               (lets && e->sym && e->sym->kind == SYM_LET && e->sym->init && mentions(e->sym->init, sym, lets));
+    case EX_MEMBER: return e->sym == sym || mentions(e->u.member.base, sym, lets);
+    case EX_TRANSPOSE: return mentions(e->u.tr.base, sym, lets);
     case EX_INDEX:
-        if (expr_mentions(e->u.index.base, sym)) return true;
+        if (mentions(e->u.index.base, sym, lets)) return true;
         for (int i = 0; i < e->u.index.nargs; i++)
-            if (expr_mentions(e->u.index.args[i].lo, sym) || expr_mentions(e->u.index.args[i].hi, sym)) return true;
+            if (mentions(e->u.index.args[i].lo, sym, lets) || mentions(e->u.index.args[i].hi, sym, lets)) return true;
         return false;
     case EX_CALL:
         for (int i = 0; i < e->u.call.nargs; i++)
-            if (expr_mentions(e->u.call.args[i], sym)) return true;
+            if (mentions(e->u.call.args[i], sym, lets)) return true;
         return false;
-    case EX_BINARY: return expr_mentions(e->u.bin.l, sym) || expr_mentions(e->u.bin.r, sym);
-    case EX_UNARY: return expr_mentions(e->u.un.e, sym);
+    case EX_BINARY: return mentions(e->u.bin.l, sym, lets) || mentions(e->u.bin.r, sym, lets);
+    case EX_UNARY: return mentions(e->u.un.e, sym, lets);
     case EX_COND:
-        return expr_mentions(e->u.cond.c, sym) || expr_mentions(e->u.cond.a, sym) || expr_mentions(e->u.cond.b, sym);
+        return mentions(e->u.cond.c, sym, lets) || mentions(e->u.cond.a, sym, lets) || mentions(e->u.cond.b, sym, lets);
     default: return false;
     }
 }
+
+bool expr_mentions(const Expr *e, const Symbol *sym) { return mentions(e, sym, false); }
+bool expr_depends_on(const Expr *e, const Symbol *sym) { return mentions(e, sym, true); }
 
 /* ---- statements ----------------------------------------------------------------------------- */
 
@@ -1928,10 +1934,15 @@ static const Expr *launch_time_only(const Expr *e) {
         return e;
     case EX_MEMBER: case EX_INDEX: case EX_TRANSPOSE: return e;
     case EX_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++)
-            if (launch_time_only(e->u.call.args[i])) return launch_time_only(e->u.call.args[i]);
+        for (int i = 0; i < e->u.call.nargs; i++) {
+            const Expr *x = launch_time_only(e->u.call.args[i]);
+            if (x) return x;
+        }
         return NULL;
-    case EX_BINARY: return launch_time_only(e->u.bin.l) ? launch_time_only(e->u.bin.l) : launch_time_only(e->u.bin.r);
+    case EX_BINARY: {
+        const Expr *x = launch_time_only(e->u.bin.l);
+        return x ? x : launch_time_only(e->u.bin.r);
+    }
     case EX_UNARY: return launch_time_only(e->u.un.e);
     case EX_COND: {
         const Expr *x = launch_time_only(e->u.cond.c);

@@ -71,5 +71,7 @@ bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, Sema
 
 /* True if e (a typed expression) reads the symbol sym anywhere. */
 bool expr_mentions(const Expr *e, const Symbol *sym);
+/* expr_mentions, also through the initialisers of the lets e names */
+bool expr_depends_on(const Expr *e, const Symbol *sym);
 
 #endif
