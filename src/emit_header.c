@@ -47,31 +47,7 @@ static void comment_para(StrBuf *b, int hang, const char *fmt, ...) {
     comment_text(&safe, t.s ? t.s : "");
     sb_free(&t);
     const char *s = safe.s ? safe.s : "";
-    size_t lead = strspn(s, " ");
-    int col = 3 + (int)lead;
-    sb_puts(b, " * ");
-    sb_putn(b, s, lead);
-    s += lead;
-    size_t gap = 0;
-    bool first = true;
-    while (*s) {
-        size_t n = strcspn(s, " ");
-        if (!first && col + (int)gap + (int)n > WRAP) {
-            sb_puts(b, "\n * ");
-            for (size_t i = 0; i < lead + (size_t)hang; i++) sb_putc(b, ' ');
-            col = 3 + (int)lead + hang;
-        } else {
-            for (size_t i = 0; i < gap; i++) sb_putc(b, ' ');
-            col += (int)gap;
-        }
-        for (size_t i = 0; i < n; i++) sb_putc(b, s[i] == '\x01' ? ' ' : s[i]);
-        col += (int)n;
-        first = false;
-        s += n;
-        gap = strspn(s, " ");
-        s += gap;
-    }
-    sb_putc(b, '\n');
+    sb_wrap(b, " * ", (int)strspn(s, " "), hang, WRAP, true, s);
     sb_free(&safe);
 }
 

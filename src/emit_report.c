@@ -585,28 +585,7 @@ static void para(StrBuf *b, int indent, int hang, const char *fmt, ...) {
     va_start(ap, fmt);
     sb_vprintf(&t, fmt, ap);
     va_end(ap);
-    const char *s = t.s ? t.s : "";
-    for (int i = 0; i < indent; i++) sb_putc(b, ' ');
-    int col = indent;
-    bool first = true;
-    while (*s == ' ') s++;
-    while (*s) {
-        size_t n = strcspn(s, " ");
-        if (!first && col + 1 + (int)n > WIDTH) {
-            sb_putc(b, '\n');
-            for (int i = 0; i < indent + hang; i++) sb_putc(b, ' ');
-            col = indent + hang;
-        } else if (!first) {
-            sb_putc(b, ' ');
-            col++;
-        }
-        for (size_t i = 0; i < n; i++) sb_putc(b, s[i] == '\x01' ? ' ' : s[i]);
-        col += (int)n;
-        first = false;
-        s += n;
-        while (*s == ' ') s++;
-    }
-    sb_putc(b, '\n');
+    sb_wrap(b, "", indent, hang, WIDTH, false, t.s ? t.s : "");
     sb_free(&t);
 }
 

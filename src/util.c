@@ -158,6 +158,35 @@ void sb_blank(StrBuf *b) {
     sb_putc(b, '\n');
 }
 
+void sb_wrap(StrBuf *b, const char *prefix, int indent, int hang, int width, bool keep_gaps, const char *s) {
+    int col = (int)strlen(prefix) + indent;
+    sb_puts(b, prefix);
+    for (int i = 0; i < indent; i++) sb_putc(b, ' ');
+    s += strspn(s, " ");
+    size_t gap = 0;
+    bool first = true;
+    while (*s) {
+        size_t n = strcspn(s, " ");
+        if (!first && col + (int)gap + (int)n > width) {
+            sb_putc(b, '\n');
+            sb_puts(b, prefix);
+            for (int i = 0; i < indent + hang; i++) sb_putc(b, ' ');
+            col = (int)strlen(prefix) + indent + hang;
+        } else {
+            for (size_t i = 0; i < gap; i++) sb_putc(b, ' ');
+            col += (int)gap;
+        }
+        for (size_t i = 0; i < n; i++) sb_putc(b, s[i] == '\x01' ? ' ' : s[i]);
+        col += (int)n;
+        first = false;
+        s += n;
+        size_t run = strspn(s, " ");
+        s += run;
+        gap = keep_gaps ? run : run > 0;
+    }
+    sb_putc(b, '\n');
+}
+
 char *sb_take(StrBuf *b) {
     char *s = b->s ? b->s : xstrdup("");
     memset(b, 0, sizeof *b);

@@ -59,6 +59,11 @@ void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
 void sb_line(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_blank(StrBuf *b);       /* an empty line, never two in a row */
 char *sb_take(StrBuf *b);       /* returns the NUL-terminated text and resets b */
+/* Appends text as a paragraph wrapped at width columns, ending in '\n': every line starts with
+ * prefix and indent spaces, continuation lines with hang more. Words are split at spaces and
+ * joined by one space, or with keep_gaps by the run of spaces between them (unless a line breaks
+ * there). '\x01' prints as a space that never breaks. Leading spaces of text are dropped. */
+void sb_wrap(StrBuf *b, const char *prefix, int indent, int hang, int width, bool keep_gaps, const char *text);
 
 /* ---- files and misc ------------------------------------------------------------------------- */
 

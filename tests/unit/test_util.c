@@ -1,5 +1,5 @@
 /* test_util.c - unit tests of src/util.c: the arena (alignment, zeroing, many and large blocks, free
- * and reuse), vec_push growth, StrBuf indentation and blank lines, fmt_bytes, and the file helpers. */
+ * and reuse), vec_push growth, StrBuf indentation, blank lines and wrapping, fmt_bytes, and the file helpers. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <setjmp.h>
@@ -202,6 +202,23 @@ static void test_strbuf_growth(void **state) {
 
 /* ---- numbers -------------------------------------------------------------------------------------- */
 
+static void test_sb_wrap(void **state) {
+    (void)state;
+    StrBuf b;
+    sb_init(&b);
+    /* one space between words, breaks before a word that would pass column 12 */
+    sb_wrap(&b, "", 2, 2, 12, false, "  aaa   bbb ccc dddd");
+    assert_string_equal(b.s, "  aaa bbb\n    ccc dddd\n");
+    b.len = 0;
+    /* a prefix on every line, gaps kept, '\x01' never breaks */
+    sb_wrap(&b, " * ", 0, 1, 12, true, "ab  cd e\x01" "f");
+    assert_string_equal(b.s, " * ab  cd\n *  e f\n");
+    b.len = 0;
+    sb_wrap(&b, "", 0, 0, 10, false, "");
+    assert_string_equal(b.s, "\n");
+    sb_free(&b);
+}
+
 static void test_fmt_bytes(void **state) {
     (void)state;
     assert_string_equal(fmt_bytes(232448), "232,448");
@@ -286,6 +303,7 @@ int main(void) {
         cmocka_unit_test(test_strbuf_lines_and_indent),
         cmocka_unit_test(test_strbuf_blank),
         cmocka_unit_test(test_strbuf_growth),
+        cmocka_unit_test(test_sb_wrap),
         cmocka_unit_test(test_fmt_bytes),
         cmocka_unit_test(test_int_helpers),
         cmocka_unit_test(test_files),
