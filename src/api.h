@@ -48,6 +48,12 @@ void api_c_params(StrBuf *b, const KernelApi *k);
  * emit_header.c and emit_report.c print as a space they never break */
 char *api_params_text(Arena *a, const Program *prog);
 
+/* tkc_stream_t for C++ files (the .cu and the PyTorch binding), under the guard the C header
+ * uses too, so any of them can share a translation unit */
+#define API_STREAM_TYPEDEF_CXX                                                                  \
+    "#ifndef TKC_STREAM_T\n#define TKC_STREAM_T\n"                                               \
+    "typedef struct CUstream_st *tkc_stream_t;  // the same type as cudaStream_t\n#endif\n"
+
 /* the status codes every launcher returns, as an enum body and as "NAME = value, meaning" rows */
 #define TK_STATUS(X)                                                                            \
     X(TKC_OK, 0, "success")                                                                      \

@@ -1471,8 +1471,7 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     for (int i = 0; i < p->kernels.n; i++) sb_printf(&out, " tkc_%s()", p->kernels.v[i]->name);
     sb_puts(&out, "; each returns TKC_OK (0) or a TKC_ERR_* code.\n\n");
     put_fragment(&out, "tkc_ptx.cuh", "prelude");
-    sb_puts(&out, "\n#ifndef TKC_STREAM_T\n#define TKC_STREAM_T\n"
-                  "typedef struct CUstream_st *tkc_stream_t;  // the same type as cudaStream_t\n#endif\n");
+    sb_puts(&out, "\n" API_STREAM_TYPEDEF_CXX);
     sb_puts(&out, "\n#ifndef TKC_STATUS_CODES\n#define TKC_STATUS_CODES\nenum {\n");
 #define X(n, v, m) sb_printf(&out, "    %s = %d,  // %s\n", #n, v, m);
     TK_STATUS(X)

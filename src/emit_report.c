@@ -64,10 +64,26 @@ static void collect_mmas(Arena *a, MmaRefs *out, const POpList *ops, const char 
     }
 }
 
+/* every product once, where it is issued: setup, the steady step, finish */
+static MmaRefs all_mmas(Arena *a, const PlanKernel *pk) {
+    MmaRefs mm = {0};
+    collect_mmas(a, &mm, &pk->setup_ops, "setup");
+    collect_mmas(a, &mm, &pk->compute_ops, "step");
+    collect_mmas(a, &mm, &pk->finish_ops, "finish");
+    return mm;
+}
+
 static int barrier_bytes(const PlanKernel *pk) {
     int nb = 0;
     for (int i = 0; i < pk->bars.n; i++) nb += 8 * pk->bars.v[i].copies;
     return nb;
+}
+
+/* the shared tiles' bytes, every copy counted */
+static int buffers_bytes(const PlanKernel *pk) {
+    int n = 0;
+    for (int i = 0; i < pk->bufs.n; i++) n += pk->bufs.v[i].bytes * pk->bufs.v[i].copies;
+    return n;
 }
 
 /* the group whose full (or empty) barrier is bar, or -1 */
@@ -310,10 +326,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
     jk_int(j, "overhead", pk->reg_overhead);
     j_close(j, '}');
 
-    MmaRefs mm = {0};
-    collect_mmas(a, &mm, &pk->setup_ops, "setup");
-    collect_mmas(a, &mm, &pk->compute_ops, "step");
-    collect_mmas(a, &mm, &pk->finish_ops, "finish");
+    MmaRefs mm = all_mmas(a, pk);
     jk_arr(j, "products");
     for (int i = 0; i < mm.n; i++) {
         const PlanMma *m = mm.v[i].m;
@@ -375,8 +388,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
     }
 
     /* shared memory */
-    int payload = 0;
-    for (int i = 0; i < pk->bufs.n; i++) payload += pk->bufs.v[i].bytes * pk->bufs.v[i].copies;
+    int payload = buffers_bytes(pk);
     int nb = barrier_bytes(pk);
     jk_obj(j, "shared_memory");
     jk_arr(j, "buffers");
@@ -715,10 +727,7 @@ static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
          parts.s, pk->reg_estimate, pk->consumer_regs, pk->consumer_regs - pk->reg_estimate);
     sb_free(&parts);
 
-    MmaRefs mm = {0};
-    collect_mmas(a, &mm, &pk->setup_ops, "setup");
-    collect_mmas(a, &mm, &pk->compute_ops, "step");
-    collect_mmas(a, &mm, &pk->finish_ops, "finish");
+    MmaRefs mm = all_mmas(a, pk);
     if (!mm.n) return;
     para(b, 2, 0, "The tensor-core products, as each consumer warpgroup issues them:");
     for (int i = 0; i < mm.n; i++) {
@@ -911,13 +920,11 @@ static void explain_smem(StrBuf *b, Arena *a, const PlanKernel *pk) {
         para(b, 2, 2, "- barriers, at offset %s: %d mbarriers x 8 = %d bytes.", fmt_bytes(pk->bars.v[0].offset), nb / 8, nb);
     StrBuf sum;
     sb_init(&sum);
-    int payload = 0;
     for (int n = 0; n < pk->bufs.n; n++) {
         const PlanBuf *pb = &pk->bufs.v[idx[n]];
-        payload += pb->bytes * pb->copies;
         sb_printf(&sum, "%s%s", n ? " + " : "", fmt_bytes((int64_t)pb->bytes * pb->copies));
     }
-    int pad = pk->smem_used - payload - nb;
+    int pad = pk->smem_used - buffers_bytes(pk) - nb;
     if (pad) sb_printf(&sum, "%s%s (alignment padding)", sum.len ? " + " : "", fmt_bytes(pad));
     if (nb) sb_printf(&sum, "%s%d (barriers)", sum.len ? " + " : "", nb);
     int spare = SMEM_LIMIT - pk->smem_total;

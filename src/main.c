@@ -149,25 +149,25 @@ static int write_output(const Options *o, const char *text) {
     return 0;
 }
 
-/* A Make/Ninja depfile: "OUT: IN IMPORT...", spaces escaped, one target. */
+/* a path as Make and Ninja read it in a depfile: ' ' and '#' escaped with '\\', '$' doubled */
+static void dep_path(StrBuf *b, const char *path) {
+    for (const char *c = path; *c; c++) {
+        if (*c == ' ' || *c == '#') sb_putc(b, '\\');
+        if (*c == '$') sb_putc(b, '$');
+        sb_putc(b, *c);
+    }
+}
+
+/* A Make/Ninja depfile: "OUT: IN IMPORT...", one target. */
 static int write_depfile(const Options *o, const Program *prog) {
     if (!o->depfile || o->check) return 0;
     StrBuf b;
     sb_init(&b);
-    const char *target = o->output ? o->output : "-";
-    for (const char *c = target; *c; c++) {
-        if (*c == ' ' || *c == '#') sb_putc(&b, '\\');
-        if (*c == '$') sb_putc(&b, '$');
-        sb_putc(&b, *c);
-    }
+    dep_path(&b, o->output ? o->output : "-");
     sb_putc(&b, ':');
     for (int i = 0; i < prog->files.n; i++) {
         sb_puts(&b, " \\\n ");
-        for (const char *c = prog->files.v[i]; *c; c++) {
-            if (*c == ' ' || *c == '#') sb_putc(&b, '\\');
-            if (*c == '$') sb_putc(&b, '$');
-            sb_putc(&b, *c);
-        }
+        dep_path(&b, prog->files.v[i]);
     }
     sb_putc(&b, '\n');
     const char *path = o->depfile_path;
@@ -267,11 +267,6 @@ int main(int argc, char **argv) {
         if (!rc) rc = write_depfile(&opt, &prog);
         goto done;
     default: text = emit_cuda(&arena, &plan, &prog, &eo); break;
-    }
-    if (!text) {
-        fprintf(stderr, "tkc: error: this output kind is not available yet\n");
-        rc = 2;
-        goto done;
     }
     rc = write_output(&opt, text);
     if (!rc) rc = write_depfile(&opt, &prog);
