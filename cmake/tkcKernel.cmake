@@ -8,7 +8,7 @@
 # where <dir> is ${CMAKE_CURRENT_BINARY_DIR}/tkc/<target>. The depfile names a.tk and every file
 # it imports, so touching any of them regenerates a.cu (and nothing else); a new tkc (its binary
 # is a dependency too) regenerates everything. With HEADERS, also <dir>/a.h from
-# tkc --emit=header (skipped, with a message, while the installed tkc cannot write headers).
+# tkc --emit=header.
 # The .cu files compile in an object library <target>_tkc with nvcc for sm_90a only
 # (-gencode=arch=compute_90a,code=sm_90a), whatever CUDA_ARCHITECTURES the rest of the project
 # uses, and its objects go into <target>. <dir> is on <target>'s include path (PUBLIC for
@@ -22,28 +22,6 @@ include_guard(GLOBAL)
 # Ninja generator read paths in DEPFILEs relative to the build directory, which is what tkc writes
 # here anyway (every path it sees is absolute).
 cmake_policy(VERSION 3.20...3.28)
-
-# Whether tkc can write headers (a tkc from before --emit=header answers "not available yet").
-# Asked once per configure run, with the first source of the first tkc_add_kernel(... HEADERS).
-function(_tkc_can_emit_header out src)
-  get_property(known GLOBAL PROPERTY _TKC_EMIT_HEADER SET)
-  if(NOT known)
-    set(ok TRUE)
-    get_target_property(exe tkc::tkc IMPORTED_LOCATION)
-    if(exe)
-      execute_process(COMMAND "${exe}" "${src}" --emit=header --check
-                      RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-      if(rc EQUAL 2 AND err MATCHES "not available yet")
-        set(ok FALSE)
-        message(STATUS "tkc: ${exe} cannot write headers yet (--emit=header): "
-                       "tkc_add_kernel(... HEADERS) writes no header")
-      endif()
-    endif()
-    set_property(GLOBAL PROPERTY _TKC_EMIT_HEADER ${ok})
-  endif()
-  get_property(ok GLOBAL PROPERTY _TKC_EMIT_HEADER)
-  set(${out} ${ok} PARENT_SCOPE)
-endfunction()
 
 function(tkc_add_kernel target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "HEADERS" "" "SOURCES;DEFINES")
@@ -117,11 +95,6 @@ function(tkc_add_kernel target)
     set_property(TARGET ${target} PROPERTY TKC_OUTPUT_DIR "${dir}")
   endif()
 
-  if(arg_HEADERS)
-    list(GET arg_SOURCES 0 first)
-    get_filename_component(first "${first}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-    _tkc_can_emit_header(arg_HEADERS "${first}")
-  endif()
   foreach(s IN LISTS arg_SOURCES)
     get_filename_component(src "${s}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     get_filename_component(name "${src}" NAME_WLE)

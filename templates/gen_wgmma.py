@@ -2,7 +2,7 @@
 """Writes templates/wgmma.cuh: one inline-PTX wrapper per wgmma shape tkc can emit
 (m64nNk16, N = 16..256 in steps of 16; A from shared memory (ss) or registers (rs); bf16 or
 fp16 inputs; fp32 accumulators). Run it after changing the set; the output is committed and a
-test checks that it is current (tests/templates_fresh.sh)."""
+test checks that it is current (tests/check_wgmma_header.sh)."""
 import sys
 
 def wrapper(n, form, dt):
@@ -10,32 +10,34 @@ def wrapper(n, form, dt):
     name = f"tkc_wgmma_m64n{n}k16_{form}_{dt}"
     dl = ", ".join(f"%{i}" for i in range(nd))
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
-    lines = [f"// @fragment wgmma_m64n{n}k16_{form}_{dt}"]
+    # what differs between the forms: the template, the A operand (a descriptor, or four
+    # registers) and the inputs; operand numbers follow the nd outputs
     if form == "ss":
-        a, b, sd, sa, ta, tb = nd, nd + 1, nd + 2, nd + 3, nd + 4, nd + 5
-        lines.append("template <int TA, int TB, int SA>")
-        lines.append(f"TKC_DEVICE void {name}(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {{")
-        lines.append("    asm volatile(")
-        lines.append('        "{\\n.reg .pred p;\\n"')
-        lines.append(f'        "setp.ne.b32 p, %{sd}, 0;\\n"')
-        lines.append(f'        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dt16(dt)}.{dt16(dt)} "')
-        lines.append(f'        "{{{dl}}}, "')
-        lines.append(f'        "%{a}, %{b}, p, %{sa}, 1, %{ta}, %{tb};\\n}}\\n"')
-        lines.append(f"        : {outs}")
-        lines.append('        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB));')
+        b, sd, sa, ta, tb = nd + 1, nd + 2, nd + 3, nd + 4, nd + 5
+        template = "template <int TA, int TB, int SA>"
+        params = "uint64_t desc_a, uint64_t desc_b"
+        operands = f"%{nd}, %{b}, p, %{sa}, 1, %{ta}, %{tb}"
+        inputs = '"l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB)'
     else:
-        a0, b, sd, sa, tb = nd, nd + 4, nd + 5, nd + 6, nd + 7
-        lines.append("template <int TB, int SA>")
-        lines.append(f"TKC_DEVICE void {name}(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {{")
-        lines.append("    asm volatile(")
-        lines.append('        "{\\n.reg .pred p;\\n"')
-        lines.append(f'        "setp.ne.b32 p, %{sd}, 0;\\n"')
-        lines.append(f'        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dt16(dt)}.{dt16(dt)} "')
-        lines.append(f'        "{{{dl}}}, "')
-        lines.append(f'        "{{%{a0}, %{a0+1}, %{a0+2}, %{a0+3}}}, %{b}, p, %{sa}, 1, %{tb};\\n}}\\n"')
-        lines.append(f"        : {outs}")
-        lines.append('        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TB));')
-    lines.append("}")
+        b, sd, sa, tb = nd + 4, nd + 5, nd + 6, nd + 7
+        template = "template <int TB, int SA>"
+        params = "uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b"
+        operands = f"{{%{nd}, %{nd+1}, %{nd+2}, %{nd+3}}}, %{b}, p, %{sa}, 1, %{tb}"
+        inputs = '"r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TB)'
+    lines = [
+        f"// @fragment wgmma_m64n{n}k16_{form}_{dt}",
+        template,
+        f"TKC_DEVICE void {name}(float *d, {params}, int scale_d) {{",
+        "    asm volatile(",
+        '        "{\\n.reg .pred p;\\n"',
+        f'        "setp.ne.b32 p, %{sd}, 0;\\n"',
+        f'        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dt16(dt)}.{dt16(dt)} "',
+        f'        "{{{dl}}}, "',
+        f'        "{operands};\\n}}\\n"',
+        f"        : {outs}",
+        f"        : {inputs});",
+        "}",
+    ]
     return "\n".join(lines) + "\n"
 
 def dt16(dt):

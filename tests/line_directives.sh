@@ -5,12 +5,12 @@
 #     comment, whose text stands on line N of the .tk (literals compared as '#', a "TEMP = PART"
 #     comment by its PART);
 #   - every '#line N "OUT.cu"' that hands back to the generated file is exact (N = its own line + 1);
-#   - with nvcc (PATH or /usr/local/cuda/bin), the CUDA with directives compiles for sm_90a.
+#   - with nvcc, the CUDA with directives compiles for sm_90a.
 #
-#   usage: line_directives.sh TKC ROOT
+#   usage: line_directives.sh TKC ROOT [NVCC]   (NVCC: default nvcc from PATH or /usr/local/cuda/bin)
 
-if [ $# -ne 2 ]; then
-    echo "usage: line_directives.sh TKC ROOT" >&2
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+    echo "usage: line_directives.sh TKC ROOT [NVCC]" >&2
     exit 2
 fi
 tkc=$1
@@ -21,8 +21,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/tkc_line.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
 cd "$tmp" || exit 2
 
-nvcc=$(command -v nvcc 2>/dev/null || true)
-[ -n "$nvcc" ] || [ ! -x /usr/local/cuda/bin/nvcc ] || nvcc=/usr/local/cuda/bin/nvcc
+. "$root/tests/nvcc.sh"
+find_nvcc "${3:-}"
 
 failed=0
 checks=0
@@ -84,7 +84,7 @@ for src in "$root"/kernels.tk/*.tk; do
 
     if [ -n "$nvcc" ]; then
         checks=$((checks + 1))
-        if ! "$nvcc" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -c "$name.cu" -o "$name.o" >nvcc.log 2>&1; then
+        if ! "$nvcc" $NVCC_SM90A -c "$name.cu" -o "$name.o" >nvcc.log 2>&1; then
             fail "$name: the CUDA with #line directives does not compile"
             head -n 20 nvcc.log | sed 's/^/    /'
         fi

@@ -11,12 +11,12 @@
 #                               not compile; --nvcc reports it when it starts compiling
 # Files under an inc/ folder are imported by others and not run on their own. Last, every line
 # of the ```tk code blocks of docs/language.md must appear in some example file.
-# Usage: docs/examples/check.sh [--nvcc] [TKC]   (TKC defaults to build/tkc)
-#   --nvcc  also compile the CUDA of every 'ok' example with nvcc for sm_90a (no GPU needed)
+# Usage: docs/examples/check.sh [--nvcc NVCC] [TKC]   (TKC defaults to build/tkc)
+#   --nvcc NVCC  also compile the CUDA of every 'ok' example with NVCC for sm_90a (no GPU needed)
 set -u
 cd "$(dirname "$0")"
-nvcc_too=0
-if [ "${1:-}" = "--nvcc" ]; then nvcc_too=1; shift; fi
+nvcc_too=0 nvcc=
+if [ "${1:-}" = "--nvcc" ]; then nvcc_too=1 nvcc=${2:?check.sh: --nvcc needs the path of nvcc}; shift 2; fi
 TKC=${1:-../../build/tkc}
 [ -x "$TKC" ] || { echo "check.sh: no tkc at $TKC (build it first)"; exit 2; }
 tmp=$(mktemp -d)
@@ -36,7 +36,7 @@ for f in $(find . -name '*.tk' -not -path '*/inc/*' | sort); do
             nv_ok=1
             # shellcheck disable=SC2086
             "$TKC" "$f" $args -o "$tmp/k.cu" &&
-                nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -c "$tmp/k.cu" -o "$tmp/k.o" >"$tmp/nv" 2>&1 ||
+                "$nvcc" -gencode=arch=compute_90a,code=sm_90a -std=c++17 -c "$tmp/k.cu" -o "$tmp/k.o" >"$tmp/nv" 2>&1 ||
                 nv_ok=0
             if grep -q '^// nvcc: fails' "$f"; then
                 [ $nv_ok -eq 0 ] || bad="now compiles with nvcc: update docs/language.md (section 18)"

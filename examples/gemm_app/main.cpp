@@ -10,32 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#if __has_include("matmul.h")
 #include "matmul.h"  // tkc --emit=header, written by tkc_add_kernel(... HEADERS)
-#else
-// This tkc cannot write headers yet: the declarations matmul.h will hold (the same guards as
-// the generated .cu, so both can be seen by one translation unit).
-#ifndef TKC_STREAM_T
-#define TKC_STREAM_T
-typedef struct CUstream_st *tkc_stream_t;  // the same type as cudaStream_t
-#endif
-#ifndef TKC_STATUS_CODES
-#define TKC_STATUS_CODES
-enum {
-    TKC_OK = 0, TKC_ERR_NULL = 1, TKC_ERR_ALIGN = 2, TKC_ERR_DIM = 3, TKC_ERR_STRIDE = 4,
-    TKC_ERR_REQUIRE = 5, TKC_ERR_TENSOR_MAP = 6, TKC_ERR_LAUNCH = 7,
-};
-#endif
-extern "C" int tkc_matmul(const void *A, const int64_t *A_strides, const void *B, const int64_t *B_strides,
-                          void *C, const int64_t *C_strides, int64_t M, int64_t K, int64_t N,
-                          tkc_stream_t stream);
-#endif
-
-static const char *status_name(int s) {
-    static const char *names[] = {"TKC_OK", "TKC_ERR_NULL", "TKC_ERR_ALIGN", "TKC_ERR_DIM", "TKC_ERR_STRIDE",
-                                  "TKC_ERR_REQUIRE", "TKC_ERR_TENSOR_MAP", "TKC_ERR_LAUNCH"};
-    return s >= 0 && s < 8 ? names[s] : "unknown status";
-}
 
 #define CUDA_CHECK(call)                                                                               \
     do {                                                                                               \
@@ -84,7 +59,7 @@ static bool check(int64_t M, int64_t N, int64_t K, int64_t lda) {
     int st = tkc_matmul(dA, lda == K ? nullptr : a_strides, dB, nullptr, dC, nullptr, M, K, N, /*stream=*/nullptr);
     if (st != TKC_OK) {
         std::fprintf(stderr, "tkc_matmul(M=%lld, N=%lld, K=%lld): %s (%d)\n", (long long)M, (long long)N,
-                     (long long)K, status_name(st), st);
+                     (long long)K, tkc_status_string(st), st);
         return false;
     }
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -123,7 +98,7 @@ int main() {
     // the launcher checks its arguments before touching the GPU
     int st = tkc_matmul(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 64, 64, 64, nullptr);
     if (st != TKC_ERR_NULL) {
-        std::fprintf(stderr, "tkc_matmul(NULL, ...) returned %s, expected TKC_ERR_NULL\n", status_name(st));
+        std::fprintf(stderr, "tkc_matmul(NULL, ...) returned %s, expected TKC_ERR_NULL\n", tkc_status_string(st));
         return 1;
     }
 

@@ -19,15 +19,15 @@ root=$2
 nvcc=${3:-}
 case $tkc in /*) ;; *) tkc=$(pwd)/$tkc ;; esac
 case $root in /*) ;; *) root=$(pwd)/$root ;; esac
-case $nvcc in ''|*NOTFOUND*) nvcc=$(command -v nvcc 2>/dev/null || true) ;; esac
-[ -n "$nvcc" ] || [ ! -x /usr/local/cuda/bin/nvcc ] || nvcc=/usr/local/cuda/bin/nvcc
+. "$root/tests/nvcc.sh"
+find_nvcc "$nvcc"
 if [ -z "$nvcc" ]; then
     echo "SKIPPED: nvcc not found (PATH, /usr/local/cuda/bin)"
     exit 77
 fi
 here=$root/tests/api
 . "$here/common.sh"
-flags="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a"
+flags="-O3 $NVCC_SM90A"
 nm=${NM:-nm}
 
 objs=
