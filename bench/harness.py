@@ -50,6 +50,22 @@ VARIANTS = {
     "attn_d128_ov": ("attn_fwd.tk", {"D": 128, "BKV": 128, "PERSISTENT": 0, "PINGPONG": 0}),
 }
 
+# the launchers' C signatures (src/api.h): each tensor with its strides, the run-time dims, the
+# scalars, the stream
+P, LL = ctypes.c_void_p, ctypes.c_longlong
+GEMM_ARGTYPES = [P] * 6 + [LL] * 3 + [P]                   # A, B, C; M, K, N; stream
+ATTN_ARGTYPES = [P] * 10 + [LL] * 4 + [ctypes.c_float, P]  # Q, K, V, O, L; B, H, N, HKV; scale; stream
+
+
+def tkc_command(tkc, name, *extra):
+    """tkc's command line for the variant name (its .tk and -D overrides), then extra."""
+    tk, defs = VARIANTS[name]
+    cmd = [tkc, os.path.join(ROOT, "kernels.tk", tk)]
+    for k, v in defs.items():
+        cmd += ["-D", f"{k}={v}"]
+    return cmd + list(extra)
+
+
 NVCC = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC", "-shared",
         "-Xptxas", "-v"]
 
@@ -59,12 +75,9 @@ def build(args):
     names = [n for n in VARIANTS if not args.only or n in args.only.split(",")]
 
     def one(name):
-        tk, defs = VARIANTS[name]
         cu = os.path.join(args.out, name + ".cu")
         so = os.path.join(args.out, "lib" + name + ".so")
-        cmd = [args.tkc, os.path.join(ROOT, "kernels.tk", tk), "-o", cu]
-        for k, v in defs.items():
-            cmd += ["-D", f"{k}={v}"]
+        cmd = tkc_command(args.tkc, name, "-o", cu)
         t0 = time.time()
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
@@ -91,6 +104,16 @@ def load(libdir, name, fn, argtypes):
     f.restype = ctypes.c_int
     f.argtypes = argtypes
     return f
+
+
+def strides(t):
+    """A tensor's element strides as the int64_t array a launcher takes."""
+    return (ctypes.c_int64 * t.dim())(*t.stride())
+
+
+def cuda_stream(torch):
+    """The current CUDA stream as the tkc_stream_t a launcher takes."""
+    return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
 
 class Timer:
@@ -144,14 +167,13 @@ def emit(row):
     """Prints a result row (JSON) and appends it to the CSV at once, so a later timeout loses nothing."""
     print(json.dumps(row), flush=True)
     if CSV:
-        new = not os.path.exists(CSV) or os.path.getsize(CSV) == 0
         rest = [f"{k}={v}" for k, v in row.items() if k not in CSV_COLUMNS]
         out = {k: v for k, v in row.items() if k in CSV_COLUMNS}
         if rest:
             out["note"] = "; ".join(rest)
         with open(CSV, "a", newline="") as f:
             w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, restval="")
-            if new:
+            if f.tell() == 0:
                 w.writeheader()
             w.writerow(out)
 
@@ -161,34 +183,32 @@ def rel_err(out, ref):
     return d / max(ref.double().norm().item(), 1e-30)
 
 
-def gemm_suite(args, torch, variant=None, extra=(), only=None):
-    P = ctypes.c_void_p
-    LL = ctypes.c_longlong
+# correctness shapes: ragged tails, tiny, not multiples of the tile (those TMA cannot address are
+# skipped: rows of K and N elements must be 16-byte multiples)
+GEMM_RAGGED = [(128, 256, 64), (1000, 1000, 1000), (200, 72, 8), (4000, 3000, 2040), (129, 257, 65 + 7)]
+
+
+def gemm_cases(args, torch):
+    """The GEMM case function (check one variant and shape against fp32, optionally time it against
+    cuBLAS) and the list of rows it fills."""
     timer = Timer(torch)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
-    stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
     fns = {}
-
-    def kernel(variant):
-        if variant not in fns:
-            fns[variant] = load(args.lib, variant, "tkc_gemm", [P, P, P, P, P, P, LL, LL, LL, P])
-        return fns[variant]
-
     rows = []
 
-    def strides(t):
-        return (ctypes.c_int64 * t.dim())(*t.stride())
-
     def case(label, variant, M, N, K, time_it=True, base=True, pad=0):
-        f = kernel(variant)
+        if variant not in fns:
+            fns[variant] = load(args.lib, variant, "tkc_gemm", GEMM_ARGTYPES)
+        f = fns[variant]
         g = torch.Generator(device="cuda").manual_seed(M * 131 + N * 7 + K)
         # pad > 0: each operand is a view into a wider matrix, so its rows are longer than its width
         A = torch.randn(M, K + pad, device="cuda", dtype=torch.bfloat16, generator=g)[:, :K]
         B = torch.randn(K, N + pad, device="cuda", dtype=torch.bfloat16, generator=g)[:, :N]
         C = torch.full((M, N + pad), float("nan"), device="cuda", dtype=torch.bfloat16)[:, :N]
         sa, sb, sc = (strides(A), strides(B), strides(C)) if pad else (None, None, None)
-        call = lambda: f(A.data_ptr(), sa, B.data_ptr(), sb, C.data_ptr(), sc, M, K, N, stream())
+        argv = (A.data_ptr(), sa, B.data_ptr(), sb, C.data_ptr(), sc, M, K, N, cuda_stream(torch))
+        call = lambda: f(*argv)
         rc = call()
         torch.cuda.synchronize()
         if rc:
@@ -213,17 +233,21 @@ def gemm_suite(args, torch, variant=None, extra=(), only=None):
         rows.append(row)
         emit(row)
 
-    if only:
-        for (M, N, K) in only:
-            case("timed", variant, M, N, K)
-        return rows
-    # correctness on awkward shapes (ragged tails, tiny, not multiples of the tile)
-    v0 = variant or "gemm"
-    for (M, N, K) in [(128, 256, 64), (1000, 1000, 1000), (200, 72, 8), (4000, 3000, 2040), (129, 257, 65 + 7)] + list(extra):
+    return case, rows
+
+
+def gemm_checks(case, variant, extra=()):
+    """variant on the awkward shapes (and extra ones) and on strided views, untimed."""
+    for (M, N, K) in GEMM_RAGGED + list(extra):
         if (K * 2) % 16 or (N * 2) % 16:
             continue
-        case("ragged", v0, M, N, K, time_it=False)
-    case("strided", v0, 1000, 1000, 1000, time_it=False, pad=24)
+        case("ragged", variant, M, N, K, time_it=False)
+    case("strided", variant, 1000, 1000, 1000, time_it=False, pad=24)
+
+
+def gemm_suite(args, torch):
+    case, rows = gemm_cases(args, torch)
+    gemm_checks(case, "gemm")
     if args.quick:
         return rows
     for n in (4096, 8192, 16384):
@@ -244,14 +268,15 @@ def gemm_suite(args, torch, variant=None, extra=(), only=None):
 
 
 def gemm_cluster_suite(args, torch):
-    """2-block clusters with B multicast, checked on awkward shapes, then timed beside the plain kernel."""
-    rows = []
-    args.quick = True
-    rows += gemm_suite(args, torch, variant="gemm_c2_np", extra=[(300, 520, 136)])
-    args.quick = False
+    """2-block clusters with B multicast, checked on awkward shapes, then (unless --quick) timed
+    beside the plain kernel."""
+    case, rows = gemm_cases(args, torch)
+    gemm_checks(case, "gemm_c2_np", extra=[(300, 520, 136)])
+    if args.quick:
+        return rows
     for (M, N, K) in [(4096, 4096, 4096), (8192, 8192, 8192)]:
         for v in ("gemm", "gemm_c2", "gemm_c2_np"):
-            rows += gemm_suite(args, torch, variant=v, only=[(M, N, K)])
+            case("timed", v, M, N, K)
     return rows
 
 
@@ -282,21 +307,14 @@ def attn_ref(torch, q, k, v, scale, causal, bh):
 def attn_suite(args, torch):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    P = ctypes.c_void_p
-    LL = ctypes.c_longlong
     timer = Timer(torch)
-    stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
     rows = []
     fns = {}
 
     def kernel(variant):
         if variant not in fns:
-            fns[variant] = load(args.lib, variant, "tkc_attn_fwd",
-                                [P, P, P, P, P, P, P, P, P, P, LL, LL, LL, LL, ctypes.c_float, P])
+            fns[variant] = load(args.lib, variant, "tkc_attn_fwd", ATTN_ARGTYPES)
         return fns[variant]
-
-    def strides(t):
-        return (ctypes.c_int64 * t.dim())(*t.stride())
 
     def case(label, variant, Bn, H, HKV, N, D, causal, time_it=True, bshd=False):
         f = kernel(variant)
@@ -313,8 +331,9 @@ def attn_suite(args, torch):
         lse = torch.full((Bn, H, N), float("nan"), device="cuda", dtype=torch.float32)
         scale = 1.0 / math.sqrt(D)
         st = [strides(t) for t in (q, k, v, o, lse)] if bshd else [None] * 5
-        call = lambda: f(q.data_ptr(), st[0], k.data_ptr(), st[1], v.data_ptr(), st[2], o.data_ptr(), st[3],
-                         lse.data_ptr(), st[4], Bn, H, N, HKV, ctypes.c_float(scale), stream())
+        argv = (q.data_ptr(), st[0], k.data_ptr(), st[1], v.data_ptr(), st[2], o.data_ptr(), st[3], lse.data_ptr(),
+                st[4], Bn, H, N, HKV, ctypes.c_float(scale), cuda_stream(torch))
+        call = lambda: f(*argv)
         rc = call()
         torch.cuda.synchronize()
         row = dict(suite="attn", case=label, variant=variant, B=Bn, H=H, HKV=HKV, N=N, D=D, causal=int(causal),

@@ -11,16 +11,16 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from harness import ATTN_ARGTYPES, GEMM_ARGTYPES, cuda_stream, load
+
 lib = sys.argv[1]
-P, LL = ctypes.c_void_p, ctypes.c_longlong
-stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+stream = lambda: cuda_stream(torch)
 
 B, H, N, D = 4, 16, 4096, 128
 q, k, v = (torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
 o = torch.empty_like(q)
 lse = torch.empty(B, H, N, device="cuda", dtype=torch.float32)
-att = ctypes.CDLL(f"{lib}/libattn_d128.so").tkc_attn_fwd
-att.argtypes = [P] * 10 + [LL] * 4 + [ctypes.c_float, P]
+att = load(lib, "attn_d128", "tkc_attn_fwd", ATTN_ARGTYPES)
 for _ in range(2):
     assert att(q.data_ptr(), None, k.data_ptr(), None, v.data_ptr(), None, o.data_ptr(), None, lse.data_ptr(), None,
                B, H, N, H, ctypes.c_float(1 / math.sqrt(D)), stream()) == 0
@@ -33,8 +33,7 @@ A = torch.randn(M, M, device="cuda", dtype=torch.bfloat16)
 Bm = torch.randn(M, M, device="cuda", dtype=torch.bfloat16)
 C = torch.empty(M, M, device="cuda", dtype=torch.bfloat16)
 for name in ("gemm", "gemm_c2"):
-    f = ctypes.CDLL(f"{lib}/lib{name}.so").tkc_gemm
-    f.argtypes = [P] * 6 + [LL] * 3 + [P]
+    f = load(lib, name, "tkc_gemm", GEMM_ARGTYPES)
     for _ in range(2):
         assert f(A.data_ptr(), None, Bm.data_ptr(), None, C.data_ptr(), None, M, M, M, stream()) == 0
 torch.cuda.synchronize()

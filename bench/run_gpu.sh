@@ -2,7 +2,7 @@
 # Runs on the GPU machine: builds tkc and every kernel variant, checks each kernel against a
 # reference and times it against its baselines in the same process, and writes results.csv,
 # logs and SASS counts to $OUT (default bench/out). The last thing printed is a short table.
-#   bench/run_gpu.sh [--quick] [gemm] [attn]
+#   bench/run_gpu.sh [--quick] [gemm] [attn] [gemm_cluster]
 # --quick: correctness only, small shapes. TKC=path uses a prebuilt tkc (where flex/bison are
 # missing). SUITE_TIMEOUT (seconds, default 300) bounds each suite, so a hang cannot run on.
 # LIB (default $OUT/lib) holds the compiled variants; SKIP_BUILD=1 reuses them.
@@ -44,7 +44,7 @@ trap 'kill $SMI 2>/dev/null' EXIT
 if [ -z "${SKIP_BUILD:-}" ]; then
     python3 bench/harness.py build --tkc "$TKC" --out "$LIB" ${ONLY:+--only "$ONLY"} | tee "$OUT/build.log"
 fi
-rm -f "$OUT/results.csv"
+rm -f "$OUT/results.csv" "$OUT/sass.txt"
 status=0
 for s in "${SUITES[@]}"; do
     timeout "${SUITE_TIMEOUT:-300}" python3 -u bench/harness.py run --lib "$LIB" --suite "$s" $QUICK \

@@ -3,6 +3,8 @@
 import csv
 import sys
 
+from plot import read_run  # the one reader of result files, old and new formats
+
 
 def f(x, d=1):
     try:
@@ -12,19 +14,7 @@ def f(x, d=1):
 
 
 def main():
-    rows = []
-    if len(sys.argv) > 1:
-        with open(sys.argv[1], newline="") as src:
-            lines = [l for l in src if l.strip() and not l.startswith("#")]
-        if lines and (lines[0].strip() == "json" or lines[0].startswith("{")):
-            # runs 1-9 wrote one JSON object per line, ';' in place of ','
-            import json
-            for line in lines:
-                if line.startswith("{"):
-                    r = json.loads(line.replace(";", ","))
-                    rows.append({k: str(v) for k, v in r.items()})
-        else:
-            rows = [{k: v for k, v in r.items() if v not in ("", None)} for r in csv.DictReader(lines)]
+    rows = read_run(sys.argv[1]).rows if len(sys.argv) > 1 else []
     print(f"{'suite':5} {'case':10} {'variant':17} {'shape':26} {'err':>8} {'tkc':>7} {'base':>7} {'ratio':>6} status")
     for r in rows:
         if r["suite"] == "gemm":
@@ -34,11 +24,11 @@ def main():
         elif "B" not in r:
             continue
         else:
-            shape = f"B{r['B']} H{r['H']}/{r['HKV']} N{r['N']} D{r['D']}{' c' if r['causal'] == '1' else ''}"
+            shape = f"B{r['B']} H{r['H']}/{r['HKV']} N{r['N']} D{r['D']}{' c' if int(r.get('causal', 0)) == 1 else ''}"
             err = r.get("rel_err_o")
             bases = [float(r[k]) for k in ("tflops_cudnn", "tflops_flash") if r.get(k)]
             base = max(bases) if bases else None
-        print(f"{r['suite']:5} {r['case']:10} {r['variant']:17} {shape:26} {f(err, 5) if err else '-':>8} "
+        print(f"{r['suite']:5} {r['case']:10} {r['variant']:17} {shape:26} {f(err, 5) if err is not None else '-':>8} "
               f"{f(r.get('tflops_tkc')):>7} {f(base):>7} {f(r.get('ratio'), 3):>6} {r.get('status')}")
     if len(sys.argv) > 2:
         try:

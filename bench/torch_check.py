@@ -25,17 +25,10 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from harness import ROOT, VARIANTS, rel_err, tkc_command
 
-# variant -> (.tk file, -D overrides)
-VARIANTS = {
-    "gemm": ("gemm.tk", {}),
-    "attn_d128": ("attn_fwd.tk", {}),
-    "attn_d128_causal": ("attn_fwd.tk", {"CAUSAL": 1}),
-    "attn_d64": ("attn_fwd.tk", {"D": 64}),
-    "attn_d64_causal": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1}),
-}
+# the harness's variants (their .tk and -D overrides) that get a PyTorch extension
+TORCH_VARIANTS = ("gemm", "attn_d128", "attn_d128_causal", "attn_d64", "attn_d64_causal")
 
 RESULTS = []
 
@@ -76,22 +69,15 @@ def expect_error(name, exc, fn, *needles):
     report(False, name, "no exception, expected %s" % exc.__name__)
 
 
-def rel_err(out, ref):
-    d = (out.double() - ref.double()).norm().item()
-    return d / max(ref.double().norm().item(), 1e-30)
-
-
 # ---- generate and build ----------------------------------------------------------------------
 
 def generate(tkc, out):
     dirs = {}
-    for name, (tk, defs) in VARIANTS.items():
+    for name in TORCH_VARIANTS:
         d = os.path.join(out, name)
-        cmd = [tkc, os.path.join(ROOT, "kernels.tk", tk), "--emit=torch", "-o", d]
-        for k, v in defs.items():
-            cmd += ["-D", "%s=%d" % (k, v)]
+        cmd = tkc_command(tkc, name, "--emit=torch", "-o", d)
         r = subprocess.run(cmd, capture_output=True, text=True)
-        stem = os.path.splitext(tk)[0]
+        stem = os.path.splitext(VARIANTS[name][0])[0]
         files = [stem + ".py", stem + "_kernels.cu", stem + "_binding.cpp"]
         ok = r.returncode == 0 and all(os.path.isfile(os.path.join(d, f)) for f in files)
         report(ok, "generate %s" % name, " ".join(cmd[1:]) if ok else (r.stderr.strip() or "files missing"))
@@ -414,7 +400,7 @@ def main():
         else:
             attn_checks(torch, name, mod, mod.tkc_params["D"], mod.tkc_params["CAUSAL"], not args.no_timing)
         torch.cuda.synchronize()
-    missing = sorted(set(VARIANTS) - set(built))
+    missing = sorted(set(TORCH_VARIANTS) - set(built))
     if missing and not args.build_only:
         report(False, "every variant checked", "not built: " + ", ".join(missing))
     info("total %.0f s" % (time.time() - t0))
