@@ -166,6 +166,11 @@ def run_list(rows):
     return f"run{'s' if len(runs) > 1 else ''} {nums}", " / ".join(dates), " / ".join(gpus)
 
 
+def field(baseline):
+    """The row field with a baseline's TFLOP/s (the GEMM suite calls cuBLAS 'base')."""
+    return "tflops_" + ("base" if baseline == "cublas" else baseline)
+
+
 def bars(ax, labels, rows, bases, ymax=None):
     """Grouped bars: tkc and each baseline per problem size, values on top, the ratio of tkc to the
     best baseline under the tick."""
@@ -173,12 +178,12 @@ def bars(ax, labels, rows, bases, ymax=None):
     width = 0.8 / n
     xs = list(range(len(rows)))
     series = [("tkc", "tflops_tkc", TKC_COLOR, "tkc")] + [
-        (b, "tflops_" + ("base" if b == "cublas" else b), BASE_COLORS[b], BASE_NAMES[b]) for b in bases]
+        (b, field(b), BASE_COLORS[b], BASE_NAMES[b]) for b in bases]
     top = 0
-    for i, (name, field, color, label) in enumerate(series):
+    for i, (name, key, color, label) in enumerate(series):
         labelled = False
         for x, row in zip(xs, rows):
-            v = row.get(field)
+            v = row.get(key)
             if not isinstance(v, (int, float)):
                 continue
             top = max(top, v)
@@ -189,7 +194,7 @@ def bars(ax, labels, rows, bases, ymax=None):
                     color="#222222")
     ticks = []
     for label, row in zip(labels, rows):
-        base = [row.get("tflops_" + ("base" if b == "cublas" else b)) for b in bases]
+        base = [row.get(field(b)) for b in bases]
         base = [v for v in base if isinstance(v, (int, float))]
         ratio = f"\n{row['tflops_tkc'] / max(base):.2f}x" if base else ""
         ticks.append(f"{label}\nrun {row['_run'].number}{ratio}")
