@@ -44,6 +44,11 @@ VARIANTS = {
     "attn_d128_causal": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1}),
     "attn_d64": ("attn_fwd.tk", {"D": 64}),
     "attn_d64_causal": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1}),
+    # causal grids: one block per tile, longest first (the default before folded pairs)
+    "attn_d128_causal_np": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1, "PERSISTENT": 0}),
+    "attn_d64_causal_np": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "PERSISTENT": 0}),
+    # D128 non-causal with 128-key blocks, persistent (N = 1024 is 8 whole blocks)
+    "attn_d128_k128p": ("attn_fwd.tk", {"D": 128, "BKV": 128}),
     # ablations of the schedule, D128 with 128 x 128 blocks, one block per tile
     "attn_d128_k128": ("attn_fwd.tk", {"D": 128, "BKV": 128, "PERSISTENT": 0}),
     "attn_d128_plain": ("attn_fwd.tk", {"D": 128, "BKV": 128, "PERSISTENT": 0, "OVERLAP": 0, "PINGPONG": 0}),
@@ -378,6 +383,7 @@ def attn_suite(args, torch):
     # correctness: ragged lengths, GQA, both head dims, causal and not
     for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
                                  ("attn_d64_causal", 64, True), ("attn_d128_k128", 128, False),
+                                 ("attn_d128_causal_np", 128, True), ("attn_d128_k128p", 128, False),
                                  ("attn_d128_plain", 128, False), ("attn_d128_ov", 128, False)]:
         for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333)]:
             case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
@@ -396,6 +402,12 @@ def attn_suite(args, torch):
     case("ablation", "attn_d128_plain", 16, 16, 16, 4096, 128, False)
     case("ablation", "attn_d128_ov", 16, 16, 16, 4096, 128, False)
     case("ablation", "attn_d128_k128", 16, 16, 16, 4096, 128, False)
+    # causal: persistent folded pairs (the default) against one block per tile
+    for (variant, D) in [("attn_d128_causal_np", 128), ("attn_d64_causal_np", 64)]:
+        case("ablation", variant, 16, 16, 16, 4096, D, True)
+        case("ablation", variant, 16, 16, 16, 1024, D, True)
+    case("ablation", "attn_d128_k128p", 16, 16, 16, 1024, 128, False)
+    case("ablation", "attn_d128_k128p", 16, 16, 16, 4096, 128, False)
     return rows
 
 

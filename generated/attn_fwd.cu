@@ -235,6 +235,21 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+// The k-th work tile (k = 0, 1, ...) of block b among g blocks when the tiles go in pairs
+// (2p, 2p + 1), a long tile and its short partner on a folded axis; -1 when block b has no
+// k-th tile. Rounds in which every block takes a whole pair come first. The n - 2g*rounds tiles
+// left over are spread so that as many blocks as possible get one: blocks [0, n - 2g*rounds - g)
+// take a pair, the rest one tile each.
+TKC_DEVICE int tkc_pair_walk(int k, int b, int g, int n) {
+    const int rounds = n / (2 * g);
+    if (k / 2 < rounds) return 2 * ((k / 2) * g + b) + (k & 1);
+    const int base = 2 * g * rounds, rest = n - base, pairs = rest > g ? rest - g : 0;
+    const int kk = k - 2 * rounds;
+    if (b < pairs) return kk < 2 ? base + 2 * b + kk : -1;
+    const int t = base + pairs + b;
+    return kk == 0 && t < n ? t : -1;
+}
+
 template <int TB, int SA>
 TKC_DEVICE void tkc_wgmma_m64n128k16_rs_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {
     asm volatile(
@@ -291,7 +306,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..2 (setmaxnreg 240); 384 threads
 //   registers: 128 x 24 + 2 x 128 x 240 = 64,512 of 65,536
 //   consumer registers (estimate): 228 of 240 = s 88 + o 64 + m 2 + l 2 + o_operand 44 + temporaries (peak) 4 + overhead 24
-//   grid: b = B, h = H, q = cdiv(N, BQ) (reversed); persistent (min(work tiles, SMs) blocks); order row_major
+//   grid: b = B, h = H, q = cdiv(N, BQ) (folded); persistent, tiles in pairs (min(ceil(work tiles / 2), SMs) blocks); order row_major
 //   pipeline: j < steps; 2 stages; overlap; pingpong
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -332,6 +347,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma s = q @ k.T  [wgmma m64n176k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
 //       pingpong: pass the turn to the next warpgroup
 //       wgmma.wait_group 0  (registers of a product in flight)
+//       release empty_q, on the last step only
 //       if ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > block.q * BQ)
 //         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
 //       release empty_k
@@ -350,6 +366,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma o += o_operand @ v  [wgmma m64n128k16 x 11 per warpgroup, RS, A registers, B N-major (128B), previous step's stage, skipped on the first step]
 //       pingpong: pass the turn to the next warpgroup
 //       wgmma.wait_group 1  (registers of a product in flight)
+//       release empty_q, on the last step only
 //       if ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > block.q * BQ)
 //         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
 //       release empty_k
@@ -367,7 +384,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma o += o_operand @ v  [wgmma m64n128k16 x 11 per warpgroup, RS, A registers, B N-major (128B), previous step's stage, skipped on the first step]
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_v (previous step's stage), skipped on the first step
-//       release empty_q
+//       release empty_q, only when no step ran
 //     finish:
 //       O[block.b, block.h, block.q, 0] <- bf16(o / l)
 //       L[block.b, block.h, block.q] <- (m * c + log2(l)) * 0.69314718055994529
@@ -384,6 +401,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - stores from registers go through one 64 x 64 chunk per consumer warpgroup in shared memory (swizzle 128B); two would not fit beside the rest, so each chunk waits for the previous store
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
+//     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
 __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -424,7 +442,8 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             tkc_tma_prefetch_map(&tm_V_176x64);
             tkc_tma_prefetch_map(&tm_Q_128x64);
             int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;
-            for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
+            // folded axis: each block takes neighbouring work tiles two at a time, a long one and its short partner
+            for (int tkc_k = 0, tkc_tile; (tkc_tile = tkc_pair_walk(tkc_k, blockIdx.x, gridDim.x, tkc_ntiles)) >= 0; ++tkc_k) {
                 int block_b;
                 int block_h;
                 int block_q;
@@ -434,7 +453,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
                     block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
                     block_b = tkc_t;
-                    block_q = tkc_wext_q - 1 - block_q;  // reversed: longest first
+                    block_q = (block_q & 1) ? block_q / 2 : tkc_wext_q - 1 - block_q / 2;  // folded: last, first, second last, ...
                 }
                 (void)block_b;
                 (void)block_h;
@@ -482,7 +501,8 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         if (wg == 1) tkc_bar_arrive(4, 256);  // pingpong: consumer 0 goes first
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
-        for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
+        // folded axis: each block takes neighbouring work tiles two at a time, a long one and its short partner
+        for (int tkc_k = 0, tkc_tile; (tkc_tile = tkc_pair_walk(tkc_k, blockIdx.x, gridDim.x, tkc_ntiles)) >= 0; ++tkc_k) {
             int block_b;
             int block_h;
             int block_q;
@@ -492,7 +512,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
                 block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
                 block_b = tkc_t;
-                block_q = tkc_wext_q - 1 - block_q;  // reversed: longest first
+                block_q = (block_q & 1) ? block_q / 2 : tkc_wext_q - 1 - block_q / 2;  // folded: last, first, second last, ...
             }
             (void)block_b;
             (void)block_h;
@@ -542,6 +562,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
+                if (j == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: the last step: nothing after it reads the setup tiles
                 if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > (block_q * BQ))))) {
                     // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
                     #pragma unroll
@@ -647,6 +668,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
+                if (j == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: the last step: nothing after it reads the setup tiles
                 if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > (block_q * BQ))))) {
                     // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
                     #pragma unroll
@@ -739,7 +761,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 44; ++tkc_i) tkc_pin(o_operand[tkc_i]);
             if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_prev_stage);  // release v (previous step)
-            if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q
+            if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: no step ran, so no step released the setup tiles
             // finish
             // bf16(o / l)
             {
@@ -871,7 +893,7 @@ extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void 
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
-    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
+    const unsigned grid = (unsigned)((tiles + 1) / 2 < sms ? (tiles + 1) / 2 : sms);  // persistent, tiles in pairs: one block per SM
     tkc_attn_fwd_kernel<<<grid, 384, 230480, (cudaStream_t)stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale);
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

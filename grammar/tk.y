@@ -328,8 +328,10 @@ axis
           $$.name = $1;
           $$.span = @1;
           $$.extent = $3;
+          $$.mod_span = @4;
           if (!strcmp($4, "reversed")) $$.reversed = true;
-          else diag_error(pc->diag, @4, "expected 'reversed' or ',' after the axis extent, found '%s'", $4);
+          else if (!strcmp($4, "folded")) $$.folded = true;
+          else diag_error(pc->diag, @4, "expected 'reversed', 'folded' or ',' after the axis extent, found '%s'", $4);
       }
     ;
 

@@ -361,6 +361,7 @@ static void dump_kitem(Dumper *du, const KItem *it) {
             sb_printf(b, "axis %s = ", ax->name);
             dump_sexpr(b, ax->extent);
             if (ax->reversed) sb_puts(b, " reversed");
+            if (ax->folded) sb_puts(b, " folded");
             at(du, ax->span);
         }
         dump_options(du, &it->u.grid.opts, 3);

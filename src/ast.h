@@ -310,6 +310,8 @@ typedef struct Axis {
     Span span;
     Expr *extent;
     bool reversed;      /* walked from the last index down ("longest first") */
+    bool folded;        /* walked last, first, second last, second, ... (long and short tiles paired) */
+    Span mod_span;      /* the word 'reversed' or 'folded' */
     Symbol *sym;
 } Axis;
 

@@ -833,13 +833,17 @@ static void emit_op(Em *e, const POp *o) {
     case POP_RELEASE: {
         const PlanGroup *pg = &pk->groups.v[o->group];
         const char *cond = o->skip_first && guard ? arena_printf(e->a, "%s && tkc_wg_thread == 0", guard) : "tkc_wg_thread == 0";
+        if (o->last_step)
+            cond = arena_printf(e->a, "%s == tkc_steps - 1 && tkc_wg_thread == 0", e->sk->loopvar->name);
+        if (o->no_steps) cond = "tkc_steps == 0 && tkc_wg_thread == 0";
         if (pg->multicast && pk->cluster > 1)
             L("if (%s) for (uint32_t tkc_c = 0; tkc_c < %d; ++tkc_c) tkc_mbar_arrive_cluster(%s, tkc_c);  // release %s%s "
               "in every block of the cluster",
               cond, pk->cluster, group_bar(e, o->group, false, o->prev), pg->name, o->prev ? " (previous step)" : "");
         else
-            L("if (%s) tkc_mbar_arrive(%s);  // release %s%s", cond, group_bar(e, o->group, false, o->prev), pg->name,
-              o->prev ? " (previous step)" : "");
+            L("if (%s) tkc_mbar_arrive(%s);  // release %s%s%s%s", cond, group_bar(e, o->group, false, o->prev), pg->name,
+              o->prev ? " (previous step)" : "", o->last_step || o->no_steps ? ": " : "",
+              o->last_step || o->no_steps ? o->note : "");
         return;
     }
     case POP_IF:
@@ -953,10 +957,13 @@ static void emit_tile_coords(Em *e) {
         L("block_%s = tkc_first + (tkc_t %% tkc_per_strip) %% tkc_height;", g);
         L("block_%s = (tkc_t %% tkc_per_strip) / tkc_height;", o);
     }
-    for (int i = 0; i < n; i++)
-        if (sk->axes.v[i]->reversed)
-            L("block_%s = tkc_wext_%s - 1 - block_%s;  // reversed: longest first", sk->axes.v[i]->name,
-              sk->axes.v[i]->name, sk->axes.v[i]->name);
+    for (int i = 0; i < n; i++) {
+        const char *nm = sk->axes.v[i]->name;
+        if (sk->axes.v[i]->reversed) L("block_%s = tkc_wext_%s - 1 - block_%s;  // reversed: longest first", nm, nm, nm);
+        if (sk->axes.v[i]->folded)
+            L("block_%s = (block_%s & 1) ? block_%s / 2 : tkc_wext_%s - 1 - block_%s / 2;  // folded: last, first, second last, ...",
+              nm, nm, nm, nm, nm);
+    }
     if (pk->cluster > 1)
         L("block_%s = block_%s * %d + (int)tkc_rank;  // this block's part of the cluster's tile", sk->axes.v[0]->name,
           sk->axes.v[0]->name, pk->cluster);
@@ -967,7 +974,11 @@ static void emit_tile_coords(Em *e) {
 
 static void emit_tile_loop(Em *e) {
     int c = e->pk->cluster;
-    if (c > 1)
+    if (e->pk->paired) {
+        need(e, "tkc_sched.cuh", "pair_walk");
+        L("// folded axis: each block takes neighbouring work tiles two at a time, a long one and its short partner");
+        L("for (int tkc_k = 0, tkc_tile; (tkc_tile = tkc_pair_walk(tkc_k, blockIdx.x, gridDim.x, tkc_ntiles)) >= 0; ++tkc_k) {");
+    } else if (c > 1)
         L("for (int tkc_tile = blockIdx.x / %d; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x / %d) {", c, c);
     else
         L("for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {");
@@ -1418,7 +1429,9 @@ static void emit_launcher(Em *e) {
         L("(void)sms;");
         L("if (cudaLaunchKernelEx(&cfg, tkc_%s_kernel, %s) != cudaSuccess) return TKC_ERR_LAUNCH;", pk->name, args.s);
     } else {
-        if (pk->persistent) L("const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM");
+        if (pk->paired)
+            L("const unsigned grid = (unsigned)((tiles + 1) / 2 < sms ? (tiles + 1) / 2 : sms);  // persistent, tiles in pairs: one block per SM");
+        else if (pk->persistent) L("const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM");
         else L("const unsigned grid = (unsigned)tiles;  // one block per work tile");
         L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
     }
@@ -1485,7 +1498,7 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     }
     if (prog->params.n) sb_putc(&out, '\n');
     /* the fragments the kernels use, in a fixed order: tkc_ptx.cuh's as they appear in the
-     * file, then the wgmma shapes sorted by name */
+     * file, tkc_sched.cuh's (one so far), then the wgmma shapes sorted by name */
     static const char *const order[] = {"smem", "mbarrier", "tma_load", "cluster", "tma_store", "wgmma_sync", "setmaxnreg",
                                         "named_barrier", "stmatrix", "math", "host"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
@@ -1494,6 +1507,11 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
                 put_fragment(&out, "tkc_ptx.cuh", order[k]);
                 sb_putc(&out, '\n');
             }
+    for (int i = 0; i < e->nfrag; i++)
+        if (!strcmp(e->frag_file[i], "tkc_sched.cuh")) {
+            put_fragment(&out, "tkc_sched.cuh", e->frag[i]);
+            sb_putc(&out, '\n');
+        }
     const char *w[MAX_FRAGS];
     int nw = 0;
     for (int i = 0; i < e->nfrag; i++)

@@ -357,10 +357,12 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
         jk_str(j, "name", sk->axes.v[i]->name);
         jk_str(j, "extent", ast_expr_str(a, sk->axes.v[i]->extent));
         jk_bool(j, "reversed", sk->axes.v[i]->reversed);
+        jk_bool(j, "folded", sk->axes.v[i]->folded);
         j_close(j, '}');
     }
     j_close(j, ']');
     jk_bool(j, "persistent", pk->persistent);
+    jk_int(j, "tiles_per_turn", pk->paired ? 2 : 1);
     jk_str(j, "order", order_name(pk->order));
     j_key(j, "order_group");
     if (pk->order == ORDER_ROW_MAJOR) j_null(j);
@@ -774,6 +776,12 @@ static void explain_grid(StrBuf *b, Arena *a, const PlanKernel *pk) {
             para(b, 2, 0, "block.%s is reversed: it counts down from its last value, so the tiles with the highest block.%s "
                           "start first.",
                  sk->axes.v[i]->name, sk->axes.v[i]->name);
+    for (int i = 0; i < sk->axes.n; i++)
+        if (sk->axes.v[i]->folded)
+            para(b, 2, 0, "block.%s is folded: it takes its last value, then its first, then the second last, the second, "
+                          "and so on, so neighbouring work tiles pair a long tile with its short partner (when a tile's "
+                          "cost grows with block.%s, every pair costs about the same).",
+                 sk->axes.v[i]->name, sk->axes.v[i]->name);
     if (pk->cluster > 1 && sk->axes.n) {
         StrBuf units;
         sb_init(&units);
@@ -792,6 +800,12 @@ static void explain_grid(StrBuf *b, Arena *a, const PlanKernel *pk) {
                       "walks the units with a stride of the number of clusters, carrying its pipeline's stages and "
                       "phases across them, so the producer prefetches the next unit while the consumers run the "
                       "epilogue.");
+    else if (pk->paired)
+        para(b, 2, 0, "The grid is persistent: the launcher starts min(ceil(work tiles / 2), SMs) blocks. Each takes "
+                      "neighbouring work tiles two at a time (tiles 2p and 2p + 1), in rounds of one pair per block; "
+                      "the tiles left after the last whole round are spread one per block where they do not fill a "
+                      "round (templates/tkc_sched.cuh). Stages and phases carry across tiles, so the producer "
+                      "prefetches the next tile while the consumers run the epilogue.");
     else if (pk->persistent)
         para(b, 2, 0, "The grid is persistent: the launcher starts min(work tiles, SMs) blocks, and each walks the work "
                       "tiles with a stride of the grid size, carrying its pipeline's stages and phases across tiles, so "

@@ -254,6 +254,8 @@ static void lower_roles(Lower *L) {
     pk->stages = sk->stages;
     pk->persistent = sk->persistent;
     pk->cluster = sk->cluster;
+    /* a persistent block takes the tiles of a folded axis two at a time (see emit_tile_loop) */
+    for (int i = 0; i < sk->axes.n; i++) pk->paired |= pk->persistent && sk->axes.v[i]->folded;
     pk->order = sk->order;
     pk->order_group = sk->order_group;
     pk->overlap = sk->overlap;
@@ -904,6 +906,60 @@ static void schedule_compute(Lower *L, POpList *body, POpList *first, POpList *o
     }
 }
 
+/* ---- the early release of setup tiles ---------------------------------------------------------- */
+
+static bool op_reads_group(Lower *L, POp *o, int g) {
+    Effects e;
+    op_effects(L, o, &e);
+    for (int j = 0; j < e.bufs.n; j++)
+        if (group_of_buf(L->pk, buf_of_sym(L->pk, e.bufs.v[j])) == g) return true;
+    return false;
+}
+
+static bool ops_read_group(Lower *L, POpList *ops, int g) {
+    for (int i = 0; i < ops->n; i++)
+        if (op_reads_group(L, ops->v[i], g)) return true;
+    return false;
+}
+
+/* the index of the op after which every reader of group g in a scheduled step is complete
+ * (synchronous readers issued, products waited for); -1 when none reads it or a product
+ * reading it is still in flight at the end of the step */
+static int release_point(Lower *L, POpList *ops, int g) {
+    int point = -1, pending = 0;
+    POp *inflight[64];
+    for (int i = 0; i < ops->n; i++) {
+        POp *o = ops->v[i];
+        if (o->kind == POP_WAIT_MMA) {
+            for (int k = 0; k < o->done.n; k++)
+                for (int p = 0; p < pending; p++)
+                    if (inflight[p] == o->done.v[k]) {
+                        inflight[p] = inflight[--pending];
+                        point = i;
+                        break;
+                    }
+            continue;
+        }
+        if (!op_reads_group(L, o, g)) continue;
+        if (o->kind == POP_MMA) {
+            if (o->mma->deferred || pending == 64) return -1;
+            inflight[pending++] = o;
+        }
+        point = i;
+    }
+    return pending ? -1 : point;
+}
+
+static void insert_release(Lower *L, POpList *ops, int at, int g) {
+    POp *r = pop_new(L, POP_RELEASE);
+    r->group = g;
+    r->last_step = true;
+    r->note = "the last step: nothing after it reads the setup tiles";
+    vec_push(L->a, ops, NULL);
+    for (int i = ops->n - 1; i > at; i--) ops->v[i] = ops->v[i - 1];
+    ops->v[at] = r;
+}
+
 /* ---- load groups ---------------------------------------------------------------------------- */
 
 static int add_barrier(Lower *L, const char *name, int copies, int count, int tx, const char *why) {
@@ -1549,14 +1605,31 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
             for (int j = 0; j < pk->groups.v[g].bufs.n; j++)
                 finish_reads |= symset_has(&e.bufs, pk->bufs.v[pk->groups.v[g].bufs.v[j]].sym);
         }
-        if (finish_reads) vec_push(L->a, &pk->finish_ops, r);
-        else vec_push(L->a, &pk->after_ops, r);
+        if (finish_reads) {
+            vec_push(L->a, &pk->finish_ops, r);
+            continue;
+        }
+        /* read only by the compute step: the last step releases the setup tiles as soon as its
+         * readers are complete, so the producer loads the next work tile's setup tiles (and
+         * then its first stages) under this tile's last step and epilogue */
+        int at_first = release_point(L, &pk->first_ops, g), at_loop = release_point(L, &pk->compute_ops, g);
+        if (at_first >= 0 && at_loop >= 0 && !ops_read_group(L, &pk->after_ops, g)) {
+            insert_release(L, &pk->first_ops, at_first + 1, g);
+            insert_release(L, &pk->compute_ops, at_loop + 1, g);
+            r->no_steps = true;
+            r->note = "no step ran, so no step released the setup tiles";
+            pk->early_setup_release = true;
+        }
+        vec_push(L->a, &pk->after_ops, r);
     }
     note(L, "pipeline: %d stage%s; the producer refills a stage as soon as every consumer warpgroup releases it",
          pk->stages, pk->stages == 1 ? "" : "s");
     if (pk->persistent)
         note(L, "persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles "
                 "so the producer prefetches the next tile during the epilogue");
+    if (pk->early_setup_release)
+        note(L, "the setup tiles are released by the last step, once its products that read them are complete: the "
+                "producer loads the next work tile's setup tiles during the last step and the finish block");
     return pk;
 }
 

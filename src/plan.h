@@ -136,6 +136,8 @@ struct POp {
     int group;          /* WAIT_FULL, RELEASE */
     bool prev;          /* WAIT_FULL/RELEASE/MMA: the previous step's stage */
     bool skip_first;    /* guard with `step > 0` */
+    bool last_step;     /* RELEASE: only on the last step (setup tiles nothing after it reads) */
+    bool no_steps;      /* RELEASE: only when the loop ran no step (else the last step released) */
     int n;              /* WAIT_MMA */
     POpList done;       /* WAIT_MMA: the products it completes (their registers get pinned) */
     const char *note;   /* a comment for the generated code */
@@ -166,6 +168,8 @@ typedef struct PlanKernel {
     int reg_lets;       /* peak registers of block-local (let) temporaries */
     int stages;
     bool persistent;
+    bool paired;            /* persistent with a folded axis: blocks walk tiles in pairs */
+    bool early_setup_release; /* the last step releases the setup tiles (see lower.c) */
     int cluster;        /* blocks per cluster along the first grid axis */
     OrderKind order;
     int order_group;

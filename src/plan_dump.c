@@ -84,6 +84,8 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
             sb_printf(b, "release %s%s", pk->bars.v[pk->groups.v[o->group].empty].name,
                       o->prev ? " (previous step's stage)" : "");
             if (o->skip_first) sb_puts(b, ", skipped on the first step");
+            if (o->last_step) sb_puts(b, ", on the last step only");
+            if (o->no_steps) sb_puts(b, ", only when no step ran");
             break;
         case POP_IF:
         case POP_FOR:
@@ -127,8 +129,9 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         sb_printf(b, "%s %s = ", i ? "," : "", sk->axes.v[i]->name);
         ast_print_expr(b, sk->axes.v[i]->extent);
         if (sk->axes.v[i]->reversed) sb_puts(b, " (reversed)");
+        if (sk->axes.v[i]->folded) sb_puts(b, " (folded)");
     }
-    sb_printf(b, "; %s", pk->persistent ? "persistent (min(work tiles, SMs) blocks)" : "one block per work tile");
+    sb_printf(b, "; %s", pk->paired ? "persistent, tiles in pairs (min(ceil(work tiles / 2), SMs) blocks)" : pk->persistent ? "persistent (min(work tiles, SMs) blocks)" : "one block per work tile");
     if (pk->cluster > 1) sb_printf(b, "; clusters of %d blocks along %s", pk->cluster, sk->axes.v[0]->name);
     if (pk->order == ORDER_ROW_MAJOR) sb_puts(b, "; order row_major\n");
     else sb_printf(b, "; order %s(%d)\n", pk->order == ORDER_SUPER_M ? "super_m" : "super_n", pk->order_group);

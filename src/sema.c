@@ -1855,6 +1855,19 @@ static void check_grid(Sema *s, KItem *it) {
     }
     if (sk->order != ORDER_ROW_MAJOR && it->u.grid.naxes < 2)
         diag_error(s->d, it->span, "super_m/super_n orders need a grid of at least two axes");
+    /* a folded axis pairs neighbouring work tiles: it must vary fastest, in row-major order */
+    for (int i = 0; i < it->u.grid.naxes; i++) {
+        Axis *ax = &it->u.grid.axes[i];
+        if (!ax->folded) continue;
+        if (i != it->u.grid.naxes - 1)
+            diag_error(s->d, ax->mod_span, "only the last grid axis (the one that varies fastest) can be folded, not '%s'",
+                       ax->name);
+        else if (sk->order != ORDER_ROW_MAJOR)
+            diag_error(s->d, ax->mod_span, "a folded axis needs the row_major order: super_m/super_n walk '%s' in strips",
+                       ax->name);
+        else if (sk->cluster > 1)
+            diag_error(s->d, ax->mod_span, "a folded axis cannot be combined with cluster = %d", sk->cluster);
+    }
 }
 
 static void check_pipeline(Sema *s, KItem *it) {

@@ -142,7 +142,7 @@ def main():
     g = k["grid"]
     check([(x["name"], x["extent"], x["reversed"]) for x in g["axes"]] ==
           [("m", "cdiv(M, BM)", False), ("n", "cdiv(N, BN)", False)], f"gemm: axes {g['axes']}")
-    check(g["persistent"] and g["order"] == "super_m" and g["order_group"] == 8 and
+    check(g["persistent"] and g["tiles_per_turn"] == 1 and g["order"] == "super_m" and g["order_group"] == 8 and
           g["cluster"] == {"size": 1, "axis": None}, f"gemm: grid {g}")
     check(k["pipeline"] == {"variable": "k", "trips": "cdiv(K, BK)", "stages": 4, "overlap": False, "pingpong": False},
           f"gemm: pipeline {k['pipeline']}")
@@ -200,7 +200,8 @@ def main():
           f"attn: pipeline {k['pipeline']}")
     check([p["deferred"] for p in k["products"]] == [False, True] and k["products"][1]["a"] == "registers",
           "attn: products")
-    check([(x["name"], x["reversed"]) for x in k["grid"]["axes"]] == [("b", False), ("h", False), ("q", True)] and
+    check([(x["name"], x["reversed"], x["folded"]) for x in k["grid"]["axes"]] ==
+          [("b", False, False), ("h", False, False), ("q", False, True)] and k["grid"]["tiles_per_turn"] == 2 and
           k["grid"]["order"] == "row_major" and k["grid"]["order_group"] is None, f"attn: grid {k['grid']}")
     check(k["shared_memory"]["total"] == 230480 and k["shared_memory"]["staging"]["per_warpgroup"] == 1, "attn: smem")
     check([(g["name"], g["when"], g["bytes"]) for g in k["load_groups"]] ==
