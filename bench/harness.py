@@ -47,6 +47,10 @@ VARIANTS = {
     # causal grids: one block per tile, longest first (the default before folded pairs)
     "attn_d128_causal_np": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1, "PERSISTENT": 0}),
     "attn_d64_causal_np": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "PERSISTENT": 0}),
+    # lookahead off: the next tile's first S = Q K^T waits for this tile's epilogue
+    "attn_d128_nola": ("attn_fwd.tk", {"D": 128, "LOOKAHEAD": 0}),
+    "attn_d128_causal_nola": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1, "LOOKAHEAD": 0}),
+    "attn_d64_causal_nola": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "LOOKAHEAD": 0}),
     # D64 with 128-row query blocks (2 consumers): no ragged query block at N = 1024, less diagonal waste
     "attn_d64_q128": ("attn_fwd.tk", {"D": 64, "BQ": 128}),
     "attn_d64_causal_q128": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "BQ": 128}),
@@ -387,7 +391,7 @@ def attn_suite(args, torch):
     for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
                                  ("attn_d64_causal", 64, True), ("attn_d128_k128", 128, False),
                                  ("attn_d128_causal_np", 128, True), ("attn_d128_k128p", 128, False),
-                                 ("attn_d64_q128", 64, False), ("attn_d64_causal_q128", 64, True),
+                                 ("attn_d128_nola", 128, False), ("attn_d64_causal_nola", 64, True),
                                  ("attn_d128_plain", 128, False), ("attn_d128_ov", 128, False)]:
         for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333)]:
             case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
@@ -412,10 +416,10 @@ def attn_suite(args, torch):
         case("ablation", variant, 16, 16, 16, 1024, D, True)
     case("ablation", "attn_d128_k128p", 16, 16, 16, 1024, 128, False)
     case("ablation", "attn_d128_k128p", 16, 16, 16, 4096, 128, False)
-    for n in (1024, 4096, 16384):
-        bn = 4 if n == 16384 else 16
-        case("ablation", "attn_d64_q128", bn, 16, 16, n, 64, False)
-        case("ablation", "attn_d64_causal_q128", bn, 16, 16, n, 64, True)
+    for n in (1024, 4096):
+        case("ablation", "attn_d128_nola", 16, 16, 16, n, 128, False)
+        case("ablation", "attn_d128_causal_nola", 16, 16, 16, n, 128, True)
+        case("ablation", "attn_d64_causal_nola", 16, 16, 16, n, 64, True)
     return rows
 
 

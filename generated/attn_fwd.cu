@@ -51,6 +51,7 @@ constexpr int PERSISTENT = 1;
 constexpr int STAGES = 2;
 constexpr int OVERLAP = 1;
 constexpr int PINGPONG = 1;
+constexpr int LOOKAHEAD = 1;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -401,6 +402,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - stores from registers go through one 64 x 64 chunk per consumer warpgroup in shared memory (swizzle 128B); two would not fit beside the rest, so each chunk waits for the previous store
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
+//     - lookahead: the first step's products for the next work tile are issued right after this tile's last products, before its finish, so the tensor cores work during the epilogue
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
 __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -501,6 +503,60 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         if (wg == 1) tkc_bar_arrive(4, 256);  // pingpong: consumer 0 goes first
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
+        // lookahead: the first tile's first products; every later tile's are issued before the finish of the one before
+        {
+            const int tkc_tile = tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles);
+            int tkc_has = 0;  // a real tile with at least one step
+            if (tkc_tile >= 0 && tkc_tile < tkc_ntiles) {
+                int block_b;
+                int block_h;
+                int block_q;
+                {
+                    int tkc_t = tkc_tile;
+                    // row-major: the last axis varies fastest
+                    block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
+                    block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
+                    block_b = tkc_t;
+                    block_q = (block_q & 1) ? block_q / 2 : tkc_wext_q - 1 - block_q / 2;  // folded: last, first, second last, ...
+                }
+                (void)block_b;
+                (void)block_h;
+                (void)block_q;
+                const int kv = (block_h / (H / HKV));
+                const float c = (scale * 1.44269504f);
+                const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv(((block_q + 1) * BQ), BKV)) : tkc_cdiv(N, BKV));
+                tkc_has = (steps) > 0;
+            }
+            const int j = 0;
+            (void)j;
+            if (tkc_has) {
+                tkc_mbar_wait(full_q, tkc_tile_phase);  // q landed
+                tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
+                tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
+            }
+            // s = q @ k.T  [wgmma m64n176k16 x 8, A and B from shared memory]
+            {
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
+                tkc_wgmma_fence();
+                const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 45056 + 0, 16, 1024, 1);  // k: K-major, 128B
+                const uint64_t tkc_da = tkc_desc(q_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
+                tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
+                tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);
+                tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 4, tkc_db + 4, 1);
+                tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 6, tkc_db + 6, 1);
+                tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1024, tkc_db + 1408, 1);
+                tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1026, tkc_db + 1410, 1);
+                tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1028, tkc_db + 1412, 1);
+                tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1030, tkc_db + 1414, 1);
+                tkc_wgmma_commit();
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
+            }
+            if (tkc_has) {
+                tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
+            }
+        }
         // folded axis: each block takes neighbouring work tiles two at a time, a long one and its short partner
         for (int tkc_k = 0, tkc_tile; (tkc_tile = tkc_pair_walk(tkc_k, blockIdx.x, gridDim.x, tkc_ntiles)) >= 0; ++tkc_k) {
             int block_b;
@@ -534,34 +590,12 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             const int tkc_steps = steps;
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
-            if (tkc_steps > 0) {  // the first step, on its own: it has no previous step
+            tkc_wgmma_wait<0>();  // registers of a product in flight
+            #pragma unroll
+            for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
+            if (tkc_steps > 0) {  // the first step, on its own: it has no previous step (its first products were issued before)
                 const int j = 0;
                 (void)j;
-                tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
-                tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
-                // s = q @ k.T  [wgmma m64n176k16 x 8, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 45056 + 0, 16, 1024, 1);  // k: K-major, 128B
-                    const uint64_t tkc_da = tkc_desc(q_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
-                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 6, tkc_db + 6, 1);
-                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1024, tkc_db + 1408, 1);
-                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1026, tkc_db + 1410, 1);
-                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1028, tkc_db + 1412, 1);
-                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1030, tkc_db + 1414, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
-                }
-                tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
                 if (j == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: the last step: nothing after it reads the setup tiles
                 if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > (block_q * BQ))))) {
                     // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
@@ -762,6 +796,60 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             for (int tkc_i = 0; tkc_i < 44; ++tkc_i) tkc_pin(o_operand[tkc_i]);
             if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_prev_stage);  // release v (previous step)
             if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: no step ran, so no step released the setup tiles
+            // lookahead: the next work tile's first products, run by the tensor cores during this tile's finish
+            {
+                const int tkc_tile = tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles);
+                int tkc_has = 0;  // a real tile with at least one step
+                if (tkc_tile >= 0 && tkc_tile < tkc_ntiles) {
+                    int block_b;
+                    int block_h;
+                    int block_q;
+                    {
+                        int tkc_t = tkc_tile;
+                        // row-major: the last axis varies fastest
+                        block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
+                        block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
+                        block_b = tkc_t;
+                        block_q = (block_q & 1) ? block_q / 2 : tkc_wext_q - 1 - block_q / 2;  // folded: last, first, second last, ...
+                    }
+                    (void)block_b;
+                    (void)block_h;
+                    (void)block_q;
+                    const int kv = (block_h / (H / HKV));
+                    const float c = (scale * 1.44269504f);
+                    const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv(((block_q + 1) * BQ), BKV)) : tkc_cdiv(N, BKV));
+                    tkc_has = (steps) > 0;
+                }
+                const int j = 0;
+                (void)j;
+                if (tkc_has) {
+                    tkc_mbar_wait(full_q, tkc_tile_phase ^ 1);  // q landed
+                    tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
+                    tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
+                }
+                // s = q @ k.T  [wgmma m64n176k16 x 8, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 45056 + 0, 16, 1024, 1);  // k: K-major, 128B
+                    const uint64_t tkc_da = tkc_desc(q_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1024, tkc_db + 1408, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1026, tkc_db + 1410, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1028, tkc_db + 1412, 1);
+                    tkc_wgmma_m64n176k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 1030, tkc_db + 1414, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
+                }
+                if (tkc_has) {
+                    tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
+                }
+            }
             // finish
             // bf16(o / l)
             {
@@ -806,6 +894,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             }
             tkc_tile_phase ^= 1;
         }
+        tkc_wgmma_wait<0>();  // the lookahead products issued after the last tile (never read)
         if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits
     }
 }

@@ -909,6 +909,11 @@ static void emit_ops(Em *e, const POpList *ops) {
     }
 }
 
+static void emit_op_range(Em *e, const POpList *ops, int from, int to) {
+    POpList part = {.v = ops->v + from, .n = to - from, .cap = to - from};
+    emit_ops(e, &part);
+}
+
 /* ---- the kernel ----------------------------------------------------------------------------------- */
 
 static void emit_lets(Em *e) {
@@ -1085,6 +1090,61 @@ static void emit_producer(Em *e) {
     L("}");
 }
 
+/* lookahead: a work tile's first products (the head of the first step), issued before the
+ * previous tile's finish (or before the tile loop, for the first tile). The products are issued
+ * unconditionally, so every path through the tile loop carries exactly one group in flight into
+ * the wait that starts the next tile: ptxas keeps the products asynchronous only when it can
+ * follow them that way. Without a next tile (or one without steps) the products read whatever
+ * the buffers hold and their result is never read; the barrier waits and the pingpong turns run
+ * only for a real tile. The tile's coordinates and lets shadow the current tile's in the block. */
+static void emit_lookahead(Em *e, const char *tile, const char *phase) {
+    const PlanKernel *pk = e->pk;
+    const SemaKernel *sk = e->sk;
+    L("{");
+    IN();
+    L("const int tkc_tile = %s;", tile);
+    L("int tkc_has = 0;  // a real tile with at least one step");
+    L("if (tkc_tile >= 0 && tkc_tile < tkc_ntiles) {");
+    IN();
+    emit_tile_coords(e);
+    emit_lets(e);
+    L("tkc_has = (%s) > 0;", scalar_str(e, sk->pipe->u.pipe.trips, false));
+    OUT();
+    L("}");
+    L("const int %s = 0;", sk->loopvar->name);
+    L("(void)%s;", sk->loopvar->name);
+    int mode = e->mode;
+    e->mode = STEP_FIRST;
+    /* the products unconditionally; runs of other ops (barrier waits, pingpong turns) for real tiles */
+    L("if (tkc_has) {");
+    IN();
+    for (int g = 0; g < pk->groups.n; g++)
+        if (pk->groups.v[g].once)
+            L("tkc_mbar_wait(%s, %s);  // %s landed", pk->bars.v[pk->groups.v[g].full].name, phase, pk->groups.v[g].name);
+    bool open = true;
+    for (int i = 0; i < pk->ahead_head; i++) {
+        const POp *o = pk->first_ops.v[i];
+        if ((o->kind == POP_MMA) == open) {
+            if (open) {
+                OUT();
+                L("}");
+            } else {
+                L("if (tkc_has) {");
+                IN();
+            }
+            open = !open;
+        }
+        emit_op(e, o);
+    }
+    if (open) {
+        OUT();
+        L("}");
+    }
+    e->mode = mode;
+    OUT();
+    L("}");
+}
+
 static void emit_consumer(Em *e) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
@@ -1107,6 +1167,10 @@ static void emit_consumer(Em *e) {
     }
     L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;");
     L("(void)tkc_st_cnt;");
+    if (pk->lookahead) {
+        L("// lookahead: the first tile's first products; every later tile's are issued before the finish of the one before");
+        emit_lookahead(e, pk->paired ? "tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles)" : "(int)blockIdx.x", "tkc_tile_phase");
+    }
     emit_tile_loop(e);
     IN();
     emit_tile_coords(e);
@@ -1117,12 +1181,19 @@ static void emit_consumer(Em *e) {
     L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
     L("int tkc_prev_stage = 0, tkc_prev_phase = 0;");
     L("(void)tkc_prev_stage; (void)tkc_prev_phase;");
-    L("if (tkc_steps > 0) {  // the first step, on its own: it has no previous step");
+    if (pk->lookahead) {
+        e->mode = STEP_FIRST;
+        emit_op(e, pk->first_ops.v[pk->ahead_head]);
+        e->mode = STEP_NONE;
+    }
+    L("if (tkc_steps > 0) {  // the first step, on its own: it has no previous step%s",
+      pk->lookahead ? " (its first products were issued before)" : "");
     IN();
     L("const int %s = 0;", sk->loopvar->name);
     L("(void)%s;", sk->loopvar->name);
     e->mode = STEP_FIRST;
-    emit_ops(e, &pk->first_ops);
+    if (pk->lookahead) emit_op_range(e, &pk->first_ops, pk->ahead_head + 1, pk->first_ops.n);
+    else emit_ops(e, &pk->first_ops);
     L("tkc_prev_stage = tkc_stage;");
     L("tkc_prev_phase = tkc_phase;");
     L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
@@ -1141,6 +1212,11 @@ static void emit_consumer(Em *e) {
     e->mode = STEP_NONE;
     L("// after the steps");
     emit_ops(e, &pk->after_ops);
+    if (pk->lookahead) {
+        L("// lookahead: the next work tile's first products, run by the tensor cores during this tile's finish");
+        emit_lookahead(e, pk->paired ? "tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles)" : "tkc_tile + (int)gridDim.x",
+                       "tkc_tile_phase ^ 1");
+    }
     for (int i = 0; i < pk->compute_ops.n; i++) {
         const POp *o = pk->compute_ops.v[i];
         if (o->kind == POP_MMA && o->mma->zero_first) {
@@ -1157,6 +1233,7 @@ static void emit_consumer(Em *e) {
     L("tkc_tile_phase ^= 1;");
     OUT();
     L("}");
+    if (pk->lookahead) L("tkc_wgmma_wait<0>();  // the lookahead products issued after the last tile (never read)");
     if (pk->stores.n) L("if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits");
 }
 

@@ -960,6 +960,78 @@ static void insert_release(Lower *L, POpList *ops, int at, int g) {
     ops->v[at] = r;
 }
 
+/* ---- lookahead: the next work tile's first product under this tile's finish -------------------- */
+
+/* does any op of the list (nested ones included) touch register r, or is it a product or a wait
+ * on products? */
+static bool ops_touch(Lower *L, POpList *ops, Symbol *r, bool *mma) {
+    for (int i = 0; i < ops->n; i++) {
+        POp *o = ops->v[i];
+        if (o->kind == POP_MMA || o->kind == POP_WAIT_MMA) *mma = true;
+        if ((o->kind == POP_IF || o->kind == POP_FOR) &&
+            (o->st->kind == ST_IF ? stmts_have_mma(&o->st->u.if_.then_s) || stmts_have_mma(&o->st->u.if_.else_s)
+                                  : stmts_have_mma(&o->st->u.for_.body)))
+            *mma = true;
+        Effects e;
+        op_effects(L, o, &e);
+        if (symset_has(&e.rd, r) || symset_has(&e.wr, r)) return true;
+    }
+    return false;
+}
+
+/* In a persistent grid, the first step's products (e.g. S = Q K^T of the next work tile) can be
+ * issued once this tile's last products are complete, before its finish, so the tensor cores
+ * work while the consumers run the epilogue. That holds when the first step starts with products
+ * that read only shared memory, followed by a wait for all of them, into registers that neither
+ * finish, the ops after the loop nor setup touch, and finish issues no products of its own.
+ * Sets pk->lookahead, or pk->no_lookahead. */
+static void plan_lookahead(Lower *L) {
+    PlanKernel *pk = L->pk;
+    if (!L->sk->lookahead || !pk->persistent) return;
+    if (pk->cluster > 1) {
+        pk->no_lookahead = "clusters walk their tiles together";
+        return;
+    }
+    int h = 0, nmma = 0;
+    for (; h < pk->first_ops.n && pk->first_ops.v[h]->kind != POP_WAIT_MMA; h++) {
+        POp *o = pk->first_ops.v[h];
+        bool ok = o->kind == POP_PP_WAIT || o->kind == POP_PP_PASS ||
+                  (o->kind == POP_WAIT_FULL && !o->prev && !pk->groups.v[o->group].once) ||
+                  (o->kind == POP_MMA && !o->mma->deferred && !o->prev && !o->mma->a_reg);
+        if (!ok) {
+            pk->no_lookahead = "the first step does something other than products before its first wait";
+            return;
+        }
+        nmma += o->kind == POP_MMA;
+    }
+    if (!nmma || h == pk->first_ops.n) {
+        pk->no_lookahead = "the first step does not start with products it waits for";
+        return;
+    }
+    if (pk->first_ops.v[h]->n != 0) {
+        pk->no_lookahead = "the first step keeps products in flight past its first wait";
+        return;
+    }
+    for (int i = 0; i < h; i++) {
+        POp *o = pk->first_ops.v[i];
+        if (o->kind != POP_MMA) continue;
+        bool setup_mma = false, finish_mma = false, after_mma = false;
+        bool touched = ops_touch(L, &pk->setup_ops, o->mma->dst, &setup_mma) |
+                       ops_touch(L, &pk->finish_ops, o->mma->dst, &finish_mma) |
+                       ops_touch(L, &pk->after_ops, o->mma->dst, &after_mma);
+        if (touched) {
+            pk->no_lookahead = arena_printf(L->a, "'%s' is used after the loop, in finish or in setup", o->mma->dst->name);
+            return;
+        }
+        if (setup_mma || finish_mma) {
+            pk->no_lookahead = "setup or finish issues products";
+            return;
+        }
+    }
+    pk->lookahead = true;
+    pk->ahead_head = h;
+}
+
 /* ---- load groups ---------------------------------------------------------------------------- */
 
 static int add_barrier(Lower *L, const char *name, int copies, int count, int tx, const char *why) {
@@ -1627,6 +1699,12 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     if (pk->persistent)
         note(L, "persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles "
                 "so the producer prefetches the next tile during the epilogue");
+    plan_lookahead(L);
+    if (pk->lookahead)
+        note(L, "lookahead: the first step's products for the next work tile are issued right after this tile's last "
+                "products, before its finish, so the tensor cores work during the epilogue");
+    else if (pk->no_lookahead)
+        note(L, "no lookahead (the next work tile's first products under this tile's finish): %s", pk->no_lookahead);
     if (pk->early_setup_release)
         note(L, "the setup tiles are released by the last step, once its products that read them are complete: the "
                 "producer loads the next work tile's setup tiles during the last step and the finish block");

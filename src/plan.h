@@ -169,7 +169,13 @@ typedef struct PlanKernel {
     int stages;
     bool persistent;
     bool paired;            /* persistent with a folded axis: blocks walk tiles in pairs */
-    bool early_setup_release; /* the last step releases the setup tiles (see lower.c) */
+    bool early_setup_release;
+    /* lookahead: in a persistent grid, the first step's head (first_ops[0 .. ahead_head): its
+     * products, the barrier waits before them) for the next work tile is issued after the
+     * after_ops, before this tile's finish; first_ops[ahead_head] is a wait for all of them */
+    bool lookahead;
+    int ahead_head;
+    const char *no_lookahead;   /* why not, for the notes (NULL: applied, or not asked for) */ /* the last step releases the setup tiles (see lower.c) */
     int cluster;        /* blocks per cluster along the first grid axis */
     OrderKind order;
     int order_group;

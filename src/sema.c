@@ -1886,7 +1886,7 @@ static void check_pipeline(Sema *s, KItem *it) {
     it->u.pipe.sym = y;
     sk->loopvar = y;
     declare(s, y);
-    static const char *const known[] = {"stages", "consumers", "overlap", "pingpong", "producer_regs", "consumer_regs"};
+    static const char *const known[] = {"stages", "consumers", "overlap", "pingpong", "lookahead", "producer_regs", "consumer_regs"};
     for (int i = 0; i < it->u.pipe.opts.n; i++) {
         Option *o = &it->u.pipe.opts.v[i];
         int64_t v;
@@ -1900,6 +1900,8 @@ static void check_pipeline(Sema *s, KItem *it) {
             if (opt_int(s, o, 0, 1, &v, "overlap")) sk->overlap = v;
         } else if (!strcmp(o->key, "pingpong")) {
             if (opt_int(s, o, 0, 1, &v, "pingpong")) sk->pingpong = v;
+        } else if (!strcmp(o->key, "lookahead")) {
+            if (opt_int(s, o, 0, 1, &v, "lookahead")) sk->lookahead = v;
         } else if (!strcmp(o->key, "producer_regs") || !strcmp(o->key, "consumer_regs")) {
             sk->regs_span = o->span;
             if (opt_int(s, o, 24, 256, &v, "a register count")) {
@@ -1908,7 +1910,7 @@ static void check_pipeline(Sema *s, KItem *it) {
                 else sk->consumer_regs = (int)v;
             }
         } else {
-            unknown_option(s, o, known, 6, "pipeline");
+            unknown_option(s, o, known, 7, "pipeline");
         }
     }
 }
@@ -1974,6 +1976,7 @@ static void check_kernel(Sema *s, Kernel *k) {
     sk->consumers = 1;
     sk->cluster = 1;
     sk->order_group = 1;
+    sk->lookahead = true;
     s->sk = sk;
     Scope ks;
     push_scope(s, &ks);

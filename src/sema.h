@@ -51,6 +51,7 @@ typedef struct SemaKernel {
     int order_group;            /* G of super_m(G) / super_n(G) */
     int stages, consumers;
     bool overlap, pingpong;
+    bool lookahead;             /* issue the next work tile's first product early (default on) */
     int producer_regs, consumer_regs;   /* 0 = let lowering choose */
     Span stages_span, consumers_span, regs_span;
 } SemaKernel;
