@@ -51,6 +51,12 @@ VARIANTS = {
     "attn_d128_nola": ("attn_fwd.tk", {"D": 128, "LOOKAHEAD": 0}),
     "attn_d128_causal_nola": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1, "LOOKAHEAD": 0}),
     "attn_d64_causal_nola": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "LOOKAHEAD": 0}),
+    # staging = 0: O from registers straight to global memory (no staging buffer, no TMA store)
+    "attn_d128_st0": ("attn_fwd.tk", {"D": 128, "STAGING": 0}),
+    "attn_d128_causal_st0": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1, "STAGING": 0}),
+    "attn_d64_st0": ("attn_fwd.tk", {"D": 64, "STAGING": 0}),
+    "attn_d64_causal_st0": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "STAGING": 0}),
+    "attn_d128_k192_st0": ("attn_fwd.tk", {"D": 128, "STAGING": 0, "BKV": 192}),
     # D64 with 128-row query blocks (2 consumers): no ragged query block at N = 1024, less diagonal waste
     "attn_d64_q128": ("attn_fwd.tk", {"D": 64, "BQ": 128}),
     "attn_d64_causal_q128": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "BQ": 128}),
@@ -392,11 +398,14 @@ def attn_suite(args, torch):
                                  ("attn_d64_causal", 64, True), ("attn_d128_k128", 128, False),
                                  ("attn_d128_causal_np", 128, True), ("attn_d128_k128p", 128, False),
                                  ("attn_d128_nola", 128, False), ("attn_d64_causal_nola", 64, True),
+                                 ("attn_d128_st0", 128, False), ("attn_d64_causal_st0", 64, True),
+                                 ("attn_d128_k192_st0", 128, False),
                                  ("attn_d128_plain", 128, False), ("attn_d128_ov", 128, False)]:
         for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333)]:
             case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
     case("strided", "attn_d128", 2, 4, 2, 1000, 128, False, time_it=False, bshd=True)
     case("strided", "attn_d64_causal", 2, 4, 2, 333, 64, True, time_it=False, bshd=True)
+    case("strided", "attn_d128_st0", 2, 4, 2, 1000, 128, False, time_it=False, bshd=True)
     if args.quick:
         return rows
     for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
@@ -420,6 +429,12 @@ def attn_suite(args, torch):
         case("ablation", "attn_d128_nola", 16, 16, 16, n, 128, False)
         case("ablation", "attn_d128_causal_nola", 16, 16, 16, n, 128, True)
         case("ablation", "attn_d64_causal_nola", 16, 16, 16, n, 64, True)
+    for n in (1024, 4096, 16384):
+        bn = 4 if n == 16384 else 16
+        for (variant, D, causal) in [("attn_d128_st0", 128, False), ("attn_d128_causal_st0", 128, True),
+                                     ("attn_d64_st0", 64, False), ("attn_d64_causal_st0", 64, True),
+                                     ("attn_d128_k192_st0", 128, False)]:
+            case("ablation", variant, bn, 16, 16, n, D, causal)
     return rows
 
 

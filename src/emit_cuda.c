@@ -537,11 +537,73 @@ static const PlanStore *store_of(const PlanKernel *pk, const Stmt *st) {
     return NULL;
 }
 
+/* a register tile straight to global memory (staging = 0): each thread writes the pairs of
+ * neighbouring columns it holds, as one 32-bit store when the tensor's layout allows (last stride
+ * 1, the other strides even, a 4-byte aligned base), else element by element; rows and columns
+ * past the tensor's end are skipped */
+static void emit_direct_store(Em *e, const Stmt *st) {
+    const PlanKernel *pk = e->pk;
+    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const Symbol *tn = ix->u.index.base->sym;
+    const Arg *arg = e->sk->args.v[tn->index];
+    const Type *t = &rhs->ty;
+    int n = ix->u.index.nargs;
+    need(e, "tkc_ptx.cuh", "math");
+    if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
+    e->nred = 0;
+    hoist_reductions(e, rhs);
+    const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
+    const char *ct = t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
+    const char *cvt = t->dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn";
+    L("{");
+    IN();
+    L("const long long tkc_r0 = (long long)%s * %d;  // the tile's first row and column", scalar_str(e, ix->u.index.args[n - 2].lo, false),
+      t->rows);
+    L("const long long tkc_c0 = (long long)%s * %d;", scalar_str(e, ix->u.index.args[n - 1].lo, false), t->cols);
+    StrBuf pc, base;
+    sb_init(&pc);
+    sb_init(&base);
+    sb_printf(&pc, "%s_st%d == 1 && ((uintptr_t)%s & 3) == 0", tn->name, n - 1, tn->name);
+    for (int d = 0; d < n - 1; d++) sb_printf(&pc, " && %s_st%d %% 2 == 0", tn->name, d);
+    for (int d = 0; d < n - 2; d++) sb_printf(&base, "(long long)%s * %s_st%d + ", scalar_str(e, ix->u.index.args[d].lo, false), tn->name, d);
+    L("const bool tkc_pairs = %s;  // two elements per 32-bit store", pc.s);
+    L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", ct, tn->name, base.s, tn->name, n - 2, tn->name, n - 1);
+    sb_free(&pc);
+    sb_free(&base);
+    Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
+    L("#pragma unroll");
+    L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", frag_count(pk, t) / 2);
+    IN();
+    L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
+    L("const float tkc_x0 = %s, tkc_x1 = %s;", elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
+    const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
+    L("if (tkc_r0 + tkc_r >= %s) continue;", rows);
+    L("%s *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", ct, tn->name, n - 2, tn->name, n - 1);
+    L("if (tkc_pairs && tkc_c0 + tkc_c + 1 < %s) {", cols);
+    IN();
+    L("*reinterpret_cast<uint32_t *>(tkc_q) = tkc_pack_%s(tkc_x0, tkc_x1);", k);
+    OUT();
+    L("} else {");
+    IN();
+    L("if (tkc_c0 + tkc_c < %s) tkc_q[0] = %s(tkc_x0);", cols, cvt);
+    L("if (tkc_c0 + tkc_c + 1 < %s) tkc_q[%s_st%d] = %s(tkc_x1);", cols, tn->name, n - 1, cvt);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
 /* a register tile to global memory: 64-row chunks through the warpgroup's two staging
  * buffers (stmatrix into the swizzled layout, proxy fence, TMA store) */
 static void emit_tile_store(Em *e, const Stmt *st) {
     const PlanKernel *pk = e->pk;
     const PlanStore *ps = store_of(pk, st);
+    if (ps->direct) {
+        emit_direct_store(e, st);
+        return;
+    }
     const PlanMap *m = &pk->maps.v[ps->map];
     const PlanBuf *sb = &pk->bufs.v[pk->staging_buf];
     const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
@@ -1234,7 +1296,7 @@ static void emit_consumer(Em *e) {
     OUT();
     L("}");
     if (pk->lookahead) L("tkc_wgmma_wait<0>();  // the lookahead products issued after the last tile (never read)");
-    if (pk->stores.n) L("if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits");
+    if (pk->staging_buf >= 0) L("if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits");
 }
 
 
@@ -1260,6 +1322,13 @@ static bool tensor_direct(const SemaKernel *sk, const Symbol *t) {
     return false;
 }
 
+/* a tensor a direct tile store writes (staging = 0) */
+static bool tensor_stored_direct(const PlanKernel *pk, const Symbol *t) {
+    for (int i = 0; i < pk->stores.n; i++)
+        if (pk->stores.v[i].direct && pk->stores.v[i].st->u.assign.lhs->u.index.base->sym == t) return true;
+    return false;
+}
+
 static void kernel_params(Em *e, StrBuf *b, bool decl) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
@@ -1275,7 +1344,7 @@ static void kernel_params(Em *e, StrBuf *b, bool decl) {
         const char *t = a->ts.dt == DT_BF16 ? "__nv_bfloat16" : a->ts.dt == DT_FP16 ? "__half" : a->ts.dt == DT_FP32 ? "float" : "int";
         if (decl) sb_printf(b, "%s%s%s *__restrict__ %s", SEP(), a->mode == ARG_IN ? "const " : "", t, a->name);
         else sb_printf(b, "%s(%s%s *)%s", SEP(), a->mode == ARG_IN ? "const " : "", t, a->name);
-        if (!tensor_direct(sk, a->sym)) continue;
+        if (!tensor_direct(sk, a->sym) && !tensor_stored_direct(pk, a->sym)) continue;
         for (int d = 0; d < a->ts.ndims; d++) {
             if (decl) sb_printf(b, "%sconst long long %s_st%d", SEP(), a->name, d);
             else sb_printf(b, "%s%s_st[%d]", SEP(), a->name, d);

@@ -103,7 +103,7 @@ static int group_of_barrier(const PlanKernel *pk, int bar, bool *is_full) {
 
 static bool stmt_is_staged(const PlanKernel *pk, const Stmt *st, int *store) {
     for (int i = 0; i < pk->stores.n; i++)
-        if (pk->stores.v[i].st == st) {
+        if (pk->stores.v[i].st == st && !pk->stores.v[i].direct) {
             *store = i;
             return true;
         }
@@ -517,6 +517,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
     jk_arr(j, "staged_stores");
     for (int i = 0; i < pk->stores.n; i++) {
         const PlanStore *ps = &pk->stores.v[i];
+        if (ps->direct) continue;
         j_open(j, '{');
         jk_str(j, "statement", stmt_str(a, ps->st));
         jk_str(j, "map", pk->maps.v[ps->map].name);
@@ -1030,8 +1031,11 @@ static void explain_maps_and_stores(StrBuf *b, Arena *a, const PlanKernel *pk) {
                  pk->staging_per_wg == 2 ? "two chunks per consumer warpgroup, so one fills while the other is stored"
                                          : "one chunk per consumer warpgroup, so each waits for the previous store");
         } else if (o->st->kind == ST_ASSIGN && (o->st->mv == MV_R2G || o->st->mv == MV_ADD_R2G)) {
-            para(b, 2, 2, "- %s: %s by the consumer threads directly from registers.", stmt_nb(a, o->st),
-                 o->st->mv == MV_ADD_R2G ? "added atomically" : "written");
+            para(b, 2, 2, "- %s: %s by the consumer threads directly from registers%s.", stmt_nb(a, o->st),
+                 o->st->mv == MV_ADD_R2G ? "added atomically" : "written",
+                 o->st->u.assign.rhs->ty.kind == TY_TILE ? " (staging = 0), two 16-bit elements per store where the "
+                                                           "strides allow"
+                                                         : "");
         } else {
             para(b, 2, 2, "- %s: computed by the consumer threads.", stmt_nb(a, o->st));
         }

@@ -1230,6 +1230,11 @@ static void collect_stores(Lower *L, StmtList *l) {
                            "(bf16 and fp16 tiles are)", dtype_name[t.dt]);
                 continue;
             }
+            if (!L->sk->staging) {
+                PlanStore ps = {.st = st, .direct = true, .map = -1};
+                vec_push(L->a, &pk->stores, ps);
+                continue;
+            }
             int cc = t.cols % 64 == 0 ? 64 : t.cols % 32 == 0 ? 32 : 16;
             PlanStore ps = {.st = st, .chunk_rows = 64, .chunk_cols = cc};
             Symbol *tensor = lhs_root(st->u.assign.lhs->u.index.base);
@@ -1249,7 +1254,7 @@ static void collect_stores(Lower *L, StmtList *l) {
 static void lower_staging(Lower *L) {
     PlanKernel *pk = L->pk;
     pk->staging_buf = -1;
-    if (!pk->stores.n) return;
+    if (!pk->stores.n || pk->stores.v[0].direct) return; /* all stores are direct, or none is */
     int cc = 16;
     for (int i = 0; i < pk->stores.n; i++)
         if (pk->stores.v[i].chunk_cols > cc) cc = pk->stores.v[i].chunk_cols;
@@ -1269,6 +1274,9 @@ static void lower_staging(Lower *L) {
 
 static void note_staging(Lower *L) {
     PlanKernel *pk = L->pk;
+    if (pk->stores.n && pk->stores.v[0].direct)
+        note(L, "staging = 0: stores from registers write global memory directly, two 16-bit elements per store "
+                "where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for");
     if (pk->staging_buf < 0) return;
     const PlanBuf *b = &pk->bufs.v[pk->staging_buf];
     if (pk->staging_per_wg == 2)

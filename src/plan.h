@@ -150,8 +150,9 @@ typedef struct PlanReg {
     int regs;           /* 32-bit registers per thread */
 } PlanReg;
 
-typedef struct PlanStore { /* a staged tile store (reg -> shared -> TMA) */
+typedef struct PlanStore { /* a tile store: staged (reg -> shared -> TMA) or direct (reg -> global) */
     Stmt *st;
+    bool direct;        /* each thread writes its own elements (staging = 0); no map, no chunks */
     int map;
     int chunk_rows, chunk_cols;
 } PlanStore;

@@ -203,7 +203,8 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         const PlanStore *ps = &pk->stores.v[i];
         sb_puts(b, "  store: ");
         plan_stmt_text(b, ps->st);
-        sb_printf(b, "  [%dx%d chunks through staging, %s]\n", ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name);
+        if (ps->direct) sb_puts(b, "  [direct from registers, no staging]\n");
+        else sb_printf(b, "  [%dx%d chunks through staging, %s]\n", ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name);
     }
     sb_puts(b, "  decisions:\n");
     for (int i = 0; i < pk->notes.n; i++) sb_printf(b, "    - %s\n", pk->notes.v[i]);

@@ -1886,7 +1886,8 @@ static void check_pipeline(Sema *s, KItem *it) {
     it->u.pipe.sym = y;
     sk->loopvar = y;
     declare(s, y);
-    static const char *const known[] = {"stages", "consumers", "overlap", "pingpong", "lookahead", "producer_regs", "consumer_regs"};
+    static const char *const known[] = {"stages",        "consumers",     "overlap", "pingpong", "lookahead",
+                                        "producer_regs", "consumer_regs", "staging"};
     for (int i = 0; i < it->u.pipe.opts.n; i++) {
         Option *o = &it->u.pipe.opts.v[i];
         int64_t v;
@@ -1902,6 +1903,8 @@ static void check_pipeline(Sema *s, KItem *it) {
             if (opt_int(s, o, 0, 1, &v, "pingpong")) sk->pingpong = v;
         } else if (!strcmp(o->key, "lookahead")) {
             if (opt_int(s, o, 0, 1, &v, "lookahead")) sk->lookahead = v;
+        } else if (!strcmp(o->key, "staging")) {
+            if (opt_int(s, o, 0, 1, &v, "staging")) sk->staging = v;
         } else if (!strcmp(o->key, "producer_regs") || !strcmp(o->key, "consumer_regs")) {
             sk->regs_span = o->span;
             if (opt_int(s, o, 24, 256, &v, "a register count")) {
@@ -1910,7 +1913,7 @@ static void check_pipeline(Sema *s, KItem *it) {
                 else sk->consumer_regs = (int)v;
             }
         } else {
-            unknown_option(s, o, known, 7, "pipeline");
+            unknown_option(s, o, known, 8, "pipeline");
         }
     }
 }
@@ -1977,6 +1980,7 @@ static void check_kernel(Sema *s, Kernel *k) {
     sk->cluster = 1;
     sk->order_group = 1;
     sk->lookahead = true;
+    sk->staging = true;
     s->sk = sk;
     Scope ks;
     push_scope(s, &ks);

@@ -52,6 +52,7 @@ typedef struct SemaKernel {
     int stages, consumers;
     bool overlap, pingpong;
     bool lookahead;             /* issue the next work tile's first product early (default on) */
+    bool staging;               /* register tiles reach global memory through shared memory and TMA (default on) */
     int producer_regs, consumer_regs;   /* 0 = let lowering choose */
     Span stages_span, consumers_span, regs_span;
 } SemaKernel;
