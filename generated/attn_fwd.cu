@@ -52,6 +52,7 @@ constexpr int STAGES = 2;
 constexpr int OVERLAP = 1;
 constexpr int PINGPONG = 1;
 constexpr int LOOKAHEAD = 1;
+constexpr int STAGING = 1;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -335,7 +336,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     per step: wait empty_v, expect 45,056 bytes on full_v
 //       v <- V[block.b, kv, j, 0]  [tm_V_176x64, 2 boxes]
 //     per work tile: wait empty_q, expect 32,768 bytes on full_q
-//       q <- Q[block.b, block.h, block.q, 0]  [tm_Q_128x64, 2 boxes]
+//       q <- Q[block.b, block.h, at(q0), 0]  [tm_Q_128x64, 2 boxes]
 //   consumers:
 //     setup:
 //       o = 0
@@ -349,8 +350,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       pingpong: pass the turn to the next warpgroup
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       release empty_q, on the last step only
-//       if ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > block.q * BQ)
-//         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
+//       if ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > q0)
+//         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
 //       release empty_k
 //       let mn = max(m, rowmax(s))
 //       let alpha = exp2(m * c - mn * c)
@@ -368,8 +369,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       pingpong: pass the turn to the next warpgroup
 //       wgmma.wait_group 1  (registers of a product in flight)
 //       release empty_q, on the last step only
-//       if ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > block.q * BQ)
-//         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
+//       if ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > q0)
+//         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
 //       release empty_k
 //       let mn = max(m, rowmax(s))
 //       let alpha = exp2(m * c - mn * c)
@@ -387,9 +388,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       release empty_v (previous step's stage), skipped on the first step
 //       release empty_q, only when no step ran
 //     finish:
-//       O[block.b, block.h, block.q, 0] <- bf16(o / l)
-//       L[block.b, block.h, block.q] <- (m * c + log2(l)) * 0.69314718055994529
-//   store: O[block.b, block.h, block.q, 0] <- bf16(o / l)  [64x64 chunks through staging, tm_O_64x64]
+//       O[block.b, block.h, at(q0), 0] <- bf16(o / l)
+//       L[block.b, block.h, at(q0)] <- (m * c + log2(l)) * 0.69314718055994529
+//   store: O[block.b, block.h, at(q0), 0] <- bf16(o / l)  [64x64 chunks through staging, tm_O_64x64]
 //   decisions:
 //     - swizzle 128B for 'q': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'k': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
@@ -462,13 +463,14 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 (void)block_q;
                 const int kv = (block_h / (H / HKV));
                 const float c = (scale * 1.44269504f);
-                const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv(((block_q + 1) * BQ), BKV)) : tkc_cdiv(N, BKV));
+                const int q0 = ((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N));
+                const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
                 // setup tiles, once per work tile: wait until the consumers are done with the last ones
                 tkc_mbar_wait(empty_q, tkc_tile_phase ^ 1);
                 tkc_mbar_expect_tx(full_q, 32768);
-                // q <- Q[block.b, block.h, block.q, 0]  (2 boxes of 128 x 64)
-                tkc_tma_load_4d(q_smem, &tm_Q_128x64, 0 * 128 + 0, block_q * 128, block_h, block_b, full_q);
-                tkc_tma_load_4d(q_smem + 16384, &tm_Q_128x64, 0 * 128 + 64, block_q * 128, block_h, block_b, full_q);
+                // q <- Q[block.b, block.h, at(q0), 0]  (2 boxes of 128 x 64)
+                tkc_tma_load_4d(q_smem, &tm_Q_128x64, 0 * 128 + 0, (q0), block_h, block_b, full_q);
+                tkc_tma_load_4d(q_smem + 16384, &tm_Q_128x64, 0 * 128 + 64, (q0), block_h, block_b, full_q);
                 const int tkc_steps = steps;
                 for (int j = 0; j < tkc_steps; ++j) {
                     tkc_mbar_wait(empty_k + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
@@ -524,7 +526,8 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 (void)block_q;
                 const int kv = (block_h / (H / HKV));
                 const float c = (scale * 1.44269504f);
-                const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv(((block_q + 1) * BQ), BKV)) : tkc_cdiv(N, BKV));
+                const int q0 = ((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N));
+                const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
                 tkc_has = (steps) > 0;
             }
             const int j = 0;
@@ -575,7 +578,8 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             (void)block_q;
             const int kv = (block_h / (H / HKV));
             const float c = (scale * 1.44269504f);
-            const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv(((block_q + 1) * BQ), BKV)) : tkc_cdiv(N, BKV));
+            const int q0 = ((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N));
+            const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
             // setup
             // o = 0
             #pragma unroll
@@ -597,10 +601,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 const int j = 0;
                 (void)j;
                 if (j == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: the last step: nothing after it reads the setup tiles
-                if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > (block_q * BQ))))) {
-                    // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
+                if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > q0)))) {
+                    // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) <= ((block_q * BQ) + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 88)))))) ? s[tkc_i] : (-TKC_INF));
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) <= (q0 + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 88)))))) ? s[tkc_i] : (-TKC_INF));
                 }
                 if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
                 // let mn = max(m, rowmax(s))
@@ -703,10 +707,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
                 if (j == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: the last step: nothing after it reads the setup tiles
-                if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > (block_q * BQ))))) {
-                    // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= block.q * BQ + row), s, -inf)
+                if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > q0)))) {
+                    // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) <= ((block_q * BQ) + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 88)))))) ? s[tkc_i] : (-TKC_INF));
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) <= (q0 + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 88)))))) ? s[tkc_i] : (-TKC_INF));
                 }
                 if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
                 // let mn = max(m, rowmax(s))
@@ -817,7 +821,8 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     (void)block_q;
                     const int kv = (block_h / (H / HKV));
                     const float c = (scale * 1.44269504f);
-                    const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv(((block_q + 1) * BQ), BKV)) : tkc_cdiv(N, BKV));
+                    const int q0 = ((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N));
+                    const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
                     tkc_has = (steps) > 0;
                 }
                 const int j = 0;
@@ -853,7 +858,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             // finish
             // bf16(o / l)
             {
-                const int tkc_r0 = block_q * 128 + wg * 64;  // first row of this warpgroup's part
+                const int tkc_r0 = (q0) + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = 0 * 128;
                 // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
                 const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
@@ -888,8 +893,8 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const long long tkc_gi = (long long)block_q * 128 + (wg * 64 + tkc_lrow + 8 * (tkc_r & 1) + 64 * (tkc_r >> 1));
-                    if (tkc_gi < N) L[(long long)block_b * L_st0 + (long long)block_h * L_st1 + tkc_gi * L_st2] = (((m[tkc_r] * c) + __log2f(l[tkc_r])) * 0.693147181f);
+                    const long long tkc_gi = (long long)(q0) + (wg * 64 + tkc_lrow + 8 * (tkc_r & 1) + 64 * (tkc_r >> 1));
+                    if (tkc_gi >= 0 && tkc_gi < N) L[(long long)block_b * L_st0 + (long long)block_h * L_st1 + tkc_gi * L_st2] = (((m[tkc_r] * c) + __log2f(l[tkc_r])) * 0.693147181f);
                 }
             }
             tkc_tile_phase ^= 1;

@@ -147,7 +147,8 @@ typedef enum {
     X(FN_REAL, "real", 1, "real part of a complex tile")                                         \
     X(FN_IMAG, "imag", 1, "imaginary part of a complex tile")                                    \
     X(FN_COMPLEX, "complex", 2, "complex(re, im): a complex tile from two real tiles")           \
-    X(FN_SYNC, "sync", 0, "statement: barrier over all consumer warpgroups")
+    X(FN_SYNC, "sync", 0, "statement: barrier over all consumer warpgroups")                     \
+    X(FN_AT, "at", 1, "at(e) as a global tile or vector index: the move starts at element e, not tile e")
 
 typedef enum {
 #define X(e, s, n, m) e,

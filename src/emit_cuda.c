@@ -125,6 +125,7 @@ static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host) {
         case FN_I32: fn = "(int)"; break;
         case FN_BF16: fn = "tkc_round_bf16"; need(e, "tkc_ptx.cuh", "math"); break;
         case FN_FP16: fn = "tkc_round_fp16"; need(e, "tkc_ptx.cuh", "math"); break;
+        case FN_AT: fn = ""; break; /* an element index: move_coord reads it */
         default: fn = x->u.call.fn; break;
         }
         sb_printf(b, "%s(", fn);
@@ -508,6 +509,15 @@ static const char *global_offset(Em *e, const Symbol *t, const Expr *ix, const c
     return r;
 }
 
+/* a global move's tile (or vector) index as an element coordinate: at(r) is element r itself,
+ * any other index counts in units of the moved tile's size */
+static const char *move_coord(Em *e, const Expr *x, int size) {
+    if (x->kind == EX_CALL && x->fn == FN_AT) return arena_printf(e->a, "(%s)", scalar_str(e, x->u.call.args[0], false));
+    return arena_printf(e->a, "%s * %d", scalar_str(e, x, false), size);
+}
+
+static bool is_at(const Expr *x) { return x->kind == EX_CALL && x->fn == FN_AT; }
+
 static void emit_vec_store(Em *e, const Stmt *st) {
     const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
     const Symbol *t = ix->u.index.base->sym;
@@ -521,10 +531,9 @@ static void emit_vec_store(Em *e, const Stmt *st) {
     L("#pragma unroll");
     L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(e->pk, &rhs->ty));
     IN();
-    L("const long long tkc_gi = (long long)%s * %d + %s;", scalar_str(e, ix->u.index.args[n - 1].lo, false), rhs->ty.rows,
-      row_expr(e, &c));
-    L("if (tkc_gi < %s) %s[%s] = %s;", scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"),
-      elem_str(e, rhs, &c));
+    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, rhs->ty.rows), row_expr(e, &c));
+    L("if (%stkc_gi < %s) %s[%s] = %s;", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+      scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"), elem_str(e, rhs, &c));
     OUT();
     L("}");
     OUT();
@@ -557,9 +566,8 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     const char *cvt = t->dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn";
     L("{");
     IN();
-    L("const long long tkc_r0 = (long long)%s * %d;  // the tile's first row and column", scalar_str(e, ix->u.index.args[n - 2].lo, false),
-      t->rows);
-    L("const long long tkc_c0 = (long long)%s * %d;", scalar_str(e, ix->u.index.args[n - 1].lo, false), t->cols);
+    L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ix->u.index.args[n - 2].lo, t->rows));
+    L("const long long tkc_c0 = (long long)%s;", move_coord(e, ix->u.index.args[n - 1].lo, t->cols));
     StrBuf pc, base;
     sb_init(&pc);
     sb_init(&base);
@@ -577,7 +585,7 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
     L("const float tkc_x0 = %s, tkc_x1 = %s;", elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
     const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
-    L("if (tkc_r0 + tkc_r >= %s) continue;", rows);
+    L("if (%stkc_r0 + tkc_r >= %s) continue;", is_at(ix->u.index.args[n - 2].lo) ? "tkc_r0 + tkc_r < 0 || " : "", rows);
     L("%s *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", ct, tn->name, n - 2, tn->name, n - 1);
     L("if (tkc_pairs && tkc_c0 + tkc_c + 1 < %s) {", cols);
     IN();
@@ -622,9 +630,9 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
     L("{");
     IN();
-    L("const int tkc_r0 = %s * %d%s;  // first row of this warpgroup's part", scalar_str(e, ix->u.index.args[n - 2].lo, false),
-      t->rows, t->per_wg ? "" : arena_printf(e->a, " + wg * %d", rwg));
-    L("const int tkc_c0 = %s * %d;", scalar_str(e, ix->u.index.args[n - 1].lo, false), t->cols);
+    L("const int tkc_r0 = %s%s;  // first row of this warpgroup's part", move_coord(e, ix->u.index.args[n - 2].lo, t->rows),
+      t->per_wg ? "" : arena_printf(e->a, " + wg * %d", rwg));
+    L("const int tkc_c0 = %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->cols));
     L("// this lane's stmatrix row address inside a 64 x %d chunk (%s swizzle)", W, swizzle_name(sb->swz));
     L("const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);");
     L("#pragma unroll");
@@ -1067,11 +1075,11 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
         StrBuf co;
         sb_init(&co);
         if (b->is_vec) {
-            sb_printf(&co, "%s * %d", scalar_str(e, ix->u.index.args[n - 1].lo, false), b->cols);
+            sb_printf(&co, "%s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols));
             for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
         } else {
-            sb_printf(&co, "%s * %d + %d, %s * %d", scalar_str(e, ix->u.index.args[n - 1].lo, false), b->cols,
-                      a * b->atom_cols, scalar_str(e, ix->u.index.args[n - 2].lo, false), b->rows);
+            sb_printf(&co, "%s + %d, %s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols), a * b->atom_cols,
+                      move_coord(e, ix->u.index.args[n - 2].lo, b->rows));
             for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
         }
         const char *off = a ? arena_printf(e->a, " + %d", a * box_bytes) : "";

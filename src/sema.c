@@ -33,6 +33,7 @@ typedef struct Sema {
     BlockKind bk;
     bool kernel_let;        /* checking a kernel-level let: element reads of tensors allowed */
     bool matmul_ok;         /* the expression being checked may be a matrix product */
+    bool at_ok;             /* the expression being checked is a tile (vector) index of a global move */
     Symbol *builtin[5];
     Vec(Symbol *) assigned; /* reg symbols assigned so far, in block order */
     Vec(Symbol *) g2s;      /* shared symbols loaded by TMA, with the block kind in g2s_bk */
@@ -370,7 +371,8 @@ static bool slice_bound(Sema *s, IndexArg *ia, int extent, int *lo, int *hi, boo
 
 /* X[i0, ..., in] of a global tensor: one integer index per dimension (slices are refused with
  * slice_msg); reports every bad index */
-static bool check_tensor_indices(Sema *s, Expr *ix, const Symbol *t, const char *slice_msg) {
+/* indices from at_from on may be at(e) (the tile or vector positions of a global move) */
+static bool check_tensor_indices(Sema *s, Expr *ix, const Symbol *t, const char *slice_msg, int at_from) {
     int n = ix->u.index.nargs;
     bool ok = true;
     if (n != t->ty.ndims) {
@@ -384,7 +386,9 @@ static bool check_tensor_indices(Sema *s, Expr *ix, const Symbol *t, const char 
             ok = false;
             continue;
         }
+        s->at_ok = i >= at_from && ia->lo->kind == EX_CALL && !strcmp(ia->lo->u.call.fn, "at");
         Type it = check_expr(s, ia->lo);
+        s->at_ok = false;
         if (it.kind == TY_ERROR) ok = false;
         else if (it.kind != TY_INT || it.varying) {
             diag_error(s->d, ia->span, "an index must be an integer, not %s", type_str(s, it));
@@ -413,7 +417,7 @@ static Type check_index(Sema *s, Expr *e) {
                            "kernel-level 'let'");
             return set(e, ty_err());
         }
-        if (!check_tensor_indices(s, e, base->sym, "slices of global tensors are not allowed; move a tile with '<-'"))
+        if (!check_tensor_indices(s, e, base->sym, "slices of global tensors are not allowed; move a tile with '<-'", n))
             return set(e, ty_err());
         return set(e, bt.dt == DT_I32 ? ty_int() : ty_float());
     }
@@ -791,6 +795,14 @@ static Type check_call(Sema *s, Expr *e) {
     } else if (!check_args(s, e, arity)) {
         return set(e, ty_err());
     }
+    if (fn == FN_AT && !s->at_ok) {
+        diag_error(s->d, e->span, "at() is a tile or vector index of a global move (T[..., at(row), col] <- ...), where "
+                                  "it gives the first element instead of the tile number");
+        s->at_ok = false;
+        for (int i = 0; i < e->u.call.nargs; i++) check_expr(s, e->u.call.args[i]);
+        return set(e, ty_err());
+    }
+    s->at_ok = false;
     bool mm = s->matmul_ok;
     s->matmul_ok = false;
     Type at[3] = {ty_err(), ty_err(), ty_err()};
@@ -803,6 +815,12 @@ static Type check_call(Sema *s, Expr *e) {
     if (bad) return set(e, ty_err());
     Expr **A = e->u.call.args;
     switch (fn) {
+    case FN_AT:
+        if (at[0].kind != TY_INT || at[0].varying) {
+            diag_error(s->d, A[0]->span, "at() takes an integer element index, not %s", type_str(s, at[0]));
+            return set(e, ty_err());
+        }
+        return set(e, ty_int());
     case FN_CDIV:
     case FN_MIN:
     case FN_MAX: {
@@ -1187,7 +1205,8 @@ static bool check_global_access(Sema *s, Expr *ix, Symbol *t, Type moved, bool w
     base->ty = t->ty;
     ix->ty = t->ty;
     int n = ix->u.index.nargs;
-    if (!check_tensor_indices(s, ix, t, "global tiles are addressed by tile index, not by slice") ||
+    int need = moved.kind == TY_TILE ? 2 : 1;
+    if (!check_tensor_indices(s, ix, t, "global tiles are addressed by tile index, not by slice", n - need) ||
         moved.kind == TY_ERROR)
         return false;
     Arg *arg = s->sk->args.v[t->index];
@@ -1201,7 +1220,6 @@ static bool check_global_access(Sema *s, Expr *ix, Symbol *t, Type moved, bool w
         diag_note(s->d, arg->span, "'%s' is declared here", t->name);
         return false;
     }
-    int need = moved.kind == TY_TILE ? 2 : 1;
     if (n < need) {
         diag_error(s->d, ix->span, "a %s moves along the last %d dimension%s, but '%s' has only %d",
                    moved.kind == TY_TILE ? "tile" : "vector", need, need > 1 ? "s" : "", t->name, n);
