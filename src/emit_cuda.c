@@ -603,6 +603,39 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     L("}");
 }
 
+/* a tile stored at(row) may start above the tensor (a negative row), and TMA stores need
+ * non-negative coordinates: such a 64-row chunk is written by the threads, element by element,
+ * skipping the rows that do not exist; the warpgroup then skips the chunk's TMA store */
+static void emit_chunk_above(Em *e, const Stmt *st, const Expr *rhs, int W) {
+    const PlanKernel *pk = e->pk;
+    const Expr *ix = st->u.assign.lhs;
+    const Symbol *tn = ix->u.index.base->sym;
+    const Arg *arg = e->sk->args.v[tn->index];
+    const Type *t = &st->u.assign.rhs->ty;
+    int n = ix->u.index.nargs, half = t->cols / 2;
+    StrBuf base;
+    sb_init(&base);
+    for (int d = 0; d < n - 2; d++) sb_printf(&base, "(long long)%s * %s_st%d + ", scalar_str(e, ix->u.index.args[d].lo, false), tn->name, d);
+    Ctx c = tile_ctx(pk, t, "tkc_f");
+    L("if (tkc_r0 + tkc_rb * 64 < 0) {  // above the tensor: TMA stores need non-negative coordinates, so the threads write the rows that exist");
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_j = 0; tkc_j < %d; ++tkc_j) {", W / 2);
+    IN();
+    L("const int tkc_f = tkc_rb * %d + tkc_ch * %d + tkc_j;", half, W / 2);
+    L("const long long tkc_gr = (long long)%s + %s, tkc_gc = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 2].lo, t->rows),
+      row_expr(e, &c), move_coord(e, ix->u.index.args[n - 1].lo, t->cols), col_expr(e, &c, 0));
+    L("if (tkc_gr >= 0 && tkc_gr < %s && tkc_gc < %s)", scalar_str(e, arg->ts.dims[n - 2], false), scalar_str(e, arg->ts.dims[n - 1], false));
+    L("    %s[%stkc_gr * %s_st%d + tkc_gc * %s_st%d] = %s(%s);", tn->name, base.s, tn->name, n - 2, tn->name, n - 1,
+      t->dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn", elem_str(e, rhs, &c));
+    OUT();
+    L("}");
+    L("continue;");
+    OUT();
+    L("}");
+    sb_free(&base);
+}
+
 /* a register tile to global memory: 64-row chunks through the warpgroup's two staging
  * buffers (stmatrix into the swizzled layout, proxy fence, TMA store) */
 static void emit_tile_store(Em *e, const Stmt *st) {
@@ -641,6 +674,7 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     L("#pragma unroll");
     L("for (int tkc_ch = 0; tkc_ch < %d; ++tkc_ch) {", nch);
     IN();
+    if (is_at(ix->u.index.args[n - 2].lo)) emit_chunk_above(e, st, rhs, W);
     if (pk->staging_per_wg == 2) {
         L("const uint32_t tkc_buf = %s_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * %d;", sb->name, sb->bytes);
         L("if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it");
@@ -1332,8 +1366,12 @@ static bool tensor_direct(const SemaKernel *sk, const Symbol *t) {
 
 /* a tensor a direct tile store writes (staging = 0) */
 static bool tensor_stored_direct(const PlanKernel *pk, const Symbol *t) {
-    for (int i = 0; i < pk->stores.n; i++)
-        if (pk->stores.v[i].direct && pk->stores.v[i].st->u.assign.lhs->u.index.base->sym == t) return true;
+    for (int i = 0; i < pk->stores.n; i++) {
+        const Expr *ix = pk->stores.v[i].st->u.assign.lhs;
+        if (ix->u.index.base->sym != t) continue;
+        /* direct stores, and at(row) stores whose chunks above the tensor the threads write */
+        if (pk->stores.v[i].direct || is_at(ix->u.index.args[ix->u.index.nargs - 2].lo)) return true;
+    }
     return false;
 }
 
