@@ -405,7 +405,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - lookahead: the first step's products for the next work tile are issued right after this tile's last products, before its finish, so the tensor cores work during the epilogue
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
-__global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, const long long O_st0, const long long O_st1, const long long O_st2, const long long O_st3, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int B, const int H, const int N, const int HKV, const float scale) {
+__global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
@@ -463,7 +463,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 (void)block_q;
                 const int kv = (block_h / (H / HKV));
                 const float c = (scale * 1.44269504f);
-                const int q0 = ((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N));
+                const int q0 = max(((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N)), 0);
                 const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
                 // setup tiles, once per work tile: wait until the consumers are done with the last ones
                 tkc_mbar_wait(empty_q, tkc_tile_phase ^ 1);
@@ -526,7 +526,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 (void)block_q;
                 const int kv = (block_h / (H / HKV));
                 const float c = (scale * 1.44269504f);
-                const int q0 = ((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N));
+                const int q0 = max(((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N)), 0);
                 const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
                 tkc_has = (steps) > 0;
             }
@@ -578,7 +578,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             (void)block_q;
             const int kv = (block_h / (H / HKV));
             const float c = (scale * 1.44269504f);
-            const int q0 = ((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N));
+            const int q0 = max(((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N)), 0);
             const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
             // setup
             // o = 0
@@ -821,7 +821,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     (void)block_q;
                     const int kv = (block_h / (H / HKV));
                     const float c = (scale * 1.44269504f);
-                    const int q0 = ((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N));
+                    const int q0 = max(((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N)), 0);
                     const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
                     tkc_has = (steps) > 0;
                 }
@@ -866,16 +866,6 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
                     for (int tkc_ch = 0; tkc_ch < 2; ++tkc_ch) {
-                        if (tkc_r0 + tkc_rb * 64 < 0) {  // above the tensor: TMA stores need non-negative coordinates, so the threads write the rows that exist
-                            #pragma unroll
-                            for (int tkc_j = 0; tkc_j < 32; ++tkc_j) {
-                                const int tkc_f = tkc_rb * 64 + tkc_ch * 32 + tkc_j;
-                                const long long tkc_gr = (long long)(q0) + (wg * 64 + tkc_lrow + 8 * ((tkc_f >> 1) & 1) + 64 * (tkc_f / 64)), tkc_gc = (long long)0 * 128 + (tkc_lcol + 8 * ((tkc_f % 64) >> 2) + (tkc_f & 1));
-                                if (tkc_gr >= 0 && tkc_gr < N && tkc_gc < D)
-                                    O[(long long)block_b * O_st0 + (long long)block_h * O_st1 + tkc_gr * O_st2 + tkc_gc * O_st3] = __float2bfloat16_rn((o[tkc_f] / l[(tkc_f / 64 * 2 + ((tkc_f >> 1) & 1))]));
-                            }
-                            continue;
-                        }
                         const uint32_t tkc_buf = staging_smem + (uint32_t)wg * 8192;
                         if (tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // the previous store has read the buffer
                         tkc_bar_sync(1 + wg, 128);
@@ -998,6 +988,6 @@ extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void 
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)((tiles + 1) / 2 < sms ? (tiles + 1) / 2 : sms);  // persistent, tiles in pairs: one block per SM
-    tkc_attn_fwd_kernel<<<grid, 384, 230480, (cudaStream_t)stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, O_st[0], O_st[1], O_st[2], O_st[3], (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale);
+    tkc_attn_fwd_kernel<<<grid, 384, 230480, (cudaStream_t)stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale);
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

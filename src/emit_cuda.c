@@ -518,6 +518,36 @@ static const char *move_coord(Em *e, const Expr *x, int size) {
 
 static bool is_at(const Expr *x) { return x->kind == EX_CALL && x->fn == FN_AT; }
 
+/* an integer expression that is never negative: non-negative constants, grid coordinates, the
+ * pipeline step, run-time dimensions, and +, *, /, cdiv, min of such values, max with one of them,
+ * lets that name one (depth-limited) */
+static bool never_negative(const Expr *x, int depth) {
+    if (!x || depth > 32) return false;
+    if (x->is_const) return x->cval >= 0;
+    switch (x->kind) {
+    case EX_NAME:
+    case EX_MEMBER:
+        if (!x->sym) return false;
+        if (x->sym->kind == SYM_AXIS || x->sym->kind == SYM_LOOPVAR || x->sym->kind == SYM_DIM) return true;
+        return x->sym->kind == SYM_LET && never_negative(x->sym->init, depth + 1);
+    case EX_BINARY:
+        if (x->u.bin.op != BIN_ADD && x->u.bin.op != BIN_MUL && x->u.bin.op != BIN_DIV) return false;
+        return never_negative(x->u.bin.l, depth + 1) && never_negative(x->u.bin.r, depth + 1);
+    case EX_CALL:
+        if (x->fn == FN_MAX) return never_negative(x->u.call.args[0], depth + 1) || never_negative(x->u.call.args[1], depth + 1);
+        if (x->fn == FN_MIN || x->fn == FN_CDIV)
+            return never_negative(x->u.call.args[0], depth + 1) && never_negative(x->u.call.args[1], depth + 1);
+        return false;
+    default: return false;
+    }
+}
+
+/* a tile store whose first row may be negative (at(r) with r not provably >= 0) */
+static bool store_may_start_above(const Stmt *st) {
+    const Expr *ix = st->u.assign.lhs, *r = ix->u.index.args[ix->u.index.nargs - 2].lo;
+    return is_at(r) && !never_negative(r->u.call.args[0], 0);
+}
+
 static void emit_vec_store(Em *e, const Stmt *st) {
     const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
     const Symbol *t = ix->u.index.base->sym;
@@ -605,7 +635,9 @@ static void emit_direct_store(Em *e, const Stmt *st) {
 
 /* a tile stored at(row) may start above the tensor (a negative row), and TMA stores need
  * non-negative coordinates: such a 64-row chunk is written by the threads, element by element,
- * skipping the rows that do not exist; the warpgroup then skips the chunk's TMA store */
+ * skipping the rows that do not exist; the warpgroup then skips the chunk's TMA store. Emitted
+ * only where the row is not provably >= 0 (never_negative): the path is slow to have in a
+ * kernel even when it never runs (attention measured 8% slower with it, bench/RESULTS.md) */
 static void emit_chunk_above(Em *e, const Stmt *st, const Expr *rhs, int W) {
     const PlanKernel *pk = e->pk;
     const Expr *ix = st->u.assign.lhs;
@@ -674,7 +706,7 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     L("#pragma unroll");
     L("for (int tkc_ch = 0; tkc_ch < %d; ++tkc_ch) {", nch);
     IN();
-    if (is_at(ix->u.index.args[n - 2].lo)) emit_chunk_above(e, st, rhs, W);
+    if (store_may_start_above(st)) emit_chunk_above(e, st, rhs, W);
     if (pk->staging_per_wg == 2) {
         L("const uint32_t tkc_buf = %s_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * %d;", sb->name, sb->bytes);
         L("if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it");
@@ -1370,7 +1402,7 @@ static bool tensor_stored_direct(const PlanKernel *pk, const Symbol *t) {
         const Expr *ix = pk->stores.v[i].st->u.assign.lhs;
         if (ix->u.index.base->sym != t) continue;
         /* direct stores, and at(row) stores whose chunks above the tensor the threads write */
-        if (pk->stores.v[i].direct || is_at(ix->u.index.args[ix->u.index.nargs - 2].lo)) return true;
+        if (pk->stores.v[i].direct || store_may_start_above(pk->stores.v[i].st)) return true;
     }
     return false;
 }
