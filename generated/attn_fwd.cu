@@ -315,7 +315,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     180,224   32,768    q           bf16[128, 128]     128B x2  1       once (group q)
 //     0         90,112    k           bf16[176, 128]     128B x2  2       ring (group k)
 //     90,112    90,112    v           bf16[176, 128]     128B x2  2       ring (group v)
-//     212,992   16,384    staging     bf16[64, 64]       128B     2       staging
+//     212,992   16,384    staging     bf16[64, 32]       64B      4       staging
 //     229,376   80        barriers
 //     total 229,456 + 1,024 base alignment = 230,480 of 232,448
 //   barriers:
@@ -329,7 +329,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     tm_K_176x64: K bf16 rank 4, box {64, 176, 1, 1}, swizzle 128B
 //     tm_V_176x64: V bf16 rank 4, box {64, 176, 1, 1}, swizzle 128B
 //     tm_Q_128x64: Q bf16 rank 4, box {64, 128, 1, 1}, swizzle 128B
-//     tm_O_64x64: O bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B, stores
+//     tm_O_64x32: O bf16 rank 4, box {32, 64, 1, 1}, swizzle 64B, stores
 //   producer:
 //     per step: wait empty_k, expect 45,056 bytes on full_k
 //       k <- K[block.b, kv, j, 0]  [tm_K_176x64, 2 boxes]
@@ -390,7 +390,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     finish:
 //       O[block.b, block.h, at(q0), 0] <- bf16(o / l)
 //       L[block.b, block.h, at(q0)] <- (m * c + log2(l)) * 0.69314718055994529
-//   store: O[block.b, block.h, at(q0), 0] <- bf16(o / l)  [64x64 chunks through staging, tm_O_64x64]
+//   store: O[block.b, block.h, at(q0), 0] <- bf16(o / l)  [64x32 chunks through staging, tm_O_64x32]
 //   decisions:
 //     - swizzle 128B for 'q': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'k': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
@@ -400,19 +400,19 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - pingpong: the consumer warpgroups take turns issuing their products (named barriers), so one warpgroup's softmax runs under the other's products
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
 //     - register split 240/24 rather than 232/40: the consumers' estimate (228) is over 200
-//     - stores from registers go through one 64 x 64 chunk per consumer warpgroup in shared memory (swizzle 128B); two would not fit beside the rest, so each chunk waits for the previous store
+//     - stores from registers go through 64 x 32 chunks in shared memory (swizzle 64B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills; 32 columns wide, because two 64-wide chunks per warpgroup would not fit
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - lookahead: the first step's products for the next work tile are issued right after this tile's last products, before its finish, so the tensor cores work during the epilogue
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
-__global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int B, const int H, const int N, const int HKV, const float scale) {
+__global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x32, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
     const uint32_t q_smem = tkc_smem_addr(tkc_smem + 180224);  // once bf16[128, 128], swizzle 128B, 1 x 32768 B
     const uint32_t k_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[176, 128], swizzle 128B, 2 x 45056 B
     const uint32_t v_smem = tkc_smem_addr(tkc_smem + 90112);  // ring bf16[176, 128], swizzle 128B, 2 x 45056 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 212992);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 212992);  // staging bf16[64, 32], swizzle 64B, 4 x 4096 B
     const uint32_t full_k = tkc_smem_addr(tkc_smem + 229376);  // 2 mbarriers
     const uint32_t empty_k = tkc_smem_addr(tkc_smem + 229392);  // 2 mbarriers
     const uint32_t full_v = tkc_smem_addr(tkc_smem + 229408);  // 2 mbarriers
@@ -857,32 +857,35 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             }
             // finish
             // bf16(o / l)
+            float tkc_rcp4[2];  // 1 / l, once per row
+            #pragma unroll
+            for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp4[tkc_r] = 1.f / l[tkc_r];
             {
                 const int tkc_r0 = (q0) + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = 0 * 128;
-                // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
+                // this lane's stmatrix row address inside a 64 x 32 chunk (64B swizzle)
                 const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
-                    for (int tkc_ch = 0; tkc_ch < 2; ++tkc_ch) {
-                        const uint32_t tkc_buf = staging_smem + (uint32_t)wg * 8192;
-                        if (tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // the previous store has read the buffer
+                    for (int tkc_ch = 0; tkc_ch < 4; ++tkc_ch) {
+                        const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 4096;
+                        if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
                         tkc_bar_sync(1 + wg, 128);
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                            const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] / l[((tkc_f + 0) / 64 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] / l[((tkc_f + 1) / 64 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] / l[((tkc_f + 2) / 64 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] / l[((tkc_f + 3) / 64 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] / l[((tkc_f + 4) / 64 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] / l[((tkc_f + 5) / 64 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] / l[((tkc_f + 6) / 64 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] / l[((tkc_f + 7) / 64 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            const uint32_t tkc_o = (uint32_t)(tkc_srow * 128 + (16 * tkc_g + 8 * (tkc_lane >> 4)) * 2);
-                            tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 7u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 64 + tkc_ch * 16 + tkc_g * 8;  // first value of this 16-column group
+                            const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp4[((tkc_f + 0) / 64 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp4[((tkc_f + 1) / 64 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp4[((tkc_f + 2) / 64 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp4[((tkc_f + 3) / 64 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp4[((tkc_f + 4) / 64 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp4[((tkc_f + 5) / 64 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp4[((tkc_f + 6) / 64 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp4[((tkc_f + 7) / 64 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            const uint32_t tkc_o = (uint32_t)(tkc_srow * 64 + (16 * tkc_g + 8 * (tkc_lane >> 4)) * 2);
+                            tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 3u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                         tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
                         tkc_bar_sync(1 + wg, 128);
                         if (tkc_wg_thread == 0) {
-                            tkc_tma_store_4d(&tm_O_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
+                            tkc_tma_store_4d(&tm_O_64x32, tkc_c0 + tkc_ch * 32, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
                             tkc_bulk_commit();
                         }
                         ++tkc_st_cnt;
@@ -966,12 +969,12 @@ extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void 
         const uint32_t box[4] = {64, 128, 1, 1};
         if (!tkc_make_map(&tm_Q_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, Q, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_O_64x64;
+    CUtensorMap tm_O_64x32;
     {
         const uint64_t dims[4] = {(uint64_t)O_dims[3], (uint64_t)O_dims[2], (uint64_t)O_dims[1], (uint64_t)O_dims[0]};
         const uint64_t strides[3] = {(uint64_t)O_st[2] * 2, (uint64_t)O_st[1] * 2, (uint64_t)O_st[0] * 2};
-        const uint32_t box[4] = {64, 64, 1, 1};
-        if (!tkc_make_map(&tm_O_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {32, 64, 1, 1};
+        if (!tkc_make_map(&tm_O_64x32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 2)) return TKC_ERR_TENSOR_MAP;
     }
     const long long tiles = (long long)B * (long long)H * (long long)tkc_h_cdiv(N, BQ);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
@@ -988,6 +991,6 @@ extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void 
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)((tiles + 1) / 2 < sms ? (tiles + 1) / 2 : sms);  // persistent, tiles in pairs: one block per SM
-    tkc_attn_fwd_kernel<<<grid, 384, 230480, (cudaStream_t)stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale);
+    tkc_attn_fwd_kernel<<<grid, 384, 230480, (cudaStream_t)stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale);
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -344,6 +344,13 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
         return;
     }
     case EX_BINARY:
+        for (int i = 0; i < e->nred; i++)
+            if (e->red_expr[i] == x) { /* tile / per_row vector: times the hoisted reciprocal */
+                sb_putc(b, '(');
+                elem(e, b, x->u.bin.l, c);
+                sb_printf(b, " * %s[%s])", e->red_name[i], rowslot(e, c));
+                return;
+            }
         sb_putc(b, '(');
         elem(e, b, x->u.bin.l, c);
         sb_printf(b, " %s ", binop_name[x->u.bin.op]);
@@ -416,7 +423,23 @@ static void hoist_reductions(Em *e, const Expr *x) {
             }
         }
         return;
-    case EX_BINARY: hoist_reductions(e, x->u.bin.l); hoist_reductions(e, x->u.bin.r); return;
+    case EX_BINARY:
+        hoist_reductions(e, x->u.bin.l);
+        hoist_reductions(e, x->u.bin.r);
+        if (x->u.bin.op == BIN_DIV && x->ty.kind == TY_TILE && x->u.bin.r->ty.kind == TY_VEC &&
+            x->u.bin.r->ty.layout == VL_ROW && e->nred < 16) {
+            /* a tile divided by a per_row vector: one reciprocal per row, then a product per element */
+            const Expr *v = x->u.bin.r;
+            int slots = frag_count(e->pk, &v->ty);
+            const char *name = arena_printf(e->a, "tkc_rcp%d", e->tmp++);
+            Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
+            L("float %s[%d];  // 1 / %s, once per row", name, slots, ast_expr_str(e->a, v));
+            L("#pragma unroll");
+            L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = 1.f / %s;", slots, name, elem_str(e, v, &c));
+            e->red_expr[e->nred] = x;
+            e->red_name[e->nred++] = name;
+        }
+        return;
     case EX_UNARY: hoist_reductions(e, x->u.un.e); return;
     case EX_COND: hoist_reductions(e, x->u.cond.a); hoist_reductions(e, x->u.cond.b); return;
     default: return;

@@ -1281,12 +1281,48 @@ static void note_staging(Lower *L) {
     const PlanBuf *b = &pk->bufs.v[pk->staging_buf];
     if (pk->staging_per_wg == 2)
         note(L, "stores from registers go through 64 x %d chunks in shared memory (swizzle %s, conflict-free "
-                "stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills",
-             b->cols, swizzle_name(b->swz));
+                "stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills%s",
+             b->cols, swizzle_name(b->swz),
+             pk->staging_halved ? "; 32 columns wide, because two 64-wide chunks per warpgroup would not fit" : "");
     else
         note(L, "stores from registers go through one 64 x %d chunk per consumer warpgroup in shared memory "
                 "(swizzle %s); two would not fit beside the rest, so each chunk waits for the previous store",
              b->cols, swizzle_name(b->swz));
+}
+
+/* two staging chunks per warpgroup at half the width: 64 x 32 bf16 with the 64B swizzle instead of
+ * 64 x 64 with 128B. Each store's map narrows with it, which needs maps of their own (no load
+ * shares them). Returns false when the chunks are already narrower than 64 columns. */
+static bool halve_staging(Lower *L) {
+    PlanKernel *pk = L->pk;
+    PlanBuf *b = &pk->bufs.v[pk->staging_buf];
+    if (b->cols != 64) return false;
+    for (int i = 0; i < pk->stores.n; i++) {
+        const PlanStore *ps = &pk->stores.v[i];
+        if (ps->direct) continue;
+        if (ps->chunk_cols != 64 || !pk->maps.v[ps->map].store) return false;
+        for (int g = 0; g < pk->groups.n; g++)
+            for (int k = 0; k < pk->groups.v[g].loads.n; k++)
+                if (pk->groups.v[g].loads.v[k].map == ps->map) return false;
+    }
+    for (int i = 0; i < pk->stores.n; i++) {
+        PlanStore *ps = &pk->stores.v[i];
+        if (ps->direct || ps->chunk_cols == 32) continue;
+        PlanMap *m = &pk->maps.v[ps->map];
+        if (m->box[0] == 64) {
+            m->box[0] = 32;
+            m->swz = SWZ_64;
+            m->name = arena_printf(L->a, "tm_%s_%dx%d", m->tensor->name, m->box[1], m->box[0]);
+        }
+        for (int j = 0; j < pk->stores.n; j++)
+            if (pk->stores.v[j].map == ps->map) pk->stores.v[j].chunk_cols = 32;
+    }
+    b->cols = b->atom_cols = 32;
+    b->swz = SWZ_64;
+    b->bytes = 64 * 32 * 2;
+    b->align = swizzle_align(b->swz);
+    pk->staging_halved = true;
+    return true;
 }
 
 static void layout_smem(Lower *L) {
@@ -1311,6 +1347,9 @@ retry:
     pk->smem_used = off;
     pk->smem_total = off + SMEM_SLACK;
     if (pk->smem_total > SMEM_LIMIT && pk->staging_buf >= 0 && pk->staging_per_wg == 2) {
+        /* first halve the chunks' width, keeping two per warpgroup (the bytes of one 64-wide
+         * chunk), so a chunk still fills while the one before it is stored; then one chunk */
+        if (!pk->staging_halved && halve_staging(L)) goto retry;
         pk->staging_per_wg = 1;
         pk->bufs.v[pk->staging_buf].copies = pk->consumers;
         goto retry;

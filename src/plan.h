@@ -170,6 +170,7 @@ typedef struct PlanKernel {
     int stages;
     bool persistent;
     bool paired;            /* persistent with a folded axis: blocks walk tiles in pairs */
+    bool staging_halved;    /* two 64 x 32 staging chunks per warpgroup, not 64 x 64 (smem was short) */
     bool early_setup_release;
     /* lookahead: in a persistent grid, the first step's head (first_ops[0 .. ahead_head): its
      * products, the barrier waits before them) for the next work tile is issued after the

@@ -203,7 +203,8 @@ def main():
     check([(x["name"], x["reversed"], x["folded"]) for x in k["grid"]["axes"]] ==
           [("b", False, False), ("h", False, False), ("q", False, True)] and k["grid"]["tiles_per_turn"] == 2 and
           k["grid"]["order"] == "row_major" and k["grid"]["order_group"] is None, f"attn: grid {k['grid']}")
-    check(k["shared_memory"]["total"] == 230480 and k["shared_memory"]["staging"]["per_warpgroup"] == 1, "attn: smem")
+    check(k["shared_memory"]["total"] == 230480 and k["shared_memory"]["staging"]["per_warpgroup"] == 2 and
+          [b["shape"] for b in k["shared_memory"]["buffers"] if b["name"] == "staging"] == [[64, 32]], "attn: smem")
     check([(g["name"], g["when"], g["bytes"]) for g in k["load_groups"]] ==
           [("k", "per_step", 45056), ("v", "per_step", 45056), ("q", "per_work_tile", 32768)], "attn: load groups")
     check([(b["name"], b["copies"], b["count"], b["tx_bytes"]) for b in k["barriers"]] ==
