@@ -354,7 +354,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
 //       release empty_k
 //       let mn = max(m, rowmax(s))
-//       let alpha = exp2(m * c - mn * c)
+//       let alpha = exp2((m - mn) * c)
 //       s = exp2(s * c - mn * c)
 //       l = l * alpha + rowsum(s)
 //       o = o * alpha
@@ -373,7 +373,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
 //       release empty_k
 //       let mn = max(m, rowmax(s))
-//       let alpha = exp2(m * c - mn * c)
+//       let alpha = exp2((m - mn) * c)
 //       s = exp2(s * c - mn * c)
 //       l = l * alpha + rowsum(s)
 //       wgmma.wait_group 0  (registers of a product in flight)
@@ -623,10 +623,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) mn[tkc_r] = fmaxf(m[tkc_r], tkc_red0[tkc_r]);
-                // let alpha = exp2(m * c - mn * c)
+                // let alpha = exp2((m - mn) * c)
                 float alpha[2];  // fp32[128] per_row: the 2 rows this thread holds
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) alpha[tkc_r] = tkc_exp2(((m[tkc_r] * c) - (mn[tkc_r] * c)));
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) alpha[tkc_r] = tkc_exp2(((m[tkc_r] - mn[tkc_r]) * c));
                 // s = exp2(s * c - mn * c)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = tkc_exp2(((s[tkc_i] * c) - (mn[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))] * c)));
@@ -729,10 +729,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) mn[tkc_r] = fmaxf(m[tkc_r], tkc_red2[tkc_r]);
-                // let alpha = exp2(m * c - mn * c)
+                // let alpha = exp2((m - mn) * c)
                 float alpha[2];  // fp32[128] per_row: the 2 rows this thread holds
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) alpha[tkc_r] = tkc_exp2(((m[tkc_r] * c) - (mn[tkc_r] * c)));
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) alpha[tkc_r] = tkc_exp2(((m[tkc_r] - mn[tkc_r]) * c));
                 // s = exp2(s * c - mn * c)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = tkc_exp2(((s[tkc_i] * c) - (mn[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))] * c)));
