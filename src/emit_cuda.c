@@ -628,7 +628,7 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     for (int d = 0; d < n - 1; d++) sb_printf(&pc, " && %s_st%d %% 2 == 0", tn->name, d);
     for (int d = 0; d < n - 2; d++) sb_printf(&base, "(long long)%s * %s_st%d + ", scalar_str(e, ix->u.index.args[d].lo, false), tn->name, d);
     L("const bool tkc_pairs = %s;  // two elements per 32-bit store", pc.s);
-    L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", ct, tn->name, base.s, tn->name, n - 2, tn->name, n - 1);
+    L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", ct, tn->name, base.s ? base.s : "", tn->name, n - 2, tn->name, n - 1);
     sb_free(&pc);
     sb_free(&base);
     Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
@@ -681,7 +681,7 @@ static void emit_chunk_above(Em *e, const Stmt *st, const Expr *rhs, int W) {
     L("const long long tkc_gr = (long long)%s + %s, tkc_gc = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 2].lo, t->rows),
       row_expr(e, &c), move_coord(e, ix->u.index.args[n - 1].lo, t->cols), col_expr(e, &c, 0));
     L("if (tkc_gr >= 0 && tkc_gr < %s && tkc_gc < %s)", scalar_str(e, arg->ts.dims[n - 2], false), scalar_str(e, arg->ts.dims[n - 1], false));
-    L("    %s[%stkc_gr * %s_st%d + tkc_gc * %s_st%d] = %s(%s);", tn->name, base.s, tn->name, n - 2, tn->name, n - 1,
+    L("    %s[%stkc_gr * %s_st%d + tkc_gc * %s_st%d] = %s(%s);", tn->name, base.s ? base.s : "", tn->name, n - 2, tn->name, n - 1,
       t->dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn", elem_str(e, rhs, &c));
     OUT();
     L("}");
