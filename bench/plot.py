@@ -111,8 +111,8 @@ def gemm_is_default(run, row):
 # tile), which are not shown.
 RUN3_ATTN = {(128, 0): "attn_d128_k176_p", (128, 1): "attn_d128_causal",
              (64, 0): "attn_d64_q192_p", (64, 1): "attn_d64_q192_causal"}
-ATTN_DEFAULTS = {(128, 0): "128 x 176 blocks, persistent", (128, 1): "128 x 128 blocks, longest first",
-                 (64, 0): "192 x 128 blocks, persistent", (64, 1): "192 x 128 blocks, longest first"}
+ATTN_DEFAULTS = {(128, 0): "128 x 176 blocks, persistent", (128, 1): "128 x 128 blocks, persistent, folded",
+                 (64, 0): "192 x 128 blocks, persistent", (64, 1): "192 x 128 blocks, persistent, folded"}
 
 
 def attn_is_default(run, row, D, causal):
@@ -292,8 +292,9 @@ def main():
     ap.add_argument("--runs", default=os.path.join(HERE, "runs"))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "plots"))
     args = ap.parse_args()
-    files = args.files or sorted(glob.glob(os.path.join(args.runs, "*.jsonl")) +
-                                 glob.glob(os.path.join(args.runs, "*.csv")))
+    # '-diag' runs compare builds A/B (some of them never committed): they are not today's defaults
+    files = args.files or sorted(p for p in glob.glob(os.path.join(args.runs, "*.jsonl")) +
+                                 glob.glob(os.path.join(args.runs, "*.csv")) if "-diag" not in os.path.basename(p))
     runs = [read_run(p) for p in files]
     if not any(r.rows for r in runs):
         print("no result rows found", file=sys.stderr)
