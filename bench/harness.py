@@ -56,6 +56,8 @@ VARIANTS = {
     "attn_d128_causal_st0": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1, "STAGING": 0}),
     "attn_d64_st0": ("attn_fwd.tk", {"D": 64, "STAGING": 0}),
     "attn_d64_causal_st0": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "STAGING": 0}),
+    # persistent without overlap and pingpong: lookahead on the plain schedule (correctness)
+    "attn_d128_plain_p": ("attn_fwd.tk", {"D": 128, "OVERLAP": 0, "PINGPONG": 0}),
     # D64 with 128-row query blocks (2 consumers): no ragged query block at N = 1024, less diagonal waste
     "attn_d64_causal_q128": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "BQ": 128}),
     # D128 non-causal with 128-key blocks, persistent (N = 1024 is 8 whole blocks)
@@ -397,6 +399,7 @@ def attn_suite(args, torch):
                                  ("attn_d128_causal_np", 128, True), ("attn_d128_k128p", 128, False),
                                  ("attn_d128_nola", 128, False), ("attn_d64_causal_nola", 64, True),
                                  ("attn_d128_st0", 128, False), ("attn_d64_causal_st0", 64, True),
+                                 ("attn_d128_plain_p", 128, False),
                                  ("attn_d128_plain", 128, False), ("attn_d128_ov", 128, False)]:
         for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333)]:
             case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
