@@ -1012,6 +1012,13 @@ static void plan_lookahead(Lower *L) {
         pk->no_lookahead = "the first step keeps products in flight past its first wait";
         return;
     }
+    /* the next tile's setup tiles must be loadable before this tile's finish: released after the
+     * loop, not in finish (else the lookahead's wait for them would never return) */
+    for (int g = 0; g < pk->groups.n; g++)
+        if (pk->groups.v[g].once && ops_read_group(L, &pk->finish_ops, g)) {
+            pk->no_lookahead = "finish reads the setup tiles, so the next tile's cannot load before it";
+            return;
+        }
     for (int i = 0; i < h; i++) {
         POp *o = pk->first_ops.v[i];
         if (o->kind != POP_MMA) continue;
