@@ -793,13 +793,6 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
             }
-            tkc_wgmma_wait<0>();  // the last step's products
-            #pragma unroll
-            for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
-            #pragma unroll
-            for (int tkc_i = 0; tkc_i < 44; ++tkc_i) tkc_pin(o_operand[tkc_i]);
-            if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_prev_stage);  // release v (previous step)
-            if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: no step ran, so no step released the setup tiles
             // lookahead: the next work tile's first products, run by the tensor cores during this tile's finish
             {
                 const int tkc_tile = tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles);
@@ -855,6 +848,13 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
                 }
             }
+            tkc_wgmma_wait<1>();  // the last step's products; the next tile's first products stay in flight
+            #pragma unroll
+            for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+            #pragma unroll
+            for (int tkc_i = 0; tkc_i < 44; ++tkc_i) tkc_pin(o_operand[tkc_i]);
+            if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_prev_stage);  // release v (previous step)
+            if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: no step ran, so no step released the setup tiles
             // finish
             // bf16(o / l)
             float tkc_rcp4[2];  // 1 / l, once per row

@@ -29,6 +29,7 @@ typedef struct Em {
     int nfrag;
     int tmp;                    /* counter for temporaries */
     int mode;                   /* what is being emitted: STEP_FIRST, STEP_LOOP or STEP_NONE */
+    int ahead_bump;             /* lookahead: groups the wgmma waits leave in flight beyond the plan's */
     /* reductions hoisted out of the statement being emitted */
     const Expr *red_expr[16];
     const char *red_name[16];
@@ -986,7 +987,10 @@ static void emit_op(Em *e, const POp *o) {
         return;
     }
     case POP_WAIT_MMA:
-        L("tkc_wgmma_wait<%d>();%s%s", o->n, o->note ? "  // " : "", o->note ? o->note : "");
+        if (e->ahead_bump)
+            L("tkc_wgmma_wait<%d>();  // %s%sthe next tile's first products stay in flight", o->n + e->ahead_bump,
+              o->note ? o->note : "", o->note ? "; " : "");
+        else L("tkc_wgmma_wait<%d>();%s%s", o->n, o->note ? "  // " : "", o->note ? o->note : "");
         emit_pins(e, o);
         return;
     case POP_RELEASE: {
@@ -1370,11 +1374,16 @@ static void emit_consumer(Em *e) {
     L("}");
     e->mode = STEP_NONE;
     L("// after the steps");
-    emit_ops(e, &pk->after_ops);
     if (pk->lookahead) {
+        emit_op_range(e, &pk->after_ops, 0, pk->ahead_split);
         L("// lookahead: the next work tile's first products, run by the tensor cores during this tile's finish");
         emit_lookahead(e, pk->paired ? "tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles)" : "tkc_tile + (int)gridDim.x",
                        "tkc_tile_phase ^ 1");
+        e->ahead_bump = 1;
+        emit_op_range(e, &pk->after_ops, pk->ahead_split, pk->after_ops.n);
+        e->ahead_bump = 0;
+    } else {
+        emit_ops(e, &pk->after_ops);
     }
     for (int i = 0; i < pk->compute_ops.n; i++) {
         const POp *o = pk->compute_ops.v[i];

@@ -980,8 +980,8 @@ static bool ops_touch(Lower *L, POpList *ops, Symbol *r, bool *mma) {
 }
 
 /* In a persistent grid, the first step's products (e.g. S = Q K^T of the next work tile) can be
- * issued once this tile's last products are complete, before its finish, so the tensor cores
- * work while the consumers run the epilogue. That holds when the first step starts with products
+ * issued right behind this tile's last product, before its finish, so the tensor cores work while
+ * the consumers run the epilogue. That holds when the first step starts with products
  * that read only shared memory, followed by a wait for all of them, into registers that neither
  * finish, the ops after the loop nor setup touch, and finish issues no products of its own.
  * Sets pk->lookahead, or pk->no_lookahead. */
@@ -1037,6 +1037,11 @@ static void plan_lookahead(Lower *L) {
     }
     pk->lookahead = true;
     pk->ahead_head = h;
+    /* right after this tile's last product: the tensor cores take the next tile's first ones
+     * behind it, and its wait comes after them */
+    pk->ahead_split = 0;
+    for (int i = 0; i < pk->after_ops.n; i++)
+        if (pk->after_ops.v[i]->kind == POP_MMA) pk->ahead_split = i + 1;
 }
 
 /* ---- load groups ---------------------------------------------------------------------------- */

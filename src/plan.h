@@ -173,10 +173,12 @@ typedef struct PlanKernel {
     bool staging_halved;    /* two 64 x 32 staging chunks per warpgroup, not 64 x 64 (smem was short) */
     bool early_setup_release;
     /* lookahead: in a persistent grid, the first step's head (first_ops[0 .. ahead_head): its
-     * products, the barrier waits before them) for the next work tile is issued after the
-     * after_ops, before this tile's finish; first_ops[ahead_head] is a wait for all of them */
+     * products, the barrier waits before them) for the next work tile is issued after
+     * after_ops[0 .. ahead_split) (up to this tile's last product), before the rest of them and
+     * this tile's finish; each wgmma wait after it keeps one group more in flight (the head's,
+     * always issued); first_ops[ahead_head] is a wait for all of the head's products */
     bool lookahead;
-    int ahead_head;
+    int ahead_head, ahead_split;
     const char *no_lookahead;   /* why not, for the notes (NULL: applied, or not asked for) */ /* the last step releases the setup tiles (see lower.c) */
     int cluster;        /* blocks per cluster along the first grid axis */
     OrderKind order;
