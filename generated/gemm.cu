@@ -321,7 +321,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
-//     - no lookahead (the next work tile's first products under this tile's finish): the first step does not start with products it waits for
+//     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
 __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant__ CUtensorMap tm_A_128x64, const __grid_constant__ CUtensorMap tm_B_64x64, const __grid_constant__ CUtensorMap tm_C_64x64, const __nv_bfloat16 *__restrict__ A, const __nv_bfloat16 *__restrict__ B, __nv_bfloat16 *__restrict__ C, const int M, const int K, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);

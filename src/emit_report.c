@@ -384,6 +384,12 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
         jk_int(j, "stages", pk->stages);
         jk_bool(j, "overlap", pk->overlap);
         jk_bool(j, "pingpong", pk->pingpong);
+        jk_bool(j, "lookahead", pk->lookahead);
+        j_key(j, "no_lookahead");
+        if (pk->no_lookahead) j_str(j, pk->no_lookahead);
+        else j_null(j);
+        jk_bool(j, "early_setup_release", pk->early_setup_release);
+        jk_bool(j, "staging", !(pk->stores.n && pk->stores.v[0].direct));
         j_close(j, '}');
     } else {
         j_null(j);

@@ -1004,8 +1004,12 @@ static void plan_lookahead(Lower *L) {
         }
         nmma += o->kind == POP_MMA;
     }
-    if (!nmma || h == pk->first_ops.n) {
-        pk->no_lookahead = "the first step does not start with products it waits for";
+    if (!nmma) {
+        pk->no_lookahead = "the first step does not start with products";
+        return;
+    }
+    if (h == pk->first_ops.n) {
+        pk->no_lookahead = "the first step's products stay in flight into the next step, as in a GEMM main loop";
         return;
     }
     if (pk->first_ops.v[h]->n != 0) {

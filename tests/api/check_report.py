@@ -144,7 +144,10 @@ def main():
           [("m", "cdiv(M, BM)", False), ("n", "cdiv(N, BN)", False)], f"gemm: axes {g['axes']}")
     check(g["persistent"] and g["tiles_per_turn"] == 1 and g["order"] == "super_m" and g["order_group"] == 8 and
           g["cluster"] == {"size": 1, "axis": None}, f"gemm: grid {g}")
-    check(k["pipeline"] == {"variable": "k", "trips": "cdiv(K, BK)", "stages": 4, "overlap": False, "pingpong": False},
+    check(k["pipeline"] == {"variable": "k", "trips": "cdiv(K, BK)", "stages": 4, "overlap": False, "pingpong": False,
+                            "lookahead": False,
+                            "no_lookahead": "the first step's products stay in flight into the next step, as in a GEMM main loop",
+                            "early_setup_release": False, "staging": True},
           f"gemm: pipeline {k['pipeline']}")
     sm = k["shared_memory"]
     check((sm["used"], sm["total"], sm["limit"], sm["headroom"]) == (229440, 230464, 232448, 1984), f"gemm: smem {sm}")
@@ -196,7 +199,8 @@ def main():
     check((r["producer_registers"], r["consumer_registers"], r["register_split"]["why"]) == (24, 240, "heavy_consumers"),
           f"attn: roles {r}")
     check(k["registers"]["estimate"] == 228 and k["registers"]["temporaries_peak"] == 4, "attn: registers")
-    check(k["pipeline"] == {"variable": "j", "trips": "steps", "stages": 2, "overlap": True, "pingpong": True},
+    check(k["pipeline"] == {"variable": "j", "trips": "steps", "stages": 2, "overlap": True, "pingpong": True,
+                            "lookahead": True, "no_lookahead": None, "early_setup_release": True, "staging": True},
           f"attn: pipeline {k['pipeline']}")
     check([p["deferred"] for p in k["products"]] == [False, True] and k["products"][1]["a"] == "registers",
           "attn: products")
