@@ -30,10 +30,11 @@ typedef struct Em {
     int tmp;                    /* counter for temporaries */
     int mode;                   /* what is being emitted: STEP_FIRST, STEP_LOOP or STEP_NONE */
     int ahead_bump;             /* lookahead: groups the wgmma waits leave in flight beyond the plan's */
-    /* reductions hoisted out of the statement being emitted */
-    const Expr *red_expr[16];
-    const char *red_name[16];
-    int nred;
+    /* per-row values hoisted out of the statement being emitted: row reductions, and the
+     * reciprocals of per_row divisors; elem() reads them by expression */
+    const Expr *hoisted_expr[16];
+    const char *hoisted_name[16];
+    int nhoisted;
 } Em;
 
 static void need(Em *e, const char *file, const char *frag) {
@@ -273,9 +274,9 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
         Expr **A = x->u.call.args;
         switch (x->fn) {
         case FN_ROWMAX: case FN_ROWMIN: case FN_ROWSUM:
-            for (int i = 0; i < e->nred; i++)
-                if (e->red_expr[i] == x) {
-                    sb_printf(b, "%s[%s]", e->red_name[i], rowslot(e, c));
+            for (int i = 0; i < e->nhoisted; i++)
+                if (e->hoisted_expr[i] == x) {
+                    sb_printf(b, "%s[%s]", e->hoisted_name[i], rowslot(e, c));
                     return;
                 }
             sb_puts(b, "/* reduction not hoisted */ 0.f");
@@ -345,11 +346,11 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
         return;
     }
     case EX_BINARY:
-        for (int i = 0; i < e->nred; i++)
-            if (e->red_expr[i] == x) { /* tile / per_row vector: times the hoisted reciprocal */
+        for (int i = 0; i < e->nhoisted; i++)
+            if (e->hoisted_expr[i] == x) { /* tile / per_row vector: times the hoisted reciprocal */
                 sb_putc(b, '(');
                 elem(e, b, x->u.bin.l, c);
-                sb_printf(b, " * %s[%s])", e->red_name[i], rowslot(e, c));
+                sb_printf(b, " * %s[%s])", e->hoisted_name[i], rowslot(e, c));
                 return;
             }
         sb_putc(b, '(');
@@ -384,12 +385,13 @@ static Ctx tile_ctx(const PlanKernel *pk, const Type *t, const char *i) {
     return c;
 }
 
-/* row reductions inside x are computed first into small arrays, one per reduction */
-static void hoist_reductions(Em *e, const Expr *x) {
+/* row reductions inside x, and reciprocals of per_row divisors, are computed first into small
+ * arrays, one per expression */
+static void hoist_row_values(Em *e, const Expr *x) {
     if (!x) return;
     switch (x->kind) {
     case EX_CALL:
-        for (int i = 0; i < x->u.call.nargs; i++) hoist_reductions(e, x->u.call.args[i]);
+        for (int i = 0; i < x->u.call.nargs; i++) hoist_row_values(e, x->u.call.args[i]);
         if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM) {
             const Expr *src = x->u.call.args[0];
             const PlanKernel *pk = e->pk;
@@ -418,17 +420,17 @@ static void hoist_reductions(Em *e, const Expr *x) {
             }
             OUT();
             L("}");
-            if (e->nred < 16) {
-                e->red_expr[e->nred] = x;
-                e->red_name[e->nred++] = name;
+            if (e->nhoisted < 16) {
+                e->hoisted_expr[e->nhoisted] = x;
+                e->hoisted_name[e->nhoisted++] = name;
             }
         }
         return;
     case EX_BINARY:
-        hoist_reductions(e, x->u.bin.l);
-        hoist_reductions(e, x->u.bin.r);
+        hoist_row_values(e, x->u.bin.l);
+        hoist_row_values(e, x->u.bin.r);
         if (x->u.bin.op == BIN_DIV && x->ty.kind == TY_TILE && x->u.bin.r->ty.kind == TY_VEC &&
-            x->u.bin.r->ty.layout == VL_ROW && e->nred < 16) {
+            x->u.bin.r->ty.layout == VL_ROW && e->nhoisted < 16) {
             /* a tile divided by a per_row vector: one reciprocal per row, then a product per element */
             const Expr *v = x->u.bin.r;
             int slots = frag_count(e->pk, &v->ty);
@@ -437,12 +439,12 @@ static void hoist_reductions(Em *e, const Expr *x) {
             L("float %s[%d];  // 1 / %s, once per row", name, slots, ast_expr_str(e->a, v));
             L("#pragma unroll");
             L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = 1.f / %s;", slots, name, elem_str(e, v, &c));
-            e->red_expr[e->nred] = x;
-            e->red_name[e->nred++] = name;
+            e->hoisted_expr[e->nhoisted] = x;
+            e->hoisted_name[e->nhoisted++] = name;
         }
         return;
-    case EX_UNARY: hoist_reductions(e, x->u.un.e); return;
-    case EX_COND: hoist_reductions(e, x->u.cond.a); hoist_reductions(e, x->u.cond.b); return;
+    case EX_UNARY: hoist_row_values(e, x->u.un.e); return;
+    case EX_COND: hoist_row_values(e, x->u.cond.a); hoist_row_values(e, x->u.cond.b); return;
     default: return;
     }
 }
@@ -493,8 +495,8 @@ static void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *
             name = lhs->sym->name;
         }
     }
-    e->nred = 0;
-    hoist_reductions(e, rhs);
+    e->nhoisted = 0;
+    hoist_row_values(e, rhs);
     int n = frag_count(e->pk, vt);
     if (vt->kind == TY_TILE && is16(vt->dt)) {
         const char *k = vt->dt == DT_BF16 ? "bf16" : "fp16";
@@ -535,12 +537,27 @@ static const char *global_offset(Em *e, const Symbol *t, const Expr *ix, const c
 
 /* a global move's tile (or vector) index as an element coordinate: at(r) is element r itself,
  * any other index counts in units of the moved tile's size */
+static bool is_at(const Expr *x) { return x->kind == EX_CALL && x->fn == FN_AT; }
+
 static const char *move_coord(Em *e, const Expr *x, int size) {
-    if (x->kind == EX_CALL && x->fn == FN_AT) return arena_printf(e->a, "(%s)", scalar_str(e, x->u.call.args[0], false));
+    if (is_at(x)) return arena_printf(e->a, "(%s)", scalar_str(e, x->u.call.args[0], false));
     return arena_printf(e->a, "%s * %d", scalar_str(e, x, false), size);
 }
 
-static bool is_at(const Expr *x) { return x->kind == EX_CALL && x->fn == FN_AT; }
+/* the element offset of a tile move's leading indices (all but the last two), each followed by
+ * " + ", or "" for a 2-d tensor */
+static const char *lead_offset(Em *e, const Symbol *t, const Expr *ix) {
+    StrBuf b;
+    sb_init(&b);
+    for (int d = 0; d < ix->u.index.nargs - 2; d++)
+        sb_printf(&b, "(long long)%s * %s_st%d + ", scalar_str(e, ix->u.index.args[d].lo, false), t->name, d);
+    const char *r = arena_strdup(e->a, b.s ? b.s : "");
+    sb_free(&b);
+    return r;
+}
+
+/* the conversion of an fp32 value to a 16-bit element */
+static const char *cvt16(DType dt) { return dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn"; }
 
 /* an integer expression that is never negative: non-negative constants, grid coordinates, the
  * pipeline step, run-time dimensions, and +, *, /, cdiv, min of such values, max with one of them,
@@ -577,8 +594,8 @@ static void emit_vec_store(Em *e, const Stmt *st) {
     const Symbol *t = ix->u.index.base->sym;
     const Arg *arg = e->sk->args.v[t->index];
     int n = ix->u.index.nargs;
-    e->nred = 0;
-    hoist_reductions(e, rhs);
+    e->nhoisted = 0;
+    hoist_row_values(e, rhs);
     Ctx c = tile_ctx(e->pk, &rhs->ty, "tkc_r");
     L("if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value");
     IN();
@@ -613,25 +630,23 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     int n = ix->u.index.nargs;
     need(e, "tkc_ptx.cuh", "math");
     if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
-    e->nred = 0;
-    hoist_reductions(e, rhs);
+    e->nhoisted = 0;
+    hoist_row_values(e, rhs);
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
     const char *ct = t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
-    const char *cvt = t->dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn";
+    const char *cvt = cvt16(t->dt);
     L("{");
     IN();
     L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ix->u.index.args[n - 2].lo, t->rows));
     L("const long long tkc_c0 = (long long)%s;", move_coord(e, ix->u.index.args[n - 1].lo, t->cols));
-    StrBuf pc, base;
+    StrBuf pc;
     sb_init(&pc);
-    sb_init(&base);
     sb_printf(&pc, "%s_st%d == 1 && ((uintptr_t)%s & 3) == 0", tn->name, n - 1, tn->name);
     for (int d = 0; d < n - 1; d++) sb_printf(&pc, " && %s_st%d %% 2 == 0", tn->name, d);
-    for (int d = 0; d < n - 2; d++) sb_printf(&base, "(long long)%s * %s_st%d + ", scalar_str(e, ix->u.index.args[d].lo, false), tn->name, d);
     L("const bool tkc_pairs = %s;  // two elements per 32-bit store", pc.s);
-    L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", ct, tn->name, base.s ? base.s : "", tn->name, n - 2, tn->name, n - 1);
+    L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", ct, tn->name, lead_offset(e, tn, ix), tn->name, n - 2,
+      tn->name, n - 1);
     sb_free(&pc);
-    sb_free(&base);
     Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
     L("#pragma unroll");
     L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", frag_count(pk, t) / 2);
@@ -669,9 +684,6 @@ static void emit_chunk_above(Em *e, const Stmt *st, const Expr *rhs, int W) {
     const Arg *arg = e->sk->args.v[tn->index];
     const Type *t = &st->u.assign.rhs->ty;
     int n = ix->u.index.nargs, half = t->cols / 2;
-    StrBuf base;
-    sb_init(&base);
-    for (int d = 0; d < n - 2; d++) sb_printf(&base, "(long long)%s * %s_st%d + ", scalar_str(e, ix->u.index.args[d].lo, false), tn->name, d);
     Ctx c = tile_ctx(pk, t, "tkc_f");
     L("if (tkc_r0 + tkc_rb * 64 < 0) {  // above the tensor: TMA stores need non-negative coordinates, so the threads write the rows that exist");
     IN();
@@ -682,14 +694,13 @@ static void emit_chunk_above(Em *e, const Stmt *st, const Expr *rhs, int W) {
     L("const long long tkc_gr = (long long)%s + %s, tkc_gc = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 2].lo, t->rows),
       row_expr(e, &c), move_coord(e, ix->u.index.args[n - 1].lo, t->cols), col_expr(e, &c, 0));
     L("if (tkc_gr >= 0 && tkc_gr < %s && tkc_gc < %s)", scalar_str(e, arg->ts.dims[n - 2], false), scalar_str(e, arg->ts.dims[n - 1], false));
-    L("    %s[%stkc_gr * %s_st%d + tkc_gc * %s_st%d] = %s(%s);", tn->name, base.s ? base.s : "", tn->name, n - 2, tn->name, n - 1,
-      t->dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn", elem_str(e, rhs, &c));
+    L("    %s[%stkc_gr * %s_st%d + tkc_gc * %s_st%d] = %s(%s);", tn->name, lead_offset(e, tn, ix), tn->name, n - 2, tn->name,
+      n - 1, cvt16(t->dt), elem_str(e, rhs, &c));
     OUT();
     L("}");
     L("continue;");
     OUT();
     L("}");
-    sb_free(&base);
 }
 
 /* a register tile to global memory: 64-row chunks through the warpgroup's two staging
@@ -714,8 +725,8 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     need(e, "tkc_ptx.cuh", "math");
     /* the pack rounds to 16 bits, so an explicit conversion of the whole value is implied */
     if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
-    e->nred = 0;
-    hoist_reductions(e, rhs);
+    e->nhoisted = 0;
+    hoist_row_values(e, rhs);
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
     L("{");
     IN();
@@ -819,8 +830,8 @@ static void emit_mma(Em *e, const POp *o) {
                 const char *k = m->in_dt == DT_BF16 ? "bf16" : "fp16";
                 need(e, "tkc_ptx.cuh", "math");
                 const Expr *src = m->a_expr->kind == EX_CALL ? m->a_expr->u.call.args[0] : m->a_expr;
-                e->nred = 0;
-                hoist_reductions(e, src);
+                e->nhoisted = 0;
+                hoist_row_values(e, src);
                 L("#pragma unroll");
                 L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) %s[tkc_p] = tkc_pack_%s(%s, %s);", frag_count(pk, &m->a_expr->ty) / 2, apairs, k,
                   elem_str(e, src, &(Ctx){CX_TILE, m->a_expr->ty.cols, rows_wg(pk, &m->a_expr->ty), m->a_expr->ty.per_wg, "(2 * tkc_p)"}),
@@ -970,8 +981,8 @@ static void emit_op(Em *e, const POp *o) {
         const Expr *src = m->a_expr->kind == EX_CALL && (m->a_expr->fn == FN_BF16 || m->a_expr->fn == FN_FP16)
                               ? m->a_expr->u.call.args[0] : m->a_expr;
         need(e, "tkc_ptx.cuh", "math");
-        e->nred = 0;
-        hoist_reductions(e, src);
+        e->nhoisted = 0;
+        hoist_row_values(e, src);
         Ctx c0 = tile_ctx(pk, &m->a_expr->ty, "(2 * tkc_p)"), c1 = tile_ctx(pk, &m->a_expr->ty, "(2 * tkc_p + 1)");
         L("// %s = %s: the A operand of the deferred product", m->a_tmp->name, ast_expr_str(e->a, m->a_expr));
         L("#pragma unroll");

@@ -389,7 +389,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
         if (pk->no_lookahead) j_str(j, pk->no_lookahead);
         else j_null(j);
         jk_bool(j, "early_setup_release", pk->early_setup_release);
-        jk_bool(j, "staging", !(pk->stores.n && pk->stores.v[0].direct));
+        jk_bool(j, "staging", sk->staging);
         j_close(j, '}');
     } else {
         j_null(j);

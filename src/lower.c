@@ -667,6 +667,13 @@ typedef struct Sched {
 
 static int group_of_buf(PlanKernel *pk, int buf) { return buf >= 0 ? pk->bufs.v[buf].group : -1; }
 
+/* an if or for whose body issues products */
+static bool op_nests_mma(const POp *o) {
+    if (o->kind != POP_IF && o->kind != POP_FOR) return false;
+    if (o->st->kind == ST_IF) return stmts_have_mma(&o->st->u.if_.then_s) || stmts_have_mma(&o->st->u.if_.else_s);
+    return stmts_have_mma(&o->st->u.for_.body);
+}
+
 static void emit_op(Sched *s, POp *o) { vec_push(s->L->a, s->out, o); }
 
 static void emit_wait_mma(Sched *s, int n, const char *why) {
@@ -772,10 +779,7 @@ static void sched_op(Sched *s, POp *o) {
         return;
     }
     if (o->kind == POP_IF || o->kind == POP_FOR) {
-        bool inner_mma = false;
-        if (o->st->kind == ST_IF) inner_mma = stmts_have_mma(&o->st->u.if_.then_s) || stmts_have_mma(&o->st->u.if_.else_s);
-        else inner_mma = stmts_have_mma(&o->st->u.for_.body);
-        if (inner_mma) {
+        if (op_nests_mma(o)) {
             if (s->flight.n) emit_wait_mma(s, 0, "products inside a branch or loop start with none in flight");
             /* nested products finish inside their branch */
             POp *w0 = pop_new(s->L, POP_WAIT_MMA);
@@ -962,16 +966,12 @@ static void insert_release(Lower *L, POpList *ops, int at, int g) {
 
 /* ---- lookahead: the next work tile's first product under this tile's finish -------------------- */
 
-/* does any op of the list (nested ones included) touch register r, or is it a product or a wait
- * on products? */
+/* does any op of the list (nested ones included) touch register r? With mma, also whether one
+ * is a product or a wait on products */
 static bool ops_touch(Lower *L, POpList *ops, Symbol *r, bool *mma) {
     for (int i = 0; i < ops->n; i++) {
         POp *o = ops->v[i];
-        if (o->kind == POP_MMA || o->kind == POP_WAIT_MMA) *mma = true;
-        if ((o->kind == POP_IF || o->kind == POP_FOR) &&
-            (o->st->kind == ST_IF ? stmts_have_mma(&o->st->u.if_.then_s) || stmts_have_mma(&o->st->u.if_.else_s)
-                                  : stmts_have_mma(&o->st->u.for_.body)))
-            *mma = true;
+        if (mma && (o->kind == POP_MMA || o->kind == POP_WAIT_MMA || op_nests_mma(o))) *mma = true;
         Effects e;
         op_effects(L, o, &e);
         if (symset_has(&e.rd, r) || symset_has(&e.wr, r)) return true;
@@ -1026,10 +1026,10 @@ static void plan_lookahead(Lower *L) {
     for (int i = 0; i < h; i++) {
         POp *o = pk->first_ops.v[i];
         if (o->kind != POP_MMA) continue;
-        bool setup_mma = false, finish_mma = false, after_mma = false;
+        bool setup_mma = false, finish_mma = false;
         bool touched = ops_touch(L, &pk->setup_ops, o->mma->dst, &setup_mma) |
                        ops_touch(L, &pk->finish_ops, o->mma->dst, &finish_mma) |
-                       ops_touch(L, &pk->after_ops, o->mma->dst, &after_mma);
+                       ops_touch(L, &pk->after_ops, o->mma->dst, NULL);
         if (touched) {
             pk->no_lookahead = arena_printf(L->a, "'%s' is used after the loop, in finish or in setup", o->mma->dst->name);
             return;
@@ -1270,7 +1270,7 @@ static void collect_stores(Lower *L, StmtList *l) {
 static void lower_staging(Lower *L) {
     PlanKernel *pk = L->pk;
     pk->staging_buf = -1;
-    if (!pk->stores.n || pk->stores.v[0].direct) return; /* all stores are direct, or none is */
+    if (!pk->stores.n || !L->sk->staging) return; /* staging = 0: every store is direct */
     int cc = 16;
     for (int i = 0; i < pk->stores.n; i++)
         if (pk->stores.v[i].chunk_cols > cc) cc = pk->stores.v[i].chunk_cols;
@@ -1290,7 +1290,7 @@ static void lower_staging(Lower *L) {
 
 static void note_staging(Lower *L) {
     PlanKernel *pk = L->pk;
-    if (pk->stores.n && pk->stores.v[0].direct)
+    if (pk->stores.n && !L->sk->staging)
         note(L, "staging = 0: stores from registers write global memory directly, two 16-bit elements per store "
                 "where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for");
     if (pk->staging_buf < 0) return;

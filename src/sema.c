@@ -1868,7 +1868,7 @@ static void check_grid(Sema *s, KItem *it) {
                 diag_error(s->d, v->span, "unknown block order; expected row_major, super_m(G) or super_n(G)");
             }
         } else {
-            unknown_option(s, o, known, 3, "grid");
+            unknown_option(s, o, known, (int)(sizeof known / sizeof known[0]), "grid");
         }
     }
     if (sk->order != ORDER_ROW_MAJOR && it->u.grid.naxes < 2)
@@ -1931,7 +1931,7 @@ static void check_pipeline(Sema *s, KItem *it) {
                 else sk->consumer_regs = (int)v;
             }
         } else {
-            unknown_option(s, o, known, 8, "pipeline");
+            unknown_option(s, o, known, (int)(sizeof known / sizeof known[0]), "pipeline");
         }
     }
 }
