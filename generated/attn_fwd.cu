@@ -45,8 +45,10 @@ namespace {
 
 constexpr int D = 128;
 constexpr int CAUSAL = 0;
+constexpr int SHORT = 0;
 constexpr int BQ = 128;
 constexpr int BKV = 176;
+constexpr int SETUP_STAGES = 1;
 constexpr int PERSISTENT = 1;
 constexpr int STAGES = 2;
 constexpr int OVERLAP = 1;

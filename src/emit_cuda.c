@@ -30,6 +30,7 @@ typedef struct Em {
     int tmp;                    /* counter for temporaries */
     int mode;                   /* what is being emitted: STEP_FIRST, STEP_LOOP or STEP_NONE */
     int ahead_bump;             /* lookahead: groups the wgmma waits leave in flight beyond the plan's */
+    const char *slot;           /* setup_stages = 2: the copy of the setup tiles the code being emitted reads */
     /* per-row values hoisted out of the statement being emitted: row reductions, and the
      * reciprocals of per_row divisors; elem() reads them by expression */
     const Expr *hoisted_expr[16];
@@ -792,6 +793,7 @@ static const char *buf_addr(Em *e, int buf, bool prev) {
     const PlanBuf *b = &e->pk->bufs.v[buf];
     if (b->kind == BUF_RING)
         return arena_printf(e->a, "%s_smem + (uint32_t)%s * %d", b->name, prev ? "tkc_prev_stage" : "tkc_stage", b->bytes);
+    if (b->kind == BUF_ONCE && b->copies > 1) return arena_printf(e->a, "%s_smem + (uint32_t)%s * %d", b->name, e->slot, b->bytes);
     return arena_printf(e->a, "%s_smem", b->name);
 }
 
@@ -920,7 +922,7 @@ static void emit_pins(Em *e, const POp *w) {
 static const char *group_bar(Em *e, int g, bool full, bool prev) {
     const PlanGroup *pg = &e->pk->groups.v[g];
     const PlanBarrier *b = &e->pk->bars.v[full ? pg->full : pg->empty];
-    if (pg->once) return b->name;
+    if (pg->once) return b->copies > 1 ? arena_printf(e->a, "%s + 8 * %s", b->name, e->slot) : b->name;
     return arena_printf(e->a, "%s + 8 * %s", b->name, prev ? "tkc_prev_stage" : "tkc_stage");
 }
 
@@ -1172,7 +1174,7 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
     L("// %s <- %s  (%d box%s of %d x %d)", b->name, ast_expr_str(e->a, ix), b->natoms, b->natoms == 1 ? "" : "es",
       m->box[1], m->box[0]);
     const char *dst = b->kind == BUF_RING ? arena_printf(e->a, "%s_smem + (uint32_t)tkc_stage * %d", b->name, b->bytes)
-                                          : arena_printf(e->a, "%s_smem", b->name);
+                                          : buf_addr(e, pl->buf, false);
     (void)pg;
     int box_bytes = b->rows * b->atom_cols * dtype_bytes[b->dt];
     for (int a = 0; a < b->natoms; a++) {
@@ -1199,6 +1201,13 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
     }
 }
 
+/* the end of a work tile: the next one uses the other copy of the setup tiles (setup_stages = 2),
+ * and the phase of their barriers flips once both copies were used */
+static void emit_next_setup_slot(Em *e) {
+    if (e->pk->setup_stages > 1) L("if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }");
+    else L("tkc_tile_phase ^= 1;");
+}
+
 /* the producer computes the block's scalar lets too, where its loads may use them */
 static void emit_scalar_lets(Em *e, const StmtList *l) {
     for (int i = 0; i < l->n; i++) {
@@ -1222,6 +1231,7 @@ static void emit_producer(Em *e) {
     for (int i = 0; i < pk->maps.n; i++)
         if (!pk->maps.v[i].store) L("tkc_tma_prefetch_map(&%s);", pk->maps.v[i].name);
     L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;");
+    if (pk->setup_stages > 1) L("int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile uses");
     emit_tile_loop(e);
     IN();
     emit_tile_coords(e);
@@ -1230,12 +1240,15 @@ static void emit_producer(Em *e) {
     for (int g = 0; g < pk->groups.n; g++) {
         const PlanGroup *pg = &pk->groups.v[g];
         if (!pg->once) continue;
-        L("// setup tiles, once per work tile: wait until the consumers are done with the last ones");
-        L("tkc_mbar_wait(%s, tkc_tile_phase ^ 1);", pk->bars.v[pg->empty].name);
-        L("tkc_mbar_expect_tx(%s, %d);", pk->bars.v[pg->full].name, pg->bytes);
+        if (pk->setup_stages > 1)
+            L("// setup tiles, once per work tile: wait until the consumers are done with this copy's last ones "
+              "(two tiles back)");
+        else L("// setup tiles, once per work tile: wait until the consumers are done with the last ones");
+        L("tkc_mbar_wait(%s, tkc_tile_phase ^ 1);", group_bar(e, g, false, false));
+        L("tkc_mbar_expect_tx(%s, %d);", group_bar(e, g, true, false), pg->bytes);
         for (int i = 0; i < pg->loads.n; i++) {
             line_to_tk(e, pg->loads.v[i].st->span);
-            emit_load_stmt(e, pg, &pg->loads.v[i], pk->bars.v[pg->full].name);
+            emit_load_stmt(e, pg, &pg->loads.v[i], group_bar(e, g, true, false));
             line_back(e);
         }
     }
@@ -1257,7 +1270,7 @@ static void emit_producer(Em *e) {
     L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
     OUT();
     L("}");
-    L("tkc_tile_phase ^= 1;");
+    emit_next_setup_slot(e);
     OUT();
     L("}");
     OUT();
@@ -1293,8 +1306,7 @@ static void emit_lookahead(Em *e, const char *tile, const char *phase) {
     L("if (tkc_has) {");
     IN();
     for (int g = 0; g < pk->groups.n; g++)
-        if (pk->groups.v[g].once)
-            L("tkc_mbar_wait(%s, %s);  // %s landed", pk->bars.v[pk->groups.v[g].full].name, phase, pk->groups.v[g].name);
+        if (pk->groups.v[g].once) L("tkc_mbar_wait(%s, %s);  // %s landed", group_bar(e, g, true, false), phase, pk->groups.v[g].name);
     bool open = true;
     for (int i = 0; i < pk->ahead_head; i++) {
         const POp *o = pk->first_ops.v[i];
@@ -1341,6 +1353,7 @@ static void emit_consumer(Em *e) {
     }
     L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;");
     L("(void)tkc_st_cnt;");
+    if (pk->setup_stages > 1) L("int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile reads");
     if (pk->lookahead) {
         L("// lookahead: the first tile's first products; every later tile's are issued before the finish of the one before");
         emit_lookahead(e, pk->paired ? "tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles)" : "(int)blockIdx.x", "tkc_tile_phase");
@@ -1388,8 +1401,10 @@ static void emit_consumer(Em *e) {
     if (pk->lookahead) {
         emit_op_range(e, &pk->after_ops, 0, pk->ahead_split);
         L("// lookahead: the next work tile's first products, run by the tensor cores during this tile's finish");
+        if (pk->setup_stages > 1) e->slot = "(tkc_setup_slot ^ 1)";  /* the next tile's copy */
         emit_lookahead(e, pk->paired ? "tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles)" : "tkc_tile + (int)gridDim.x",
-                       "tkc_tile_phase ^ 1");
+                       pk->setup_stages > 1 ? "tkc_tile_phase ^ tkc_setup_slot" : "tkc_tile_phase ^ 1");
+        e->slot = "tkc_setup_slot";
         e->ahead_bump = 1;
         emit_op_range(e, &pk->after_ops, pk->ahead_split, pk->after_ops.n);
         e->ahead_bump = 0;
@@ -1409,7 +1424,7 @@ static void emit_consumer(Em *e) {
     }
     L("// finish");
     emit_ops(e, &pk->finish_ops);
-    L("tkc_tile_phase ^= 1;");
+    emit_next_setup_slot(e);
     OUT();
     L("}");
     if (pk->lookahead) L("tkc_wgmma_wait<0>();  // the lookahead products issued after the last tile (never read)");
@@ -1721,7 +1736,7 @@ static void put_fragment(StrBuf *out, const char *file, const char *frag) {
 }
 
 char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
-    Em em = {.a = a, .o = o};
+    Em em = {.a = a, .o = o, .slot = "tkc_setup_slot"};
     Em *e = &em;
     StrBuf body;
     sb_init(&body);

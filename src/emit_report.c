@@ -390,6 +390,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
         else j_null(j);
         jk_bool(j, "early_setup_release", pk->early_setup_release);
         jk_bool(j, "staging", sk->staging);
+        jk_int(j, "setup_stages", pk->setup_stages);
         j_close(j, '}');
     } else {
         j_null(j);
@@ -873,8 +874,12 @@ static void explain_pipeline(StrBuf *b, Arena *a, const PlanKernel *pk) {
     }
     for (int g = 0; g < pk->groups.n; g++) {
         const PlanGroup *pg = &pk->groups.v[g];
-        para(b, 2, 0, "%s the producer loads group %s onto %s (%s bytes):", pg->once ? "Once per work tile" : "Every step",
-             pg->name, pk->bars.v[pg->full].name, fmt_bytes(pg->bytes));
+        para(b, 2, 0, "%s the producer loads group %s onto %s (%s bytes)%s:", pg->once ? "Once per work tile" : "Every step",
+             pg->name, pk->bars.v[pg->full].name, fmt_bytes(pg->bytes),
+             pg->once && pk->setup_stages > 1
+                 ? ", into one of two copies by the tile's parity, so the next tile's load does not wait for this tile's "
+                   "last step"
+                 : "");
         for (int i = 0; i < pg->loads.n; i++) {
             const PlanLoad *pl = &pg->loads.v[i];
             const PlanMap *m = &pk->maps.v[pl->map];
@@ -966,7 +971,8 @@ static void explain_barriers(StrBuf *b, const PlanKernel *pk) {
         StrBuf d;
         sb_init(&d);
         if (pb->copies > 1)
-            sb_printf(&d, "- %s[%d] (one per stage) at %s: ", pb->name, pb->copies, fmt_bytes(pb->offset));
+            sb_printf(&d, "- %s[%d] (one per %s) at %s: ", pb->name, pb->copies,
+                      g >= 0 && pk->groups.v[g].once ? "copy of the setup tiles" : "stage", fmt_bytes(pb->offset));
         else
             sb_printf(&d, "- %s at %s: ", pb->name, fmt_bytes(pb->offset));
         sb_printf(&d, "%d %s per phase", pb->count, plural(pb->count, "arrival", "arrivals"));

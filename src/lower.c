@@ -260,6 +260,15 @@ static void lower_roles(Lower *L) {
     pk->order_group = sk->order_group;
     pk->overlap = sk->overlap;
     pk->pingpong = sk->pingpong;
+    pk->setup_stages = 1;
+    if (sk->setup_stages == 2) {
+        if (!pk->persistent)
+            note(L, "setup_stages = 2 asked for, one copy kept: without a persistent grid each block runs one work tile");
+        else if (pk->cluster > 1)
+            note(L, "setup_stages = 2 asked for, one copy kept: the blocks of a cluster share their setup loads");
+        else
+            pk->setup_stages = 2;
+    }
     int p, c;
     reg_split_default(pk->consumers, &p, &c);
     if (sk->producer_regs) p = sk->producer_regs;
@@ -368,6 +377,7 @@ static void lower_buffers(Lower *L) {
                        "or move registers into it (%s <- value)",
                        y->name, y->name, y->name);
         if (b.kind == BUF_RING) b.copies = pk->stages;
+        if (b.kind == BUF_ONCE) b.copies = pk->setup_stages;
         int eb = dtype_bytes[y->ty.dt];
         if (y->ty.complex) {
             diag_error(L->d, y->span, "complex shared tiles are not supported by the sm_90a back end yet");
@@ -1204,8 +1214,10 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
         g.name = arena_strdup(L->a, nm.s ? nm.s : "setup");
         sb_free(&nm);
         mark_multicast(L, &g);
-        g.full = add_barrier(L, arena_printf(L->a, "full_%s", g.name), 1, 1, g.bytes, "setup loads, once per work tile");
-        g.empty = add_barrier(L, arena_printf(L->a, "empty_%s", g.name), 1,
+        g.full = add_barrier(L, arena_printf(L->a, "full_%s", g.name), pk->setup_stages, 1, g.bytes,
+                             pk->setup_stages > 1 ? "setup loads, once per work tile, one copy per tile parity"
+                                                  : "setup loads, once per work tile");
+        g.empty = add_barrier(L, arena_printf(L->a, "empty_%s", g.name), pk->setup_stages,
                               pk->consumers * (g.multicast ? pk->cluster : 1), 0,
                               "consumers are done with the setup tiles of this work tile");
         vec_push(L->a, &pk->groups, g);
@@ -1398,6 +1410,13 @@ retry:
         sb_printf(&b, " + barriers %d + base alignment %s", nb, fmt_bytes(SMEM_SLACK));
         diag_error(L->d, sp, "shared memory: %s = %s B, over the %s B a block can use", b.s, fmt_bytes(pk->smem_total),
                    fmt_bytes(SMEM_LIMIT));
+        if (pk->setup_stages > 1) {
+            int once = 0;
+            for (int i = 0; i < pk->bufs.n; i++)
+                if (pk->bufs.v[i].kind == BUF_ONCE) once += pk->bufs.v[i].bytes;
+            diag_note(L->d, sp, "setup_stages = 2 keeps two copies of the setup tiles; one copy needs %s B less",
+                      fmt_bytes(once));
+        }
         sb_free(&b);
     }
 }
@@ -1762,6 +1781,9 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     if (pk->persistent)
         note(L, "persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles "
                 "so the producer prefetches the next tile during the epilogue");
+    if (pk->setup_stages > 1)
+        note(L, "setup tiles in two copies (setup_stages = 2): work tile k reads copy k %% 2, so the producer loads the "
+                "next tile's setup tiles as soon as the tile before this one released them, not after this one's last step");
     plan_lookahead(L);
     if (pk->lookahead)
         note(L, "lookahead: the first step's products for the next work tile are issued right after this tile's last "

@@ -184,6 +184,10 @@ typedef struct PlanKernel {
     OrderKind order;
     int order_group;
     bool overlap, pingpong;
+    /* copies of the setup tiles and their barriers: 2 in a persistent grid when the .tk asks
+     * (setup_stages = 2): work tile k uses copy k % 2, so the producer loads the next tile's
+     * setup tiles while this one still reads its own */
+    int setup_stages;
     Vec(PlanBuf) bufs;
     Vec(PlanBarrier) bars;
     Vec(PlanGroup) groups;

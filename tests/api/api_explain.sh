@@ -1,5 +1,5 @@
 #!/bin/sh
-# api_explain.sh - tkc --explain: the text for kernels.tk/gemm.tk, kernels.tk/attn_fwd.tk,
+# api_explain.sh - tkc --explain: the text for kernels.tk/gemm.tk, kernels.tk/attn_fwd.tk (and -D D=64),
 # kernels.tk/gemm.tk -D CLUSTER=2 and tests/api/two.tk is the same bytes on every run and matches
 # golden/NAME.explain; nothing goes to stderr, no line is over 100 columns.
 #
@@ -47,6 +47,7 @@ explain() {
 explain gemm "$root/kernels.tk/gemm.tk"
 explain gemm_cluster2 "$root/kernels.tk/gemm.tk" -D CLUSTER=2
 explain attn_fwd "$root/kernels.tk/attn_fwd.tk"
+explain attn_d64 "$root/kernels.tk/attn_fwd.tk" -D D=64
 explain two "$here/two.tk"
 
 finish api_explain

@@ -34,11 +34,12 @@ report() {
 report gemm "$root/kernels.tk/gemm.tk"
 report gemm_cluster2 "$root/kernels.tk/gemm.tk" -D CLUSTER=2
 report attn_fwd "$root/kernels.tk/attn_fwd.tk"
+report attn_d64 "$root/kernels.tk/attn_fwd.tk" -D D=64
 report two "$here/two.tk"
 report odd "$tmp/odd/q\"b\\s ??- x.tk"
 
 if command -v python3 >/dev/null 2>&1; then
-    for f in gemm gemm_cluster2 attn_fwd two odd; do
+    for f in gemm gemm_cluster2 attn_fwd attn_d64 two odd; do
         [ -f "$tmp/$f.json" ] && check_cmd "$f.json is JSON" python3 -m json.tool "$tmp/$f.json"
     done
     [ "$failed" -eq 0 ] && check_cmd "check_report.py" python3 "$here/check_report.py" "$tmp" &&

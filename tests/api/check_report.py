@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """check_report.py - checks tkc --emit=report JSON (see api_report.sh, which writes DIR):
-gemm.json, attn_fwd.json, gemm_cluster2.json (-D CLUSTER=2), two.json and odd.json, plus NAME.decls,
+gemm.json, attn_fwd.json, attn_d64.json (-D D=64), gemm_cluster2.json (-D CLUSTER=2), two.json and odd.json,
+plus NAME.decls,
 the launcher definitions of each .cu (one "int tkc_x(...)" per line). Checks the structure every
 report must have, invariants of the shared-memory map, and the values the plans of gemm.tk and
 attn_fwd.tk are known to have. Prints each failure; exits 1 if there was one."""
@@ -108,7 +109,7 @@ def common(rep, decls, where):
 def main():
     d = sys.argv[1]
     decls = {}
-    for name in ("gemm", "attn_fwd", "gemm_cluster2", "two", "odd"):
+    for name in ("gemm", "attn_fwd", "attn_d64", "gemm_cluster2", "two", "odd"):
         with open(f"{d}/{name}.decls") as f:
             decls[name] = [l.strip() for l in f if l.strip()]
     reps = {name: load(d, name + ".json") for name in decls}
@@ -147,7 +148,7 @@ def main():
     check(k["pipeline"] == {"variable": "k", "trips": "cdiv(K, BK)", "stages": 4, "overlap": False, "pingpong": False,
                             "lookahead": False,
                             "no_lookahead": "the first step's products stay in flight into the next step, as in a GEMM main loop",
-                            "early_setup_release": False, "staging": True},
+                            "early_setup_release": False, "staging": True, "setup_stages": 1},
           f"gemm: pipeline {k['pipeline']}")
     sm = k["shared_memory"]
     check((sm["used"], sm["total"], sm["limit"], sm["headroom"]) == (229440, 230464, 232448, 1984), f"gemm: smem {sm}")
@@ -200,7 +201,8 @@ def main():
           f"attn: roles {r}")
     check(k["registers"]["estimate"] == 228 and k["registers"]["temporaries_peak"] == 4, "attn: registers")
     check(k["pipeline"] == {"variable": "j", "trips": "steps", "stages": 2, "overlap": True, "pingpong": True,
-                            "lookahead": True, "no_lookahead": None, "early_setup_release": True, "staging": True},
+                            "lookahead": True, "no_lookahead": None, "early_setup_release": True, "staging": True,
+                            "setup_stages": 1},
           f"attn: pipeline {k['pipeline']}")
     check([p["deferred"] for p in k["products"]] == [False, True] and k["products"][1]["a"] == "registers",
           "attn: products")
@@ -215,6 +217,15 @@ def main():
           [("full_k", 2, 1, 45056), ("empty_k", 2, 2, 0), ("full_v", 2, 1, 45056), ("empty_v", 2, 2, 0),
            ("full_q", 1, 1, 32768), ("empty_q", 1, 2, 0)], f"attn: barriers {k['barriers']}")
     check(by_name(k["tma_maps"], "tm_K_176x64")["box"] == [64, 176, 1, 1], "attn: K box")
+
+    # attn_fwd.tk -D D=64: three consumers, two copies of q (setup_stages = 2)
+    k = kernel(reps["attn_d64"], "attn_fwd")
+    check(k["pipeline"]["setup_stages"] == 2 and k["roles"]["consumers"] == 3,
+          f"attn_d64: pipeline {k['pipeline']}")
+    bq = by_name(k["shared_memory"]["buffers"], "q")
+    check((bq["kind"], bq["copies"], bq["bytes"]) == ("once", 2, 24576), f"attn_d64: q {bq}")
+    check([(b["name"], b["copies"], b["count"]) for b in k["barriers"] if b["name"].endswith("_q")] ==
+          [("full_q", 2, 1), ("empty_q", 2, 3)], f"attn_d64: q barriers {k['barriers']}")
 
     # two.tk: two kernels, an i32 scalar, a literal compile-time dimension, a require
     rep = reps["two"]

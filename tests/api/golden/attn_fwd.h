@@ -6,8 +6,8 @@
  * -gencode=arch=compute_90a,code=sm_90a -c X.cu); link with that object and the CUDA runtime. This
  * header needs only a C99 (or later) or C++ compiler: no CUDA include path.
  *
- * Built with params D = 128, CAUSAL = 0, BQ = 128, BKV = 176, PERSISTENT = 1, STAGES = 2,
- * OVERLAP = 1, PINGPONG = 1, LOOKAHEAD = 1, STAGING = 1.
+ * Built with params D = 128, CAUSAL = 0, SHORT = 0, BQ = 128, BKV = 176, SETUP_STAGES = 1,
+ * PERSISTENT = 1, STAGES = 2, OVERLAP = 1, PINGPONG = 1, LOOKAHEAD = 1, STAGING = 1.
  */
 #ifndef TKC_ATTN_FWD_TK_H
 #define TKC_ATTN_FWD_TK_H
