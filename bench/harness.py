@@ -44,6 +44,12 @@ VARIANTS = {
     "attn_d128_causal": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1}),
     "attn_d64": ("attn_fwd.tk", {"D": 64}),
     "attn_d64_causal": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1}),
+    # tuned for short sequences: D128 with 128-key blocks and two copies of q (setup_stages = 2),
+    # causal D64 with 128-row query blocks (two consumers: less work past the diagonal)
+    "attn_d128_short": ("attn_fwd.tk", {"D": 128, "SHORT": 1}),
+    "attn_d64_causal_short": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "SHORT": 1}),
+    # D64 with one copy of q (the default before setup_stages = 2)
+    "attn_d64_s1": ("attn_fwd.tk", {"D": 64, "SETUP_STAGES": 1}),
     # causal grids: one block per tile, longest first (the default before folded pairs)
     "attn_d128_causal_np": ("attn_fwd.tk", {"D": 128, "CAUSAL": 1, "PERSISTENT": 0}),
     "attn_d64_causal_np": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "PERSISTENT": 0}),
@@ -59,7 +65,6 @@ VARIANTS = {
     # persistent without overlap and pingpong: lookahead on the plain schedule (correctness)
     "attn_d128_plain_p": ("attn_fwd.tk", {"D": 128, "OVERLAP": 0, "PINGPONG": 0}),
     # D64 with 128-row query blocks (2 consumers): no ragged query block at N = 1024, less diagonal waste
-    "attn_d64_causal_q128": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "BQ": 128}),
     # D128 non-causal with 128-key blocks, persistent (N = 1024 is 8 whole blocks)
     "attn_d128_k128p": ("attn_fwd.tk", {"D": 128, "BKV": 128}),
     # ablations of the schedule, D128 with 128 x 128 blocks, one block per tile
@@ -395,7 +400,9 @@ def attn_suite(args, torch):
 
     # correctness: ragged lengths, GQA, both head dims, causal and not
     for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
-                                 ("attn_d64_causal", 64, True), ("attn_d128_k128", 128, False),
+                                 ("attn_d64_causal", 64, True), ("attn_d128_short", 128, False),
+                                 ("attn_d64_causal_short", 64, True),
+                                 ("attn_d128_k128", 128, False),
                                  ("attn_d128_causal_np", 128, True), ("attn_d128_k128p", 128, False),
                                  ("attn_d128_nola", 128, False), ("attn_d64_causal_nola", 64, True),
                                  ("attn_d128_st0", 128, False), ("attn_d64_causal_st0", 64, True),
@@ -403,6 +410,9 @@ def attn_suite(args, torch):
                                  ("attn_d128_plain", 128, False), ("attn_d128_ov", 128, False)]:
         for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333)]:
             case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
+    # many work tiles per block (both copies of q, their barriers' phases wrapping), ragged
+    for (variant, D) in [("attn_d64", 64), ("attn_d128_short", 128)]:
+        case("check", variant, 4, 33, 3, 2000, D, False, time_it=False)
     case("strided", "attn_d128", 2, 4, 2, 1000, 128, False, time_it=False, bshd=True)
     case("strided", "attn_d64_causal", 2, 4, 2, 333, 64, True, time_it=False, bshd=True)
     case("strided", "attn_d128_st0", 2, 4, 2, 1000, 128, False, time_it=False, bshd=True)
@@ -415,6 +425,12 @@ def attn_suite(args, torch):
         case("n1024", variant, 16, 16, 16, 1024, D, causal)
     case("gqa", "attn_d128", 4, 32, 8, 4096, 128, False)
     case("gqa", "attn_d128_causal", 4, 32, 8, 4096, 128, True)
+    # SHORT = 1 (D128, 128-key blocks, two copies of q) at N = 1024 and, for the trade-off, 4096
+    case("short", "attn_d128_short", 16, 16, 16, 1024, 128, False)
+    case("short", "attn_d128_short", 16, 16, 16, 4096, 128, False)
+    case("short", "attn_d128_short", 4, 32, 8, 4096, 128, False)
+    case("short", "attn_d64_causal_short", 16, 16, 16, 1024, 64, True)
+    case("short", "attn_d64_causal_short", 16, 16, 16, 4096, 64, True)
     # the schedule's ablation at N4096 D128 (128 x 128 blocks): plain, + overlap, + pingpong
     case("ablation", "attn_d128_plain", 16, 16, 16, 4096, 128, False)
     case("ablation", "attn_d128_ov", 16, 16, 16, 4096, 128, False)
@@ -434,9 +450,9 @@ def attn_suite(args, torch):
                                  ("attn_d64_st0", 64, False), ("attn_d64_causal_st0", 64, True)]:
         case("ablation", variant, 16, 16, 16, 4096, D, causal)
     case("ablation", "attn_d128_st0", 16, 16, 16, 1024, 128, False)
-    # D64 causal with 128-row query blocks (2 consumers): less masked and ragged work at N = 1024
+    # D64 with one copy of q (setup_stages = 1)
     for n in (1024, 4096):
-        case("ablation", "attn_d64_causal_q128", 16, 16, 16, n, 64, True)
+        case("ablation", "attn_d64_s1", 16, 16, 16, n, 64, False)
     return rows
 
 
