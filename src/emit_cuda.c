@@ -1173,8 +1173,7 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
     int n = ix->u.index.nargs;
     L("// %s <- %s  (%d box%s of %d x %d)", b->name, ast_expr_str(e->a, ix), b->natoms, b->natoms == 1 ? "" : "es",
       m->box[1], m->box[0]);
-    const char *dst = b->kind == BUF_RING ? arena_printf(e->a, "%s_smem + (uint32_t)tkc_stage * %d", b->name, b->bytes)
-                                          : buf_addr(e, pl->buf, false);
+    const char *dst = buf_addr(e, pl->buf, false);
     (void)pg;
     int box_bytes = b->rows * b->atom_cols * dtype_bytes[b->dt];
     for (int a = 0; a < b->natoms; a++) {

@@ -265,7 +265,8 @@ static void lower_roles(Lower *L) {
         if (!pk->persistent)
             note(L, "setup_stages = 2 asked for, one copy kept: without a persistent grid each block runs one work tile");
         else if (pk->cluster > 1)
-            note(L, "setup_stages = 2 asked for, one copy kept: the blocks of a cluster share their setup loads");
+            note(L, "setup_stages = 2 asked for, one copy kept: two copies are not implemented with clusters (their setup "
+                    "loads may be multicast and released block to block)");
         else
             pk->setup_stages = 2;
     }

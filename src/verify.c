@@ -48,6 +48,8 @@ static void check_ops(V *v, const POpList *ops) {
 static void verify_kernel(V *v) {
     const PlanKernel *pk = v->pk;
     if (pk->consumers < 1 || pk->consumers > 3) fail(v, "%d consumer warpgroups", pk->consumers);
+    if (pk->setup_stages < 1 || pk->setup_stages > 2 || (pk->setup_stages > 1 && (!pk->persistent || pk->cluster > 1)))
+        fail(v, "%d copies of the setup tiles (persistent %d, cluster %d)", pk->setup_stages, pk->persistent, pk->cluster);
     if (pk->threads != 128 * (pk->consumers + 1)) fail(v, "thread count %d", pk->threads);
     if (!reg_split_fits(pk->consumers, pk->producer_regs, pk->consumer_regs)) fail(v, "register split does not fit");
     /* buffers: aligned, inside the budget, not overlapping */
@@ -85,6 +87,14 @@ static void verify_kernel(V *v) {
             fail(v, "group %s expects %d bytes but its tiles hold %d", pg->name, pk->bars.v[pg->full].tx_bytes, bytes);
         if (pk->bars.v[pg->empty].count != pk->consumers * (pg->multicast ? pk->cluster : 1))
             fail(v, "group %s's empty barrier count", pg->name);
+        /* a ring has a copy of each tile and barrier per stage; setup tiles one per setup stage */
+        int copies = pg->once ? pk->setup_stages : pk->stages;
+        if (pk->bars.v[pg->full].copies != copies || pk->bars.v[pg->empty].copies != copies)
+            fail(v, "group %s has %d barrier copies, not %d", pg->name, pk->bars.v[pg->full].copies, copies);
+        for (int i = 0; i < pg->bufs.n; i++)
+            if (pk->bufs.v[pg->bufs.v[i]].copies != copies)
+                fail(v, "tile %s of group %s has %d copies, not %d", pk->bufs.v[pg->bufs.v[i]].name, pg->name,
+                     pk->bufs.v[pg->bufs.v[i]].copies, copies);
         for (int i = 0; i < pg->loads.n; i++) {
             const PlanLoad *pl = &pg->loads.v[i];
             const PlanMap *m = &pk->maps.v[pl->map];
