@@ -507,6 +507,14 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         if (wg == 1) tkc_bar_arrive(4, 256);  // pingpong: consumer 0 goes first
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
+        // each work tile's coordinates and lets, computed where its first products are issued
+        int tkc_next_block_b = 0;
+        int tkc_next_block_h = 0;
+        int tkc_next_block_q = 0;
+        int tkc_next_kv = 0;
+        float tkc_next_c = 0;
+        int tkc_next_q0 = 0;
+        int tkc_next_steps = 0;
         // lookahead: the first tile's first products; every later tile's are issued before the finish of the one before
         {
             const int tkc_tile = tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles);
@@ -530,6 +538,13 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 const float c = (scale * 1.44269504f);
                 const int q0 = max(((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N)), 0);
                 const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
+                tkc_next_block_b = block_b;
+                tkc_next_block_h = block_h;
+                tkc_next_block_q = block_q;
+                tkc_next_kv = kv;
+                tkc_next_c = c;
+                tkc_next_q0 = q0;
+                tkc_next_steps = steps;
                 tkc_has = (steps) > 0;
             }
             const int j = 0;
@@ -564,24 +579,17 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         }
         // folded axis: each block takes neighbouring work tiles two at a time, a long one and its short partner
         for (int tkc_k = 0, tkc_tile; (tkc_tile = tkc_pair_walk(tkc_k, blockIdx.x, gridDim.x, tkc_ntiles)) >= 0; ++tkc_k) {
-            int block_b;
-            int block_h;
-            int block_q;
-            {
-                int tkc_t = tkc_tile;
-                // row-major: the last axis varies fastest
-                block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
-                block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
-                block_b = tkc_t;
-                block_q = (block_q & 1) ? block_q / 2 : tkc_wext_q - 1 - block_q / 2;  // folded: last, first, second last, ...
-            }
+            // coordinates and lets: from the lookahead that issued this tile's first products
+            const int block_b = tkc_next_block_b;
+            const int block_h = tkc_next_block_h;
+            const int block_q = tkc_next_block_q;
+            const int kv = tkc_next_kv;
+            const float c = tkc_next_c;
+            const int q0 = tkc_next_q0;
+            const int steps = tkc_next_steps;
             (void)block_b;
             (void)block_h;
             (void)block_q;
-            const int kv = (block_h / (H / HKV));
-            const float c = (scale * 1.44269504f);
-            const int q0 = max(((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N)), 0);
-            const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
             // setup
             // o = 0
             #pragma unroll
@@ -818,6 +826,13 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     const float c = (scale * 1.44269504f);
                     const int q0 = max(((block_q * BQ) - ((tkc_cdiv(N, BQ) * BQ) - N)), 0);
                     const int steps = (CAUSAL ? min(tkc_cdiv(N, BKV), tkc_cdiv((q0 + BQ), BKV)) : tkc_cdiv(N, BKV));
+                    tkc_next_block_b = block_b;
+                    tkc_next_block_h = block_h;
+                    tkc_next_block_q = block_q;
+                    tkc_next_kv = kv;
+                    tkc_next_c = c;
+                    tkc_next_q0 = q0;
+                    tkc_next_steps = steps;
                     tkc_has = (steps) > 0;
                 }
                 const int j = 0;

@@ -1092,13 +1092,33 @@ static void emit_op_range(Em *e, const POpList *ops, int from, int to) {
 
 /* ---- the kernel ----------------------------------------------------------------------------------- */
 
+static const char *let_ctype(const Symbol *y) { return y->ty.kind == TY_FLOAT ? "float" : "int"; }
+
 static void emit_lets(Em *e) {
     const SemaKernel *sk = e->sk;
     for (int i = 0; i < sk->lets.n; i++) {
         const KItem *it = sk->lets.v[i];
         const Symbol *y = it->u.let.sym;
-        L("const %s %s = %s;", y->ty.kind == TY_FLOAT ? "float" : "int", y->name, scalar_str(e, it->u.let.e, false));
+        L("const %s %s = %s;", let_ctype(y), y->name, scalar_str(e, it->u.let.e, false));
     }
+}
+
+/* lookahead: the next work tile's coordinates and lets, computed once for its first products and
+ * carried into its iteration of the tile loop (tkc_next_<name>) instead of computed again there */
+static void emit_next_coords(Em *e, bool store) {
+    const SemaKernel *sk = e->sk;
+    for (int i = 0; i < sk->axes.n; i++) {
+        const char *nm = sk->axes.v[i]->name;
+        if (store) L("tkc_next_block_%s = block_%s;", nm, nm);
+        else L("const int block_%s = tkc_next_block_%s;", nm, nm);
+    }
+    for (int i = 0; i < sk->lets.n; i++) {
+        const Symbol *y = sk->lets.v[i]->u.let.sym;
+        if (store) L("tkc_next_%s = %s;", y->name, y->name);
+        else L("const %s %s = tkc_next_%s;", let_ctype(y), y->name, y->name);
+    }
+    if (!store)
+        for (int i = 0; i < sk->axes.n; i++) L("(void)block_%s;", sk->axes.v[i]->name);
 }
 
 static void emit_tile_coords(Em *e) {
@@ -1294,6 +1314,7 @@ static void emit_lookahead(Em *e, const char *tile, const char *phase) {
     IN();
     emit_tile_coords(e);
     emit_lets(e);
+    emit_next_coords(e, true);
     L("tkc_has = (%s) > 0;", scalar_str(e, sk->pipe->u.pipe.trips, false));
     OUT();
     L("}");
@@ -1354,13 +1375,24 @@ static void emit_consumer(Em *e) {
     L("(void)tkc_st_cnt;");
     if (pk->setup_stages > 1) L("int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile reads");
     if (pk->lookahead) {
+        L("// each work tile's coordinates and lets, computed where its first products are issued");
+        for (int i = 0; i < sk->axes.n; i++) L("int tkc_next_block_%s = 0;", sk->axes.v[i]->name);
+        for (int i = 0; i < sk->lets.n; i++) {
+            const Symbol *y = sk->lets.v[i]->u.let.sym;
+            L("%s tkc_next_%s = 0;", let_ctype(y), y->name);
+        }
         L("// lookahead: the first tile's first products; every later tile's are issued before the finish of the one before");
         emit_lookahead(e, pk->paired ? "tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles)" : "(int)blockIdx.x", "tkc_tile_phase");
     }
     emit_tile_loop(e);
     IN();
-    emit_tile_coords(e);
-    emit_lets(e);
+    if (pk->lookahead) {
+        L("// coordinates and lets: from the lookahead that issued this tile's first products");
+        emit_next_coords(e, false);
+    } else {
+        emit_tile_coords(e);
+        emit_lets(e);
+    }
     L("// setup");
     e->mode = STEP_NONE;
     emit_ops(e, &pk->setup_ops);
