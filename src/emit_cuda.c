@@ -1104,20 +1104,25 @@ static void emit_lets(Em *e) {
 }
 
 /* lookahead: the next work tile's coordinates and lets, computed once for its first products and
- * carried into its iteration of the tile loop (tkc_next_<name>) instead of computed again there */
-static void emit_next_coords(Em *e, bool store) {
+ * carried into its iteration of the tile loop (tkc_next_<name>) instead of computed again there:
+ * the carriers are declared before the first lookahead, stored by each, loaded by the loop */
+typedef enum { NEXT_DECLARE, NEXT_STORE, NEXT_LOAD } NextCoords;
+
+static void emit_next_coords(Em *e, NextCoords what) {
     const SemaKernel *sk = e->sk;
     for (int i = 0; i < sk->axes.n; i++) {
         const char *nm = sk->axes.v[i]->name;
-        if (store) L("tkc_next_block_%s = block_%s;", nm, nm);
+        if (what == NEXT_DECLARE) L("int tkc_next_block_%s = 0;", nm);
+        else if (what == NEXT_STORE) L("tkc_next_block_%s = block_%s;", nm, nm);
         else L("const int block_%s = tkc_next_block_%s;", nm, nm);
     }
     for (int i = 0; i < sk->lets.n; i++) {
         const Symbol *y = sk->lets.v[i]->u.let.sym;
-        if (store) L("tkc_next_%s = %s;", y->name, y->name);
+        if (what == NEXT_DECLARE) L("%s tkc_next_%s = 0;", let_ctype(y), y->name);
+        else if (what == NEXT_STORE) L("tkc_next_%s = %s;", y->name, y->name);
         else L("const %s %s = tkc_next_%s;", let_ctype(y), y->name, y->name);
     }
-    if (!store)
+    if (what == NEXT_LOAD)
         for (int i = 0; i < sk->axes.n; i++) L("(void)block_%s;", sk->axes.v[i]->name);
 }
 
@@ -1314,7 +1319,7 @@ static void emit_lookahead(Em *e, const char *tile, const char *phase) {
     IN();
     emit_tile_coords(e);
     emit_lets(e);
-    emit_next_coords(e, true);
+    emit_next_coords(e, NEXT_STORE);
     L("tkc_has = (%s) > 0;", scalar_str(e, sk->pipe->u.pipe.trips, false));
     OUT();
     L("}");
@@ -1376,11 +1381,7 @@ static void emit_consumer(Em *e) {
     if (pk->setup_stages > 1) L("int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile reads");
     if (pk->lookahead) {
         L("// each work tile's coordinates and lets, computed where its first products are issued");
-        for (int i = 0; i < sk->axes.n; i++) L("int tkc_next_block_%s = 0;", sk->axes.v[i]->name);
-        for (int i = 0; i < sk->lets.n; i++) {
-            const Symbol *y = sk->lets.v[i]->u.let.sym;
-            L("%s tkc_next_%s = 0;", let_ctype(y), y->name);
-        }
+        emit_next_coords(e, NEXT_DECLARE);
         L("// lookahead: the first tile's first products; every later tile's are issued before the finish of the one before");
         emit_lookahead(e, pk->paired ? "tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles)" : "(int)blockIdx.x", "tkc_tile_phase");
     }
@@ -1388,7 +1389,7 @@ static void emit_consumer(Em *e) {
     IN();
     if (pk->lookahead) {
         L("// coordinates and lets: from the lookahead that issued this tile's first products");
-        emit_next_coords(e, false);
+        emit_next_coords(e, NEXT_LOAD);
     } else {
         emit_tile_coords(e);
         emit_lets(e);

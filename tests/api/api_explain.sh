@@ -6,21 +6,8 @@
 #   usage: api_explain.sh [--update] TKC ROOT   (ROOT: the source tree)
 # --update rewrites the golden files from what tkc prints now; review them with git diff.
 
-update=0
-if [ "${1:-}" = "--update" ]; then
-    update=1
-    shift
-fi
-if [ $# -ne 2 ]; then
-    echo "usage: api_explain.sh [--update] TKC ROOT" >&2
-    exit 2
-fi
-tkc=$1
-root=$2
-case $tkc in /*) ;; *) tkc=$(pwd)/$tkc ;; esac
-case $root in /*) ;; *) root=$(pwd)/$root ;; esac
-here=$root/tests/api
-. "$here/common.sh"
+. "$(dirname "$0")/common.sh"
+api_args api_explain.sh 1 "$@"
 
 # explain NAME TK [ARGS...]
 explain() {

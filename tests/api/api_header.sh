@@ -12,21 +12,8 @@
 #   usage: api_header.sh [--update] TKC ROOT      (ROOT: the source tree; --update rewrites golden/)
 # CC and CXX choose the first C and C++ compilers (default cc and c++).
 
-update=0
-if [ "${1:-}" = "--update" ]; then
-    update=1
-    shift
-fi
-if [ $# -ne 2 ]; then
-    echo "usage: api_header.sh [--update] TKC ROOT" >&2
-    exit 2
-fi
-tkc=$1
-root=$2
-case $tkc in /*) ;; *) tkc=$(pwd)/$tkc ;; esac
-case $root in /*) ;; *) root=$(pwd)/$root ;; esac
-here=$root/tests/api
-. "$here/common.sh"
+. "$(dirname "$0")/common.sh"
+api_args api_header.sh 1 "$@"
 
 ccs=${CC:-cc}
 cxxs=${CXX:-c++}

@@ -8,16 +8,8 @@
 #
 #   usage: api_report.sh TKC ROOT      (ROOT: the source tree)
 
-if [ $# -ne 2 ]; then
-    echo "usage: api_report.sh TKC ROOT" >&2
-    exit 2
-fi
-tkc=$1
-root=$2
-case $tkc in /*) ;; *) tkc=$(pwd)/$tkc ;; esac
-case $root in /*) ;; *) root=$(pwd)/$root ;; esac
-here=$root/tests/api
-. "$here/common.sh"
+. "$(dirname "$0")/common.sh"
+api_args api_report.sh 0 "$@"
 
 mkdir -p "$tmp/odd" && cp "$here/two.tk" "$tmp/odd/q\"b\\s ??- x.tk"
 # report NAME TK [ARGS...]: NAME.json and NAME.decls (the .cu's launcher definitions)

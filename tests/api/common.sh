@@ -2,7 +2,30 @@
 # which runs tkc and fails on a nonzero exit, anything on stderr, or a sanitizer report (so the
 # same scripts serve tkc and tkc-asan).
 #
-#   expects: $tkc (an absolute path) set by the caller; provides: $tmp, fail, finish, run_tkc
+#   provides: api_args, $tmp, fail, finish, run_tkc (which needs $tkc, set by api_args)
+
+# api_args SCRIPT UPDATE ARGS...: parses "[--update] TKC ROOT" (--update only when UPDATE is 1) into
+# $update, $tkc and $root (absolute paths) and $here (ROOT/tests/api); exits 2 on a usage error
+api_args() {
+    script=$1
+    may_update=$2
+    shift 2
+    update=0
+    if [ "$may_update" = 1 ] && [ "${1:-}" = "--update" ]; then
+        update=1
+        shift
+    fi
+    if [ $# -ne 2 ]; then
+        if [ "$may_update" = 1 ]; then echo "usage: $script [--update] TKC ROOT" >&2
+        else echo "usage: $script TKC ROOT" >&2; fi
+        exit 2
+    fi
+    tkc=$1
+    root=$2
+    case $tkc in /*) ;; *) tkc=$(pwd)/$tkc ;; esac
+    case $root in /*) ;; *) root=$(pwd)/$root ;; esac
+    here=$root/tests/api
+}
 
 # sanitizer reports must not pass as ordinary failures: make ASan and UBSan exit with 99
 ASAN_OPTIONS="exitcode=99${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
