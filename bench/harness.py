@@ -48,6 +48,8 @@ VARIANTS = {
     # causal D64 with 128-row query blocks (two consumers: less work past the diagonal)
     "attn_d128_short": ("attn_fwd.tk", {"D": 128, "SHORT": 1}),
     "attn_d64_causal_short": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "SHORT": 1}),
+    # D128 without the narrow last step (every step on all 176 columns)
+    "attn_d128_nt0": ("attn_fwd.tk", {"D": 128, "NARROW_TAIL": 0}),
     # D64 with one copy of q (the default before setup_stages = 2)
     "attn_d64_s1": ("attn_fwd.tk", {"D": 64, "SETUP_STAGES": 1}),
     # causal grids: one block per tile, longest first (the default before folded pairs)
@@ -408,12 +410,13 @@ def attn_suite(args, torch):
                                  ("attn_d128_st0", 128, False), ("attn_d64_causal_st0", 64, True),
                                  ("attn_d128_plain_p", 128, False),
                                  ("attn_d128_plain", 128, False), ("attn_d128_ov", 128, False)]:
-        for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333)]:
+        for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333), (1, 2, 2, 240)]:
             case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
     # many work tiles per block (both copies of q, their barriers' phases wrapping), ragged
-    for (variant, D) in [("attn_d64", 64), ("attn_d128_short", 128)]:
+    for (variant, D) in [("attn_d64", 64), ("attn_d128_short", 128), ("attn_d128", 128)]:
         case("check", variant, 4, 33, 3, 2000, D, False, time_it=False)
     case("strided", "attn_d128", 2, 4, 2, 1000, 128, False, time_it=False, bshd=True)
+    case("strided", "attn_d128", 2, 4, 2, 1100, 128, False, time_it=False, bshd=True)  # a narrow last step
     case("strided", "attn_d64_causal", 2, 4, 2, 333, 64, True, time_it=False, bshd=True)
     case("strided", "attn_d128_st0", 2, 4, 2, 1000, 128, False, time_it=False, bshd=True)
     if args.quick:
@@ -450,6 +453,10 @@ def attn_suite(args, torch):
                                  ("attn_d64_st0", 64, False), ("attn_d64_causal_st0", 64, True)]:
         case("ablation", variant, 16, 16, 16, 4096, D, causal)
     case("ablation", "attn_d128_st0", 16, 16, 16, 1024, 128, False)
+    # D128 without the narrow last step (N = 4096: a last block of 48 keys)
+    case("ablation", "attn_d128_nt0", 16, 16, 16, 4096, 128, False)
+    case("ablation", "attn_d128_nt0", 4, 32, 8, 4096, 128, False)
+    case("check", "attn_d128_nt0", 2, 4, 2, 1000, 128, False, time_it=False)
     # D64 with one copy of q (setup_stages = 1)
     for n in (1024, 4096):
         case("ablation", "attn_d64_s1", 16, 16, 16, n, 64, False)

@@ -55,6 +55,7 @@ constexpr int OVERLAP = 1;
 constexpr int PINGPONG = 1;
 constexpr int LOOKAHEAD = 1;
 constexpr int STAGING = 1;
+constexpr int NARROW_TAIL = 1;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -280,6 +281,19 @@ TKC_DEVICE void tkc_wgmma_m64n176k16_ss_bf16(float *d, uint64_t desc_a, uint64_t
 }
 
 
+template <int TA, int TB, int SA>
+TKC_DEVICE void tkc_wgmma_m64n64k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "setp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%32, %33, p, %35, 1, %36, %37;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB));
+}
+
+
 // one element of a global tensor, as a scalar (kernel-level lets)
 __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { return p[i]; }
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
@@ -383,6 +397,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       release empty_v (previous step's stage), skipped on the first step
 //       m = mn
 //       o_operand = bf16(s)  [A operand of the deferred product]
+//     the last step, narrow, when N - j * BKV <= 64 and ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > q0) and c > 0:
+//       the ops of every later step on s_tail fp32[128, 64] and o_operand_tail; s_tail = ... [wgmma m64n64k16]; after the steps, o over 64 rows of v
 //     after the steps:
 //       wait full_v (previous step's stage), skipped on the first step
 //       mma o += o_operand @ v  [wgmma m64n128k16 x 11 per warpgroup, RS, A registers, B N-major (128B), previous step's stage, skipped on the first step]
@@ -407,6 +423,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - lookahead: the first step's products for the next work tile are issued right after this tile's last products, before its finish, so the tensor cores work during the epilogue
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
+//     - narrow last step: when the last step leaves at most 64 of the 176 columns of 's' unmasked (N - j * BKV <= 64 and c > 0), it runs on 64-column copies ('s_tail', 'o_operand_tail'): its products, row reductions and elementwise ops skip the masked columns, whose probabilities are exactly 0
 __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x32, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -504,6 +521,9 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         float m[2];  // fp32[128] per_row: the 2 rows this thread holds
         float l[2];  // fp32[128] per_row: the 2 rows this thread holds
         uint32_t o_operand[44];  // row-split bf16[128, 176]: 44 packed pairs per thread
+        // the narrow last step's copies (live only while 's' and 'o_operand' are not)
+        float s_tail[32];  // row-split fp32[128, 64]: 32 values per thread
+        uint32_t o_operand_tail[16];  // row-split bf16[128, 64]: 16 packed pairs per thread
         if (wg == 1) tkc_bar_arrive(4, 256);  // pingpong: consumer 0 goes first
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
@@ -517,14 +537,14 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         int tkc_next_steps = 0;
         // lookahead: the first tile's first products; every later tile's are issued before the finish of the one before
         {
-            const int tkc_tile = tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles);
+            const int tkc_ahead = tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles);  // the work tile whose first products are issued here
             int tkc_has = 0;  // a real tile with at least one step
-            if (tkc_tile >= 0 && tkc_tile < tkc_ntiles) {
+            if (tkc_ahead >= 0 && tkc_ahead < tkc_ntiles) {
                 int block_b;
                 int block_h;
                 int block_q;
                 {
-                    int tkc_t = tkc_tile;
+                    int tkc_t = tkc_ahead;
                     // row-major: the last axis varies fastest
                     block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
                     block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
@@ -668,7 +688,12 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
-            for (int j = 1; j < tkc_steps; ++j) {  // the steady state
+            int tkc_narrow = 0;  // the last step leaves at most 64 columns of s unmasked: it runs on s_tail and o_operand_tail
+            if (tkc_steps > 1) {
+                const int j = tkc_steps - 1;
+                tkc_narrow = N - (j * BKV) <= 64 && ((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > q0))) && c > 0.f;
+            }
+            for (int j = 1; j < tkc_steps - tkc_narrow; ++j) {  // the steady state
                 tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
                 tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
                 // s = q @ k.T  [wgmma m64n176k16 x 8, A and B from shared memory]
@@ -780,39 +805,170 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
+            if (tkc_narrow) {  // the last step, on 64 columns: the masked ones would add nothing
+                const int j = tkc_steps - 1;
+                tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
+                tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
+                // s_tail = q @ k.T  [wgmma m64n64k16 x 8, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s_tail[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 45056 + 0, 16, 1024, 1);  // k: K-major, 128B
+                    const uint64_t tkc_da = tkc_desc(q_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s_tail[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s_tail[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s_tail[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s_tail[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s_tail[0], tkc_da + 1024, tkc_db + 1408, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s_tail[0], tkc_da + 1026, tkc_db + 1410, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s_tail[0], tkc_da + 1028, tkc_db + 1412, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s_tail[0], tkc_da + 1030, tkc_db + 1414, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s_tail[tkc_i]);
+                }
+                tkc_mbar_wait(full_v + 8 * tkc_prev_stage, tkc_prev_phase);  // v landed
+                // o += bf16(s) @ v  [wgmma m64n128k16 x 11, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_prev_stage * 45056 + 0, 22528, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[0], o_operand[1], o_operand[2], o_operand[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[4], o_operand[5], o_operand[6], o_operand[7], tkc_db + 128, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[8], o_operand[9], o_operand[10], o_operand[11], tkc_db + 256, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[12], o_operand[13], o_operand[14], o_operand[15], tkc_db + 384, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[16], o_operand[17], o_operand[18], o_operand[19], tkc_db + 512, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[20], o_operand[21], o_operand[22], o_operand[23], tkc_db + 640, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[24], o_operand[25], o_operand[26], o_operand[27], tkc_db + 768, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[28], o_operand[29], o_operand[30], o_operand[31], tkc_db + 896, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[32], o_operand[33], o_operand[34], o_operand[35], tkc_db + 1024, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[36], o_operand[37], o_operand[38], o_operand[39], tkc_db + 1152, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[40], o_operand[41], o_operand[42], o_operand[43], tkc_db + 1280, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s_tail[tkc_i]);
+                if (j == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: the last step: nothing after it reads the setup tiles
+                if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > q0)))) {
+                    // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s_tail[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 32) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 32) >> 2) + (tkc_i & 1))) <= (q0 + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 32)))))) ? s_tail[tkc_i] : (-TKC_INF));
+                }
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
+                // let mn = max(m, rowmax(s))
+                float mn[2];  // fp32[128] per_row: the 2 rows this thread holds
+                float tkc_red4[2];  // rowmax(s)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red4[tkc_r] = -TKC_INF;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
+                    tkc_red4[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] = fmaxf(tkc_red4[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))], s_tail[tkc_i]);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red4[tkc_r] = fmaxf(tkc_red4[tkc_r], __shfl_xor_sync(0xffffffffu, tkc_red4[tkc_r], 1));
+                    tkc_red4[tkc_r] = fmaxf(tkc_red4[tkc_r], __shfl_xor_sync(0xffffffffu, tkc_red4[tkc_r], 2));
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) mn[tkc_r] = fmaxf(m[tkc_r], tkc_red4[tkc_r]);
+                // let alpha = exp2((m - mn) * c)
+                float alpha[2];  // fp32[128] per_row: the 2 rows this thread holds
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) alpha[tkc_r] = tkc_exp2(((m[tkc_r] - mn[tkc_r]) * c));
+                // s = exp2(s * c - mn * c)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s_tail[tkc_i] = tkc_exp2(((s_tail[tkc_i] * c) - (mn[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] * c)));
+                // l = l * alpha + rowsum(s)
+                float tkc_red5[2];  // rowsum(s)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red5[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
+                    tkc_red5[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += s_tail[tkc_i];
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red5[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red5[tkc_r], 1);
+                    tkc_red5[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red5[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) l[tkc_r] = ((l[tkc_r] * alpha[tkc_r]) + tkc_red5[tkc_r]);
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 44; ++tkc_i) tkc_pin(o_operand[tkc_i]);
+                // o = o * alpha
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) o[tkc_i] = (o[tkc_i] * alpha[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))]);
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_prev_stage);  // release v (previous step)
+                // m = mn
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) m[tkc_r] = mn[tkc_r];
+                // o_operand_tail = bf16(s): the A operand of the deferred product
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 16; ++tkc_p) o_operand_tail[tkc_p] = tkc_pack_bf16(s_tail[(2 * tkc_p)], s_tail[(2 * tkc_p + 1)]);
+                tkc_prev_stage = tkc_stage;
+                tkc_prev_phase = tkc_phase;
+                if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
+            }
             // after the steps
             if (tkc_steps > 0) tkc_mbar_wait(full_v + 8 * tkc_prev_stage, tkc_prev_phase);  // v landed
-            // o += bf16(s) @ v  [wgmma m64n128k16 x 11, A from registers]
-            if (tkc_steps > 0) {
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
-                tkc_wgmma_fence();
-                const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_prev_stage * 45056 + 0, 22528, 1024, 1);  // v: N-major, 128B
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[0], o_operand[1], o_operand[2], o_operand[3], tkc_db + 0, 1);
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[4], o_operand[5], o_operand[6], o_operand[7], tkc_db + 128, 1);
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[8], o_operand[9], o_operand[10], o_operand[11], tkc_db + 256, 1);
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[12], o_operand[13], o_operand[14], o_operand[15], tkc_db + 384, 1);
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[16], o_operand[17], o_operand[18], o_operand[19], tkc_db + 512, 1);
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[20], o_operand[21], o_operand[22], o_operand[23], tkc_db + 640, 1);
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[24], o_operand[25], o_operand[26], o_operand[27], tkc_db + 768, 1);
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[28], o_operand[29], o_operand[30], o_operand[31], tkc_db + 896, 1);
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[32], o_operand[33], o_operand[34], o_operand[35], tkc_db + 1024, 1);
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[36], o_operand[37], o_operand[38], o_operand[39], tkc_db + 1152, 1);
-                tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[40], o_operand[41], o_operand[42], o_operand[43], tkc_db + 1280, 1);
-                tkc_wgmma_commit();
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+            // o += bf16(s) @ v: the last step's, over 64 rows of v when that step ran narrow
+            if (tkc_narrow) {
+                // o += bf16(s) @ v  [wgmma m64n128k16 x 4, A from registers]
+                if (tkc_steps > 0) {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_prev_stage * 45056 + 0, 22528, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand_tail[0], o_operand_tail[1], o_operand_tail[2], o_operand_tail[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand_tail[4], o_operand_tail[5], o_operand_tail[6], o_operand_tail[7], tkc_db + 128, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand_tail[8], o_operand_tail[9], o_operand_tail[10], o_operand_tail[11], tkc_db + 256, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand_tail[12], o_operand_tail[13], o_operand_tail[14], o_operand_tail[15], tkc_db + 384, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+            } else {
+                // o += bf16(s) @ v  [wgmma m64n128k16 x 11, A from registers]
+                if (tkc_steps > 0) {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_prev_stage * 45056 + 0, 22528, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[0], o_operand[1], o_operand[2], o_operand[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[4], o_operand[5], o_operand[6], o_operand[7], tkc_db + 128, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[8], o_operand[9], o_operand[10], o_operand[11], tkc_db + 256, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[12], o_operand[13], o_operand[14], o_operand[15], tkc_db + 384, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[16], o_operand[17], o_operand[18], o_operand[19], tkc_db + 512, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[20], o_operand[21], o_operand[22], o_operand[23], tkc_db + 640, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[24], o_operand[25], o_operand[26], o_operand[27], tkc_db + 768, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[28], o_operand[29], o_operand[30], o_operand[31], tkc_db + 896, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[32], o_operand[33], o_operand[34], o_operand[35], tkc_db + 1024, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[36], o_operand[37], o_operand[38], o_operand[39], tkc_db + 1152, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], o_operand[40], o_operand[41], o_operand[42], o_operand[43], tkc_db + 1280, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
             }
             // lookahead: the next work tile's first products, run by the tensor cores during this tile's finish
             {
-                const int tkc_tile = tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles);
+                const int tkc_ahead = tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles);  // the work tile whose first products are issued here
                 int tkc_has = 0;  // a real tile with at least one step
-                if (tkc_tile >= 0 && tkc_tile < tkc_ntiles) {
+                if (tkc_ahead >= 0 && tkc_ahead < tkc_ntiles) {
                     int block_b;
                     int block_h;
                     int block_q;
                     {
-                        int tkc_t = tkc_tile;
+                        int tkc_t = tkc_ahead;
                         // row-major: the last axis varies fastest
                         block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
                         block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
@@ -874,9 +1030,9 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: no step ran, so no step released the setup tiles
             // finish
             // bf16(o / l)
-            float tkc_rcp4[2];  // 1 / l, once per row
+            float tkc_rcp6[2];  // 1 / l, once per row
             #pragma unroll
-            for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp4[tkc_r] = 1.f / l[tkc_r];
+            for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp6[tkc_r] = 1.f / l[tkc_r];
             {
                 const int tkc_r0 = (q0) + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = 0 * 128;
@@ -892,10 +1048,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
                             const int tkc_f = tkc_rb * 64 + tkc_ch * 16 + tkc_g * 8;  // first value of this 16-column group
-                            const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp4[((tkc_f + 0) / 64 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp4[((tkc_f + 1) / 64 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp4[((tkc_f + 2) / 64 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp4[((tkc_f + 3) / 64 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp4[((tkc_f + 4) / 64 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp4[((tkc_f + 5) / 64 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp4[((tkc_f + 6) / 64 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp4[((tkc_f + 7) / 64 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp6[((tkc_f + 0) / 64 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp6[((tkc_f + 1) / 64 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp6[((tkc_f + 2) / 64 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp6[((tkc_f + 3) / 64 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp6[((tkc_f + 4) / 64 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp6[((tkc_f + 5) / 64 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp6[((tkc_f + 6) / 64 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp6[((tkc_f + 7) / 64 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             const uint32_t tkc_o = (uint32_t)(tkc_srow * 64 + (16 * tkc_g + 8 * (tkc_lane >> 4)) * 2);
                             tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 3u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }

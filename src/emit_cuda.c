@@ -31,6 +31,7 @@ typedef struct Em {
     int mode;                   /* what is being emitted: STEP_FIRST, STEP_LOOP or STEP_NONE */
     int ahead_bump;             /* lookahead: groups the wgmma waits leave in flight beyond the plan's */
     const char *slot;           /* setup_stages = 2: the copy of the setup tiles the code being emitted reads */
+    const PlanTail *nar;        /* set while the narrow last step is emitted: the score tile reads as its copy */
     /* per-row values hoisted out of the statement being emitted: row reductions, and the
      * reciprocals of per_row divisors; elem() reads them by expression */
     const Expr *hoisted_expr[16];
@@ -254,7 +255,7 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
             return;
         }
         if (t->kind == TY_TILE) {
-            sb_puts(b, tile_value(e, y->name, t->dt, c->i));
+            sb_puts(b, tile_value(e, e->nar && y == e->nar->s ? e->nar->s_narrow->name : y->name, t->dt, c->i));
             return;
         }
         if (t->kind == TY_VEC) {
@@ -386,6 +387,12 @@ static Ctx tile_ctx(const PlanKernel *pk, const Type *t, const char *i) {
     return c;
 }
 
+/* the type x's tile values take: in the narrow last step, those of the score tile's copy */
+static const Type *value_type(Em *e, const Expr *x) {
+    if (e->nar && x->ty.kind == TY_TILE && expr_mentions(x, e->nar->s)) return &e->nar->s_narrow->ty;
+    return &x->ty;
+}
+
 /* row reductions inside x, and reciprocals of per_row divisors, are computed first into small
  * arrays, one per expression */
 static void hoist_row_values(Em *e, const Expr *x) {
@@ -396,14 +403,15 @@ static void hoist_row_values(Em *e, const Expr *x) {
         if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM) {
             const Expr *src = x->u.call.args[0];
             const PlanKernel *pk = e->pk;
-            int n = frag_count(pk, &src->ty), slots = 2 * (rows_wg(pk, &src->ty) / 64);
+            const Type *st = value_type(e, src);
+            int n = frag_count(pk, st), slots = 2 * (rows_wg(pk, st) / 64);
             const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
             const char *op = x->fn == FN_ROWMAX ? "fmaxf" : x->fn == FN_ROWMIN ? "fminf" : NULL;
             const char *init = x->fn == FN_ROWMAX ? "-TKC_INF" : x->fn == FN_ROWMIN ? "TKC_INF" : "0.f";
             L("float %s[%d];  // %s", name, slots, ast_expr_str(e->a, x));
             L("#pragma unroll");
             L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s;", slots, name, init);
-            Ctx c = tile_ctx(pk, &src->ty, "tkc_i");
+            Ctx c = tile_ctx(pk, st, "tkc_i");
             L("#pragma unroll");
             L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) {", n);
             IN();
@@ -494,6 +502,11 @@ static void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *
             vt = &lhs->ty;
         } else {
             name = lhs->sym->name;
+            if (e->nar && lhs->sym == e->nar->s) {
+                name = e->nar->s_narrow->name;
+                vt = &e->nar->s_narrow->ty;
+                pcols = vt->cols;
+            }
         }
     }
     e->nhoisted = 0;
@@ -903,6 +916,7 @@ static void emit_pins(Em *e, const POp *w) {
     int nd = 0;
     for (int i = 0; i < w->done.n; i++) {
         const PlanMma *m = w->done.v[i]->mma;
+        if (e->nar && m == e->nar->first) m = &e->nar->first_narrow;
         const Symbol *ys[2] = {m->dst, m->a_tmp};
         for (int k = 0; k < 2; k++) {
             const Symbol *y = ys[k];
@@ -975,20 +989,43 @@ static void emit_op(Em *e, const POp *o) {
         emit_stmt(e, o->st);
         return;
     case POP_MMA:
-        emit_mma(e, o);
+        if (e->nar && o->mma == e->nar->first) {
+            POp narrow = *o;
+            narrow.mma = (PlanMma *)&e->nar->first_narrow;  /* read only */
+            emit_mma(e, &narrow);
+        } else if (pk->tail && o->mma == pk->tail->deferred && e->mode == STEP_NONE) {
+            /* the last step's deferred product: over the narrow copy's columns when it ran narrow */
+            POp narrow = *o;
+            narrow.mma = (PlanMma *)&pk->tail->deferred_narrow;  /* read only */
+            L("// %s %s %s: the last step's, over %d rows of %s when that step ran narrow", o->mma->dst->name,
+              assignop_name[o->st->u.assign.op], ast_expr_str(e->a, o->st->u.assign.rhs), pk->tail->cols,
+              pk->bufs.v[o->mma->b.buf].name);
+            L("if (tkc_narrow) {");
+            IN();
+            emit_mma(e, &narrow);
+            OUT();
+            L("} else {");
+            IN();
+            emit_mma(e, o);
+            OUT();
+            L("}");
+        } else {
+            emit_mma(e, o);
+        }
         return;
     case POP_MATERIALIZE: {
-        const PlanMma *m = o->mma;
+        const PlanMma *m = e->nar && o->mma == e->nar->deferred ? &e->nar->deferred_narrow : o->mma;
         const char *k = m->in_dt == DT_BF16 ? "bf16" : "fp16";
         const Expr *src = m->a_expr->kind == EX_CALL && (m->a_expr->fn == FN_BF16 || m->a_expr->fn == FN_FP16)
                               ? m->a_expr->u.call.args[0] : m->a_expr;
         need(e, "tkc_ptx.cuh", "math");
         e->nhoisted = 0;
         hoist_row_values(e, src);
-        Ctx c0 = tile_ctx(pk, &m->a_expr->ty, "(2 * tkc_p)"), c1 = tile_ctx(pk, &m->a_expr->ty, "(2 * tkc_p + 1)");
+        const Type *at = value_type(e, m->a_expr);
+        Ctx c0 = tile_ctx(pk, at, "(2 * tkc_p)"), c1 = tile_ctx(pk, at, "(2 * tkc_p + 1)");
         L("// %s = %s: the A operand of the deferred product", m->a_tmp->name, ast_expr_str(e->a, m->a_expr));
         L("#pragma unroll");
-        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) %s[tkc_p] = tkc_pack_%s(%s, %s);", frag_count(pk, &m->a_expr->ty) / 2, m->a_tmp->name, k,
+        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) %s[tkc_p] = tkc_pack_%s(%s, %s);", frag_count(pk, at) / 2, m->a_tmp->name, k,
           elem_str(e, src, &c0), elem_str(e, src, &c1));
         return;
     }
@@ -1126,14 +1163,15 @@ static void emit_next_coords(Em *e, NextCoords what) {
         for (int i = 0; i < sk->axes.n; i++) L("(void)block_%s;", sk->axes.v[i]->name);
 }
 
-static void emit_tile_coords(Em *e) {
+/* block_<axis> for the work tile whose index is in the variable `tile` */
+static void emit_tile_coords(Em *e, const char *tile) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
     int n = sk->axes.n;
     for (int i = 0; i < n; i++) L("int block_%s;", sk->axes.v[i]->name);
     L("{");
     IN();
-    L("int tkc_t = tkc_tile;%s", pk->cluster > 1 ? "  // a cluster's work tile: the blocks of a cluster split its first axis" : "");
+    L("int tkc_t = %s;%s", tile, pk->cluster > 1 ? "  // a cluster's work tile: the blocks of a cluster split its first axis" : "");
     if (pk->order == ORDER_ROW_MAJOR || n < 2) {
         L("// row-major: the last axis varies fastest");
         for (int i = n - 1; i >= 0; i--) {
@@ -1258,7 +1296,7 @@ static void emit_producer(Em *e) {
     if (pk->setup_stages > 1) L("int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile uses");
     emit_tile_loop(e);
     IN();
-    emit_tile_coords(e);
+    emit_tile_coords(e, "tkc_tile");
     emit_lets(e);
     if (sk->blocks[BK_SETUP]) emit_scalar_lets(e, &sk->blocks[BK_SETUP]->u.block.body);
     for (int g = 0; g < pk->groups.n; g++) {
@@ -1313,11 +1351,11 @@ static void emit_lookahead(Em *e, const char *tile, const char *phase) {
     const SemaKernel *sk = e->sk;
     L("{");
     IN();
-    L("const int tkc_tile = %s;", tile);
+    L("const int tkc_ahead = %s;  // the work tile whose first products are issued here", tile);
     L("int tkc_has = 0;  // a real tile with at least one step");
-    L("if (tkc_tile >= 0 && tkc_tile < tkc_ntiles) {");
+    L("if (tkc_ahead >= 0 && tkc_ahead < tkc_ntiles) {");
     IN();
-    emit_tile_coords(e);
+    emit_tile_coords(e, "tkc_ahead");
     emit_lets(e);
     emit_next_coords(e, NEXT_STORE);
     L("tkc_has = (%s) > 0;", scalar_str(e, sk->pipe->u.pipe.trips, false));
@@ -1372,6 +1410,11 @@ static void emit_consumer(Em *e) {
         if (y->kind == SYM_LET) continue; /* declared where the let is */
         L("%s", reg_decl(e, y));
     }
+    if (pk->tail) {
+        L("// the narrow last step's copies (live only while '%s' and '%s' are not)", pk->tail->s->name, pk->tail->op->name);
+        L("%s", reg_decl(e, pk->tail->s_narrow));
+        L("%s", reg_decl(e, pk->tail->op_narrow));
+    }
     if (pk->pingpong) {
         need(e, "tkc_ptx.cuh", "named_barrier");
         L("if (wg == %d) tkc_bar_arrive(4, 256);  // pingpong: consumer 0 goes first", pk->consumers - 1);
@@ -1391,7 +1434,7 @@ static void emit_consumer(Em *e) {
         L("// coordinates and lets: from the lookahead that issued this tile's first products");
         emit_next_coords(e, NEXT_LOAD);
     } else {
-        emit_tile_coords(e);
+        emit_tile_coords(e, "tkc_tile");
         emit_lets(e);
     }
     L("// setup");
@@ -1418,8 +1461,25 @@ static void emit_consumer(Em *e) {
     L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
     OUT();
     L("}");
-    L("for (int %s = 1; %s < tkc_steps; ++%s) {  // the steady state", sk->loopvar->name, sk->loopvar->name,
-      sk->loopvar->name);
+    const char *jv = sk->loopvar->name;
+    if (pk->tail) {
+        const PlanTail *t = pk->tail;
+        L("int tkc_narrow = 0;  // the last step leaves at most %d columns of %s unmasked: it runs on %s and %s", t->cols,
+          t->s->name, t->s_narrow->name, t->op_narrow->name);
+        L("if (tkc_steps > 1) {");
+        IN();
+        L("const int %s = tkc_steps - 1;", jv);
+        StrBuf c;
+        sb_init(&c);
+        sb_printf(&c, "%s - %s <= %d", scalar_str(e, t->bound, false), scalar_str(e, t->jw, false), t->cols);
+        if (t->guard) sb_printf(&c, " && %s", scalar_str(e, t->guard, false));
+        for (int i = 0; i < t->nscales; i++) sb_printf(&c, " && %s > 0.f", scalar_str(e, t->scales[i], false));
+        L("tkc_narrow = %s;", c.s);
+        sb_free(&c);
+        OUT();
+        L("}");
+    }
+    L("for (int %s = 1; %s < tkc_steps%s; ++%s) {  // the steady state", jv, jv, pk->tail ? " - tkc_narrow" : "", jv);
     IN();
     e->mode = STEP_LOOP;
     emit_ops(e, &pk->compute_ops);
@@ -1428,6 +1488,19 @@ static void emit_consumer(Em *e) {
     L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
     OUT();
     L("}");
+    if (pk->tail) {
+        L("if (tkc_narrow) {  // the last step, on %d columns: the masked ones would add nothing", pk->tail->cols);
+        IN();
+        L("const int %s = tkc_steps - 1;", jv);
+        e->nar = pk->tail;
+        emit_ops(e, &pk->compute_ops);
+        e->nar = NULL;
+        L("tkc_prev_stage = tkc_stage;");
+        L("tkc_prev_phase = tkc_phase;");
+        L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
+        OUT();
+        L("}");
+    }
     e->mode = STEP_NONE;
     L("// after the steps");
     if (pk->lookahead) {

@@ -391,6 +391,20 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
         jk_bool(j, "early_setup_release", pk->early_setup_release);
         jk_bool(j, "staging", sk->staging);
         jk_int(j, "setup_stages", pk->setup_stages);
+        j_key(j, "narrow_tail");
+        if (pk->tail) {
+            const PlanTail *t = pk->tail;
+            j_open(j, '{');
+            jk_str(j, "tile", t->s->name);
+            jk_int(j, "columns", t->cols);
+            jk_str(j, "live", arena_printf(a, "%s - %s", ast_expr_str(a, t->bound), ast_expr_str(a, t->jw)));
+            j_close(j, '}');
+        } else {
+            j_null(j);
+        }
+        j_key(j, "no_narrow_tail");
+        if (pk->no_tail) j_str(j, pk->no_tail);
+        else j_null(j);
         j_close(j, '}');
     } else {
         j_null(j);

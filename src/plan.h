@@ -157,6 +157,24 @@ typedef struct PlanStore { /* a tile store: staged (reg -> shared -> TMA) or dir
     int chunk_rows, chunk_cols;
 } PlanStore;
 
+/* The narrow last step. The step's score tile `s` (filled by the step's first product, one column
+ * per key) is masked to -inf beyond `bound - j * W` (a conjunct `j * W + col < bound` of a where),
+ * its masked columns end up as probabilities of exactly 0, and the deferred product (K over the
+ * same columns) reads it. When the last step leaves at most `cols` columns unmasked, it runs on
+ * copies that hold only the first `cols` columns: its first product, row maxima and sums,
+ * elementwise ops and the deferred product skip the rest, which would add nothing. */
+typedef struct PlanTail {
+    Symbol *s, *s_narrow;       /* the score tile and its narrow copy */
+    Symbol *op, *op_narrow;     /* the deferred product's A operand and its narrow copy */
+    PlanMma *first, *deferred;  /* as planned (full width) */
+    PlanMma first_narrow, deferred_narrow;  /* the same products on `cols` columns */
+    int cols;
+    Expr *bound, *jw;           /* the mask's `bound` and `j * W` */
+    Expr *guard;                /* the if around the mask (it must run in the narrow step), or NULL */
+    Expr *scales[4];            /* scalars that multiply -inf scores: positive, or no narrow step */
+    int nscales;
+} PlanTail;
+
 typedef struct PlanKernel {
     SemaKernel *sk;
     const char *name;
@@ -188,6 +206,8 @@ typedef struct PlanKernel {
      * (setup_stages = 2): work tile k uses copy k % 2, so the producer loads the next tile's
      * setup tiles while this one still reads its own */
     int setup_stages;
+    PlanTail *tail;             /* the narrow last step, or NULL */
+    const char *no_tail;        /* why not, when the kernel looks like one but is not (NULL otherwise) */
     Vec(PlanBuf) bufs;
     Vec(PlanBarrier) bars;
     Vec(PlanGroup) groups;

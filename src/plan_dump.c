@@ -195,6 +195,28 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     dump_ops(b, pk, &pk->first_ops, 3);
     sb_puts(b, "    every later step:\n");
     dump_ops(b, pk, &pk->compute_ops, 3);
+    if (pk->tail) {
+        const PlanTail *t = pk->tail;
+        sb_puts(b, "    the last step, narrow, when ");
+        ast_print_expr(b, t->bound);
+        sb_puts(b, " - ");
+        ast_print_expr(b, t->jw);
+        sb_printf(b, " <= %d", t->cols);
+        if (t->guard) {
+            sb_puts(b, " and (");
+            ast_print_expr(b, t->guard);
+            sb_puts(b, ")");
+        }
+        for (int i = 0; i < t->nscales; i++) {
+            sb_puts(b, " and ");
+            ast_print_expr(b, t->scales[i]);
+            sb_puts(b, " > 0");
+        }
+        sb_printf(b, ":\n      the ops of every later step on %s %s[%d, %d] and %s; %s = ... [wgmma m64n%dk16]; after the "
+                     "steps, %s over %d rows of %s\n",
+                  t->s_narrow->name, dtype_name[t->s_narrow->ty.dt], t->s_narrow->ty.rows, t->cols, t->op_narrow->name,
+                  t->s_narrow->name, t->cols, t->deferred->dst->name, t->cols, pk->bufs.v[t->deferred->b.buf].name);
+    }
     sb_puts(b, "    after the steps:\n");
     dump_ops(b, pk, &pk->after_ops, 3);
     sb_puts(b, "    finish:\n");

@@ -1905,7 +1905,7 @@ static void check_pipeline(Sema *s, KItem *it) {
     sk->loopvar = y;
     declare(s, y);
     static const char *const known[] = {"stages",        "consumers",     "overlap", "pingpong", "lookahead",
-                                        "producer_regs", "consumer_regs", "staging",  "setup_stages"};
+                                        "producer_regs", "consumer_regs", "staging",  "setup_stages", "narrow_tail"};
     for (int i = 0; i < it->u.pipe.opts.n; i++) {
         Option *o = &it->u.pipe.opts.v[i];
         int64_t v;
@@ -1923,6 +1923,8 @@ static void check_pipeline(Sema *s, KItem *it) {
             if (opt_int(s, o, 0, 1, &v, "lookahead")) sk->lookahead = v;
         } else if (!strcmp(o->key, "staging")) {
             if (opt_int(s, o, 0, 1, &v, "staging")) sk->staging = v;
+        } else if (!strcmp(o->key, "narrow_tail")) {
+            if (opt_int(s, o, 0, 1, &v, "narrow_tail")) sk->narrow_tail = v;
         } else if (!strcmp(o->key, "setup_stages")) {
             if (opt_int(s, o, 1, 2, &v, "setup_stages (copies of the setup tiles)")) sk->setup_stages = (int)v;
         } else if (!strcmp(o->key, "producer_regs") || !strcmp(o->key, "consumer_regs")) {
@@ -2002,6 +2004,7 @@ static void check_kernel(Sema *s, Kernel *k) {
     sk->lookahead = true;
     sk->staging = true;
     sk->setup_stages = 1;
+    sk->narrow_tail = true;
     s->sk = sk;
     Scope ks;
     push_scope(s, &ks);

@@ -54,6 +54,7 @@ typedef struct SemaKernel {
     bool lookahead;             /* issue the next work tile's first product early (default on) */
     bool staging;               /* register tiles reach global memory through shared memory and TMA (default on) */
     int setup_stages;           /* copies of the setup tiles: 2 loads the next work tile's while this one runs */
+    bool narrow_tail;           /* a last step with few unmasked columns runs on narrow copies (default on) */
     int producer_regs, consumer_regs;   /* 0 = let lowering choose */
     Span stages_span, consumers_span, regs_span;
 } SemaKernel;

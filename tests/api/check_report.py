@@ -148,7 +148,8 @@ def main():
     check(k["pipeline"] == {"variable": "k", "trips": "cdiv(K, BK)", "stages": 4, "overlap": False, "pingpong": False,
                             "lookahead": False,
                             "no_lookahead": "the first step's products stay in flight into the next step, as in a GEMM main loop",
-                            "early_setup_release": False, "staging": True, "setup_stages": 1},
+                            "early_setup_release": False, "staging": True, "setup_stages": 1, "narrow_tail": None,
+                            "no_narrow_tail": None},
           f"gemm: pipeline {k['pipeline']}")
     sm = k["shared_memory"]
     check((sm["used"], sm["total"], sm["limit"], sm["headroom"]) == (229440, 230464, 232448, 1984), f"gemm: smem {sm}")
@@ -202,7 +203,8 @@ def main():
     check(k["registers"]["estimate"] == 228 and k["registers"]["temporaries_peak"] == 4, "attn: registers")
     check(k["pipeline"] == {"variable": "j", "trips": "steps", "stages": 2, "overlap": True, "pingpong": True,
                             "lookahead": True, "no_lookahead": None, "early_setup_release": True, "staging": True,
-                            "setup_stages": 1},
+                            "setup_stages": 1, "narrow_tail": {"tile": "s", "columns": 64, "live": "N - j * BKV"},
+                            "no_narrow_tail": None},
           f"attn: pipeline {k['pipeline']}")
     check([p["deferred"] for p in k["products"]] == [False, True] and k["products"][1]["a"] == "registers",
           "attn: products")
@@ -222,6 +224,9 @@ def main():
     k = kernel(reps["attn_d64"], "attn_fwd")
     check(k["pipeline"]["setup_stages"] == 2 and k["roles"]["consumers"] == 3,
           f"attn_d64: pipeline {k['pipeline']}")
+    # 128-key blocks: a 64-column last step is not worth its registers
+    check(k["pipeline"]["narrow_tail"] is None and k["pipeline"]["no_narrow_tail"] is None,
+          f"attn_d64: narrow tail {k['pipeline']}")
     bq = by_name(k["shared_memory"]["buffers"], "q")
     check((bq["kind"], bq["copies"], bq["bytes"]) == ("once", 2, 24576), f"attn_d64: q {bq}")
     check([(b["name"], b["copies"], b["count"]) for b in k["barriers"] if b["name"].endswith("_q")] ==
