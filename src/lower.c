@@ -1138,6 +1138,9 @@ static DeadVal dead_value(TailScan *ts, const Expr *x, DeadVal s_val) {
                 ts->t->scales[ts->t->nscales++] = (Expr *)other;
                 return DEAD_NEG_INF;
             }
+            if (a == DEAD_NEG_INF && !ts->why)
+                ts->why = "-inf scores are multiplied by a value the step cannot check for a positive sign before the loop "
+                          "(a scalar of the kernel, not of the compute block)";
             return DEAD_ANY;
         case BIN_ADD: return a == DEAD_NEG_INF ? DEAD_NEG_INF : DEAD_ANY;
         case BIN_SUB: return a == DEAD_NEG_INF && other == x->u.bin.r ? DEAD_NEG_INF : DEAD_ANY;
@@ -1212,6 +1215,10 @@ static DeadVal tail_stmt(TailScan *ts, Stmt *st, DeadVal v, bool in_if) {
     const Symbol *s = ts->t->s;
     if (st->kind == ST_LET && st->u.let.sym && ts->nlets < 64) ts->compute_lets[ts->nlets++] = st->u.let.sym;
     if (!stmt_mentions(st, s)) return v;
+    if (st->kind == ST_FOR) {
+        ts->why = "the score tile is used inside a for loop";
+        return DEAD_ANY;
+    }
     if (st->kind == ST_IF) {
         if (in_if || st->u.if_.else_s.n || !tail_uniform(ts, st->u.if_.cond) || ts->t->guard) {
             ts->why = "the score tile is used under a nested or two-way if, or one that depends on the step's values";
@@ -1245,7 +1252,7 @@ static DeadVal tail_stmt(TailScan *ts, Stmt *st, DeadVal v, bool in_if) {
         return DEAD_ANY;
     }
     DeadVal w = dead_value(ts, r, v);
-    if (w == DEAD_ANY) ts->why = "an update of the score tile does not keep masked columns at -inf or 0";
+    if (w == DEAD_ANY && !ts->why) ts->why = "an update of the score tile does not keep masked columns at -inf or 0";
     return w;
 }
 

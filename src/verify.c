@@ -51,6 +51,18 @@ static void verify_kernel(V *v) {
     if (pk->setup_stages < 1 || pk->setup_stages > 2 || (pk->setup_stages > 1 && (!pk->persistent || pk->cluster > 1)))
         fail(v, "%d copies of the setup tiles (persistent %d, cluster %d)", pk->setup_stages, pk->persistent, pk->cluster);
     if (pk->threads != 128 * (pk->consumers + 1)) fail(v, "thread count %d", pk->threads);
+    if (pk->tail) {
+        /* the narrow last step: copies of the score tile and the deferred operand on its first
+         * `cols` columns; its products narrowed on exactly those columns; an overlapped pipeline */
+        const PlanTail *t = pk->tail;
+        if (!pk->overlap || !t->first || !t->deferred || !t->deferred->deferred || !t->s_narrow || !t->op_narrow)
+            fail(v, "a narrow last step without its deferred product or copies");
+        else if (t->cols % 16 || t->cols <= 0 || t->cols >= t->first->n || t->s_narrow->ty.cols != t->cols ||
+                 t->op_narrow->ty.cols != t->cols || t->first_narrow.n != t->cols || t->deferred_narrow.k != t->cols ||
+                 t->deferred->k != t->first->n || t->first_narrow.dst != t->s_narrow ||
+                 t->deferred_narrow.a_tmp != t->op_narrow || t->deferred->a_tmp != t->op || t->first->dst != t->s)
+            fail(v, "narrow last step of %d columns over products n%d / k%d", t->cols, t->first->n, t->deferred->k);
+    }
     if (!reg_split_fits(pk->consumers, pk->producer_regs, pk->consumer_regs)) fail(v, "register split does not fit");
     /* buffers: aligned, inside the budget, not overlapping */
     for (int i = 0; i < pk->bufs.n; i++) {
