@@ -48,6 +48,9 @@ VARIANTS = {
     # causal D64 with 128-row query blocks (two consumers: less work past the diagonal)
     "attn_d128_short": ("attn_fwd.tk", {"D": 128, "SHORT": 1}),
     "attn_d64_causal_short": ("attn_fwd.tk", {"D": 64, "CAUSAL": 1, "SHORT": 1}),
+    # the narrow last step without pingpong, and without a persistent grid (correctness)
+    "attn_d128_nopp": ("attn_fwd.tk", {"D": 128, "PINGPONG": 0}),
+    "attn_d128_np": ("attn_fwd.tk", {"D": 128, "PERSISTENT": 0}),
     # D128 without the narrow last step (every step on all 176 columns)
     "attn_d128_nt0": ("attn_fwd.tk", {"D": 128, "NARROW_TAIL": 0}),
     # D64 with one copy of q (the default before setup_stages = 2)
@@ -409,7 +412,8 @@ def attn_suite(args, torch):
                                  ("attn_d128_nola", 128, False), ("attn_d64_causal_nola", 64, True),
                                  ("attn_d128_st0", 128, False), ("attn_d64_causal_st0", 64, True),
                                  ("attn_d128_plain_p", 128, False),
-                                 ("attn_d128_plain", 128, False), ("attn_d128_ov", 128, False)]:
+                                 ("attn_d128_plain", 128, False), ("attn_d128_ov", 128, False),
+                                 ("attn_d128_nopp", 128, False), ("attn_d128_np", 128, False)]:
         for (Bn, H, HKV, N) in [(1, 2, 2, 128), (2, 4, 2, 1000), (1, 4, 1, 333), (1, 2, 2, 240)]:
             case("check", variant, Bn, H, HKV, N, D, causal, time_it=False)
     # many work tiles per block (both copies of q, their barriers' phases wrapping), ragged
