@@ -1394,6 +1394,13 @@ static void emit_lookahead(Em *e, const char *tile, const char *phase) {
     L("}");
 }
 
+/* the end of a pipeline step: this stage becomes the previous one, and the ring moves on */
+static void emit_stage_advance(Em *e) {
+    L("tkc_prev_stage = tkc_stage;");
+    L("tkc_prev_phase = tkc_phase;");
+    L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", e->pk->stages);
+}
+
 static void emit_consumer(Em *e) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
@@ -1456,9 +1463,7 @@ static void emit_consumer(Em *e) {
     e->mode = STEP_FIRST;
     if (pk->lookahead) emit_op_range(e, &pk->first_ops, pk->ahead_head + 1, pk->first_ops.n);
     else emit_ops(e, &pk->first_ops);
-    L("tkc_prev_stage = tkc_stage;");
-    L("tkc_prev_phase = tkc_phase;");
-    L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
+    emit_stage_advance(e);
     OUT();
     L("}");
     const char *jv = sk->loopvar->name;
@@ -1483,9 +1488,7 @@ static void emit_consumer(Em *e) {
     IN();
     e->mode = STEP_LOOP;
     emit_ops(e, &pk->compute_ops);
-    L("tkc_prev_stage = tkc_stage;");
-    L("tkc_prev_phase = tkc_phase;");
-    L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
+    emit_stage_advance(e);
     OUT();
     L("}");
     if (pk->tail) {
@@ -1495,9 +1498,7 @@ static void emit_consumer(Em *e) {
         e->nar = pk->tail;
         emit_ops(e, &pk->compute_ops);
         e->nar = NULL;
-        L("tkc_prev_stage = tkc_stage;");
-        L("tkc_prev_phase = tkc_phase;");
-        L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
+        emit_stage_advance(e);
         OUT();
         L("}");
     }

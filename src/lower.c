@@ -1172,40 +1172,27 @@ static bool reductions_only(TailScan *ts, const Expr *x, DeadVal s_val) {
     }
 }
 
-/* a tile other than s in x (a statement that would need it narrowed too) */
-static bool mentions_other_tile(const Expr *x, const Symbol *s) {
-    if (!x) return false;
-    if (x->kind == EX_NAME) return x->ty.kind == TY_TILE && x->sym != s;
-    switch (x->kind) {
-    case EX_CALL:
-        for (int i = 0; i < x->u.call.nargs; i++)
-            if (mentions_other_tile(x->u.call.args[i], s)) return true;
-        return false;
-    case EX_BINARY: return mentions_other_tile(x->u.bin.l, s) || mentions_other_tile(x->u.bin.r, s);
-    case EX_UNARY: return mentions_other_tile(x->u.un.e, s);
-    case EX_COND: return mentions_other_tile(x->u.cond.a, s) || mentions_other_tile(x->u.cond.b, s) ||
-                         mentions_other_tile(x->u.cond.c, s);
-    case EX_TRANSPOSE: return mentions_other_tile(x->u.tr.base, s);
-    case EX_INDEX: return true;
-    default: return false;
-    }
-}
-
-static bool stmts_mention(const StmtList *l, const Symbol *y);
-static bool stmt_mentions(const Stmt *st, const Symbol *y) {
-    switch (st->kind) {
-    case ST_ASSIGN: return expr_mentions(st->u.assign.lhs, y) || expr_mentions(st->u.assign.rhs, y);
-    case ST_LET: return expr_mentions(st->u.let.e, y);
-    case ST_EXPR: return expr_mentions(st->u.expr.e, y);
-    case ST_IF: return expr_mentions(st->u.if_.cond, y) || stmts_mention(&st->u.if_.then_s, y) ||
-                       stmts_mention(&st->u.if_.else_s, y);
-    case ST_FOR: return stmts_mention(&st->u.for_.body, y);
-    }
+/* a register tile other than s, or a shared tile, in x (a statement that would need it narrowed too) */
+static bool mentions_other_tile(TailScan *ts, Expr *x) {
+    SymSet regs = {0}, bufs = {0};
+    expr_reads(ts->L, x, &regs, &bufs);
+    for (int i = 0; i < regs.n; i++)
+        if (regs.v[i] != ts->t->s && regs.v[i]->ty.kind == TY_TILE) return true;
+    for (int i = 0; i < bufs.n; i++)
+        if (bufs.v[i]->ty.kind == TY_TILE) return true;
     return false;
 }
-static bool stmts_mention(const StmtList *l, const Symbol *y) {
+
+/* does st (recursively) read or write the register value y */
+static bool stmt_mentions(Lower *L, Stmt *st, const Symbol *y) {
+    SymSet rd = {0}, wr = {0};
+    stmt_effects(L, st, &rd, &wr, NULL);
+    return symset_has(&rd, y) || symset_has(&wr, y);
+}
+
+static bool stmts_mention(Lower *L, const StmtList *l, const Symbol *y) {
     for (int i = 0; i < l->n; i++)
-        if (stmt_mentions(l->v[i], y)) return true;
+        if (stmt_mentions(L, l->v[i], y)) return true;
     return false;
 }
 
@@ -1214,7 +1201,7 @@ static bool stmts_mention(const StmtList *l, const Symbol *y) {
 static DeadVal tail_stmt(TailScan *ts, Stmt *st, DeadVal v, bool in_if) {
     const Symbol *s = ts->t->s;
     if (st->kind == ST_LET && st->u.let.sym && ts->nlets < 64) ts->compute_lets[ts->nlets++] = st->u.let.sym;
-    if (!stmt_mentions(st, s)) return v;
+    if (!stmt_mentions(ts->L, st, s)) return v;
     if (st->kind == ST_FOR) {
         ts->why = "the score tile is used inside a for loop";
         return DEAD_ANY;
@@ -1241,7 +1228,7 @@ static DeadVal tail_stmt(TailScan *ts, Stmt *st, DeadVal v, bool in_if) {
         }
         return v;
     }
-    if (st->kind != ST_ASSIGN || st->u.assign.op != AS_SET || mentions_other_tile(st->u.assign.rhs, s)) {
+    if (st->kind != ST_ASSIGN || st->u.assign.op != AS_SET || mentions_other_tile(ts, st->u.assign.rhs)) {
         ts->why = "the score tile is updated in place or together with another tile";
         return DEAD_ANY;
     }
@@ -1293,21 +1280,17 @@ static void plan_tail(Lower *L) {
      * 128-column tiles ptxas spilled and serialized the products at D = 64) */
     if (fm->n <= 2 * t->cols) return;
     if (fm->n % 16 || dm->k != fm->n || fm->b.col0 || fm->b.row0 || dm->b.row0 || dm->b.col0 || fm->b.mn_major ||
-        !dm->b.mn_major || fm->dst->ty.dt != DT_FP32) {
-        pk->no_tail = "the products do not run over whole score-tile columns from column 0";
-        note(L, "no narrow last step (a last step with few unmasked columns of '%s' on narrow copies): %s", t->s->name,
-             pk->no_tail);
-        return;
-    }
+        !dm->b.mn_major || fm->dst->ty.dt != DT_FP32)
+        ts.why = "the products do not run over whole score-tile columns from column 0";
     DeadVal v = DEAD_ANY;
     for (int i = first + 1; i < last && !ts.why; i++) v = tail_stmt(&ts, body->v[i], v, false);
     if (!ts.why && !t->bound) ts.why = "no mask sets the score tile's columns past a bound to -inf";
     if (!ts.why && v != DEAD_ZERO)
         ts.why = "the deferred product's operand is not exactly 0 in masked columns (exp2 of -inf scores)";
     for (int i = last + 1; i < body->n && !ts.why; i++)
-        if (stmt_mentions(body->v[i], t->s)) ts.why = "the score tile is used after the deferred product";
+        if (stmt_mentions(L, body->v[i], t->s)) ts.why = "the score tile is used after the deferred product";
     for (int b = 0; b < BK_COUNT && !ts.why; b++)
-        if (b != BK_COMPUTE && sk->blocks[b] && stmts_mention(&sk->blocks[b]->u.block.body, t->s))
+        if (b != BK_COMPUTE && sk->blocks[b] && stmts_mention(L, &sk->blocks[b]->u.block.body, t->s))
             ts.why = "the score tile is used outside the compute block";
     if (ts.why) {
         pk->no_tail = ts.why;
