@@ -53,6 +53,8 @@ VARIANTS = {
     "attn_d128_np": ("attn_fwd.tk", {"D": 128, "PERSISTENT": 0}),
     # D128 without the narrow last step (every step on all 176 columns)
     "attn_d128_nt0": ("attn_fwd.tk", {"D": 128, "NARROW_TAIL": 0}),
+    # D128 without clusters (each block loads its own K and V; the default before clusters of 2)
+    "attn_d128_cl1": ("attn_fwd.tk", {"D": 128, "CLUSTER": 1}),
     # D64 with one copy of q (the default before setup_stages = 2)
     "attn_d64_s1": ("attn_fwd.tk", {"D": 64, "SETUP_STAGES": 1}),
     # causal grids: one block per tile, longest first (the default before folded pairs)
@@ -461,6 +463,11 @@ def attn_suite(args, torch):
     case("ablation", "attn_d128_nt0", 16, 16, 16, 4096, 128, False)
     case("ablation", "attn_d128_nt0", 4, 32, 8, 4096, 128, False)
     case("check", "attn_d128_nt0", 2, 4, 2, 1000, 128, False, time_it=False)
+    # D128 without clusters (K and V loaded by every block) against clusters of 2 (multicast)
+    for n in (1024, 4096, 16384):
+        case("ablation", "attn_d128_cl1", 16 if n < 16384 else 4, 16, 16, n, 128, False)
+    case("ablation", "attn_d128_cl1", 4, 32, 8, 4096, 128, False)
+    case("check", "attn_d128_cl1", 2, 4, 2, 1000, 128, False, time_it=False)
     # D64 with one copy of q (setup_stages = 1)
     for n in (1024, 4096):
         case("ablation", "attn_d64_s1", 16, 16, 16, n, 64, False)

@@ -50,6 +50,7 @@ constexpr int BQ = 128;
 constexpr int BKV = 176;
 constexpr int SETUP_STAGES = 1;
 constexpr int PERSISTENT = 1;
+constexpr int CLUSTER = 2;
 constexpr int STAGES = 2;
 constexpr int OVERLAP = 1;
 constexpr int PINGPONG = 1;
@@ -116,6 +117,46 @@ TKC_DEVICE void tkc_tma_load_4d(uint32_t dst, const CUtensorMap *map, int c0, in
 }
 TKC_DEVICE void tkc_tma_prefetch_map(const CUtensorMap *map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
+}
+
+
+// Thread-block clusters: a block's rank in its cluster, cluster-wide barriers, arrivals on a
+// peer block's mbarrier, and TMA loads multicast into every block of a mask.
+TKC_DEVICE uint32_t tkc_cluster_rank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+TKC_DEVICE void tkc_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+// arrive on the mbarrier at the same shared-memory offset in block `rank` of the cluster. The
+// default .release.cta is enough: the arrival says "my reads of the stage are done" (the wgmma
+// that read it has been waited for), and nothing this thread wrote is read by the peer. The
+// .release.cluster form orders every prior memory access at cluster scope and made the
+// consumers of a clustered attention kernel 25% slower on the H200 (bench/RESULTS.md, run 50).
+TKC_DEVICE void tkc_mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+TKC_DEVICE void tkc_tma_load_2d_mc(uint32_t dst, const CUtensorMap *map, int c0, int c1, uint32_t bar, uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+        : "memory");
+}
+TKC_DEVICE void tkc_tma_load_3d_mc(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar, uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(dst),
+        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+        : "memory");
+}
+TKC_DEVICE void tkc_tma_load_4d_mc(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, int c3, uint32_t bar, uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], %7;" ::"r"(dst),
+        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "h"(mask)
+        : "memory");
 }
 
 
@@ -240,21 +281,6 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
-// The k-th work tile (k = 0, 1, ...) of block b among g blocks when the tiles go in pairs
-// (2p, 2p + 1), a long tile and its short partner on a folded axis; -1 when block b has no
-// k-th tile. Rounds in which every block takes a whole pair come first. The n - 2g*rounds tiles
-// left over are spread so that as many blocks as possible get one: blocks [0, n - 2g*rounds - g)
-// take a pair, the rest one tile each.
-TKC_DEVICE int tkc_pair_walk(int k, int b, int g, int n) {
-    const int rounds = n / (2 * g);
-    if (k / 2 < rounds) return 2 * ((k / 2) * g + b) + (k & 1);
-    const int base = 2 * g * rounds, rest = n - base, pairs = rest > g ? rest - g : 0;
-    const int kk = k - 2 * rounds;
-    if (b < pairs) return kk < 2 ? base + 2 * b + kk : -1;
-    const int t = base + pairs + b;
-    return kk == 0 && t < n ? t : -1;
-}
-
 template <int TB, int SA>
 TKC_DEVICE void tkc_wgmma_m64n128k16_rs_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {
     asm volatile(
@@ -324,7 +350,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..2 (setmaxnreg 240); 384 threads
 //   registers: 128 x 24 + 2 x 128 x 240 = 64,512 of 65,536
 //   consumer registers (estimate): 228 of 240 = s 88 + o 64 + m 2 + l 2 + o_operand 44 + temporaries (peak) 4 + overhead 24
-//   grid: b = B, h = H, q = cdiv(N, BQ) (folded); persistent, tiles in pairs (min(ceil(work tiles / 2), SMs) blocks); order row_major
+//   grid: b = B, h = H, q = cdiv(N, BQ) (folded); persistent (min(work tiles, SMs) blocks); clusters of 2 blocks along q; order row_major
 //   pipeline: j < steps; 2 stages; overlap; pingpong
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -336,9 +362,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     total 229,456 + 1,024 base alignment = 230,480 of 232,448
 //   barriers:
 //     full_k[2] at 229,376: count 1, 45,056 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_k[2] at 229,392: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     empty_k[2] at 229,392: count 4 (one elected thread per consumer warpgroup of every block in the cluster releases the stage (multicast writes into all of them))
 //     full_v[2] at 229,408: count 1, 45,056 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_v[2] at 229,424: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     empty_v[2] at 229,424: count 4 (one elected thread per consumer warpgroup of every block in the cluster releases the stage (multicast writes into all of them))
 //     full_q[1] at 229,440: count 1, 32,768 bytes per phase (setup loads, once per work tile)
 //     empty_q[1] at 229,448: count 2 (consumers are done with the setup tiles of this work tile)
 //   tma maps:
@@ -348,9 +374,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     tm_O_64x32: O bf16 rank 4, box {32, 64, 1, 1}, swizzle 64B, stores
 //   producer:
 //     per step: wait empty_k, expect 45,056 bytes on full_k
-//       k <- K[block.b, kv, j, 0]  [tm_K_176x64, 2 boxes]
+//       k <- K[block.b, kv, j, 0]  [tm_K_176x64, 2 boxes, multicast to the cluster]
 //     per step: wait empty_v, expect 45,056 bytes on full_v
-//       v <- V[block.b, kv, j, 0]  [tm_V_176x64, 2 boxes]
+//       v <- V[block.b, kv, j, 0]  [tm_V_176x64, 2 boxes, multicast to the cluster]
 //     per work tile: wait empty_q, expect 32,768 bytes on full_q
 //       q <- Q[block.b, block.h, at(q0), 0]  [tm_Q_128x64, 2 boxes]
 //   consumers:
@@ -413,6 +439,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 128B for 'q': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'k': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'v': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - cluster of 2: 'K[block.b, kv, j, 0]' does not depend on block.q, so each block of a cluster issues half of its boxes and TMA multicasts them into every block
+//     - cluster of 2: 'V[block.b, kv, j, 0]' does not depend on block.q, so each block of a cluster issues half of its boxes and TMA multicasts them into every block
 //     - 2 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - overlap: 'bf16(s) @ v' is issued one step late, right after the next step's first product, so the work between them overlaps both products; its A operand is kept in 'o_operand'
 //     - pingpong: the consumer warpgroups take turns issuing their products (named barriers), so one warpgroup's softmax runs under the other's products
@@ -424,6 +452,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - lookahead: the first step's products for the next work tile are issued right after this tile's last products, before its finish, so the tensor cores work during the epilogue
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
 //     - narrow last step: when the last step leaves at most 64 of the 176 columns of 's' unmasked (N - j * BKV <= 64 and c > 0), it runs on 64-column copies ('s_tail', 'o_operand_tail'): its products, row reductions and elementwise ops skip the masked columns, whose probabilities are exactly 0
+//     - 'l' only adds row sums in the loop: each lane keeps its partial sums and finish adds the four of a row's quad once, so the rowsum that feeds it skips the per-step shuffles
 __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_constant__ CUtensorMap tm_K_176x64, const __grid_constant__ CUtensorMap tm_V_176x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_O_64x32, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -440,21 +469,23 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
     const uint32_t empty_q = tkc_smem_addr(tkc_smem + 229448);  // 1 mbarrier
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_k + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_k + 8 * tkc_s, 2);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_k + 8 * tkc_s, 4);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_v + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_v + 8 * tkc_s, 2);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_v + 8 * tkc_s, 4);
         for (int tkc_s = 0; tkc_s < 1; ++tkc_s) tkc_mbar_init(full_q + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 1; ++tkc_s) tkc_mbar_init(empty_q + 8 * tkc_s, 2);
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    const uint32_t tkc_rank = tkc_cluster_rank();  // this block's place in its cluster of 2
+    tkc_cluster_sync();  // every block's barriers exist before any multicast lands
     const int tkc_ext_b = B;
     const int tkc_wext_b = tkc_ext_b;
     const int tkc_ext_h = H;
     const int tkc_wext_h = tkc_ext_h;
     const int tkc_ext_q = tkc_cdiv(N, BQ);
-    const int tkc_wext_q = tkc_ext_q;
-    const int tkc_ntiles = tkc_wext_b * tkc_wext_h * tkc_wext_q;  // work tiles
+    const int tkc_wext_q = tkc_cdiv(tkc_ext_q, 2);  // the walk counts clusters along q
+    const int tkc_ntiles = tkc_wext_b * tkc_wext_h * tkc_wext_q;  // work tiles (one per cluster)
     const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers
     if (tkc_wgi == 0) {
         // ---- producer warpgroup: one thread issues every TMA load ----
@@ -464,18 +495,18 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             tkc_tma_prefetch_map(&tm_V_176x64);
             tkc_tma_prefetch_map(&tm_Q_128x64);
             int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;
-            // folded axis: each block takes neighbouring work tiles two at a time, a long one and its short partner
-            for (int tkc_k = 0, tkc_tile; (tkc_tile = tkc_pair_walk(tkc_k, blockIdx.x, gridDim.x, tkc_ntiles)) >= 0; ++tkc_k) {
+            for (int tkc_tile = blockIdx.x / 2; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x / 2) {
                 int block_b;
                 int block_h;
                 int block_q;
                 {
-                    int tkc_t = tkc_tile;
+                    int tkc_t = tkc_tile;  // a cluster's work tile: the blocks of a cluster split axis q
                     // row-major: the last axis varies fastest
                     block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
                     block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
                     block_b = tkc_t;
-                    block_q = (block_q & 1) ? block_q / 2 : tkc_wext_q - 1 - block_q / 2;  // folded: last, first, second last, ...
+                    block_q = block_q * 2 + (int)tkc_rank;  // this block's part of the cluster's tile
+                    block_q = (block_q & 1) ? block_q / 2 : tkc_ext_q - 1 - block_q / 2;  // folded: last, first, ...; with an odd extent both blocks of the last pair get the middle tile
                 }
                 (void)block_b;
                 (void)block_h;
@@ -495,13 +526,13 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     tkc_mbar_wait(empty_k + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
                     tkc_mbar_expect_tx(full_k + 8 * tkc_stage, 45056);
                     // k <- K[block.b, kv, j, 0]  (2 boxes of 176 x 64)
-                    tkc_tma_load_4d(k_smem + (uint32_t)tkc_stage * 45056, &tm_K_176x64, 0 * 128 + 0, j * 176, kv, block_b, full_k + 8 * tkc_stage);
-                    tkc_tma_load_4d(k_smem + (uint32_t)tkc_stage * 45056 + 22528, &tm_K_176x64, 0 * 128 + 64, j * 176, kv, block_b, full_k + 8 * tkc_stage);
+                    if (tkc_rank == 0) tkc_tma_load_4d_mc(k_smem + (uint32_t)tkc_stage * 45056, &tm_K_176x64, 0 * 128 + 0, j * 176, kv, block_b, full_k + 8 * tkc_stage, 0x3);  // into every block of the cluster
+                    if (tkc_rank == 1) tkc_tma_load_4d_mc(k_smem + (uint32_t)tkc_stage * 45056 + 22528, &tm_K_176x64, 0 * 128 + 64, j * 176, kv, block_b, full_k + 8 * tkc_stage, 0x3);  // into every block of the cluster
                     tkc_mbar_wait(empty_v + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
                     tkc_mbar_expect_tx(full_v + 8 * tkc_stage, 45056);
                     // v <- V[block.b, kv, j, 0]  (2 boxes of 176 x 64)
-                    tkc_tma_load_4d(v_smem + (uint32_t)tkc_stage * 45056, &tm_V_176x64, 0 * 128 + 0, j * 176, kv, block_b, full_v + 8 * tkc_stage);
-                    tkc_tma_load_4d(v_smem + (uint32_t)tkc_stage * 45056 + 22528, &tm_V_176x64, 0 * 128 + 64, j * 176, kv, block_b, full_v + 8 * tkc_stage);
+                    if (tkc_rank == 0) tkc_tma_load_4d_mc(v_smem + (uint32_t)tkc_stage * 45056, &tm_V_176x64, 0 * 128 + 0, j * 176, kv, block_b, full_v + 8 * tkc_stage, 0x3);  // into every block of the cluster
+                    if (tkc_rank == 1) tkc_tma_load_4d_mc(v_smem + (uint32_t)tkc_stage * 45056 + 22528, &tm_V_176x64, 0 * 128 + 64, j * 176, kv, block_b, full_v + 8 * tkc_stage, 0x3);  // into every block of the cluster
                     if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
                 }
                 tkc_tile_phase ^= 1;
@@ -537,19 +568,20 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         int tkc_next_steps = 0;
         // lookahead: the first tile's first products; every later tile's are issued before the finish of the one before
         {
-            const int tkc_ahead = tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles);  // the work tile whose first products are issued here
+            const int tkc_ahead = (int)blockIdx.x / 2;  // the work tile whose first products are issued here
             int tkc_has = 0;  // a real tile with at least one step
             if (tkc_ahead >= 0 && tkc_ahead < tkc_ntiles) {
                 int block_b;
                 int block_h;
                 int block_q;
                 {
-                    int tkc_t = tkc_ahead;
+                    int tkc_t = tkc_ahead;  // a cluster's work tile: the blocks of a cluster split axis q
                     // row-major: the last axis varies fastest
                     block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
                     block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
                     block_b = tkc_t;
-                    block_q = (block_q & 1) ? block_q / 2 : tkc_wext_q - 1 - block_q / 2;  // folded: last, first, second last, ...
+                    block_q = block_q * 2 + (int)tkc_rank;  // this block's part of the cluster's tile
+                    block_q = (block_q & 1) ? block_q / 2 : tkc_ext_q - 1 - block_q / 2;  // folded: last, first, ...; with an odd extent both blocks of the last pair get the middle tile
                 }
                 (void)block_b;
                 (void)block_h;
@@ -597,8 +629,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
             }
         }
-        // folded axis: each block takes neighbouring work tiles two at a time, a long one and its short partner
-        for (int tkc_k = 0, tkc_tile; (tkc_tile = tkc_pair_walk(tkc_k, blockIdx.x, gridDim.x, tkc_ntiles)) >= 0; ++tkc_k) {
+        for (int tkc_tile = blockIdx.x / 2; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x / 2) {
             // coordinates and lets: from the lookahead that issued this tile's first products
             const int block_b = tkc_next_block_b;
             const int block_h = tkc_next_block_h;
@@ -636,7 +667,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) <= (q0 + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 88)))))) ? s[tkc_i] : (-TKC_INF));
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
+                if (tkc_wg_thread == 0) for (uint32_t tkc_c = 0; tkc_c < 2; ++tkc_c) tkc_mbar_arrive_cluster(empty_k + 8 * tkc_stage, tkc_c);  // release k in every block of the cluster
                 // let mn = max(m, rowmax(s))
                 float mn[2];  // fp32[128] per_row: the 2 rows this thread holds
                 float tkc_red0[2];  // rowmax(s)
@@ -668,11 +699,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 for (int tkc_i = 0; tkc_i < 88; ++tkc_i) {
                     tkc_red1[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))] += s[tkc_i];
                 }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 1);
-                    tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 2);
-                }
+                // each lane's partial sums: finish adds the quad's four
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) l[tkc_r] = ((l[tkc_r] * alpha[tkc_r]) + tkc_red1[tkc_r]);
                 // o = o * alpha
@@ -747,7 +774,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) <= (q0 + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 88)))))) ? s[tkc_i] : (-TKC_INF));
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
+                if (tkc_wg_thread == 0) for (uint32_t tkc_c = 0; tkc_c < 2; ++tkc_c) tkc_mbar_arrive_cluster(empty_k + 8 * tkc_stage, tkc_c);  // release k in every block of the cluster
                 // let mn = max(m, rowmax(s))
                 float mn[2];  // fp32[128] per_row: the 2 rows this thread holds
                 float tkc_red2[2];  // rowmax(s)
@@ -779,11 +806,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 for (int tkc_i = 0; tkc_i < 88; ++tkc_i) {
                     tkc_red3[(tkc_i / 88 * 2 + ((tkc_i >> 1) & 1))] += s[tkc_i];
                 }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 1);
-                    tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 2);
-                }
+                // each lane's partial sums: finish adds the quad's four
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) l[tkc_r] = ((l[tkc_r] * alpha[tkc_r]) + tkc_red3[tkc_r]);
                 tkc_wgmma_wait<0>();  // registers of a product in flight
@@ -794,7 +817,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 // o = o * alpha
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) o[tkc_i] = (o[tkc_i] * alpha[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))]);
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_prev_stage);  // release v (previous step)
+                if (tkc_wg_thread == 0) for (uint32_t tkc_c = 0; tkc_c < 2; ++tkc_c) tkc_mbar_arrive_cluster(empty_v + 8 * tkc_prev_stage, tkc_c);  // release v (previous step) in every block of the cluster
                 // m = mn
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) m[tkc_r] = mn[tkc_r];
@@ -860,7 +883,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s_tail[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 32) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 32) >> 2) + (tkc_i & 1))) <= (q0 + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 32)))))) ? s_tail[tkc_i] : (-TKC_INF));
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
+                if (tkc_wg_thread == 0) for (uint32_t tkc_c = 0; tkc_c < 2; ++tkc_c) tkc_mbar_arrive_cluster(empty_k + 8 * tkc_stage, tkc_c);  // release k in every block of the cluster
                 // let mn = max(m, rowmax(s))
                 float mn[2];  // fp32[128] per_row: the 2 rows this thread holds
                 float tkc_red4[2];  // rowmax(s)
@@ -892,11 +915,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
                     tkc_red5[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += s_tail[tkc_i];
                 }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red5[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red5[tkc_r], 1);
-                    tkc_red5[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red5[tkc_r], 2);
-                }
+                // each lane's partial sums: finish adds the quad's four
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) l[tkc_r] = ((l[tkc_r] * alpha[tkc_r]) + tkc_red5[tkc_r]);
                 tkc_wgmma_wait<0>();  // registers of a product in flight
@@ -907,7 +926,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 // o = o * alpha
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) o[tkc_i] = (o[tkc_i] * alpha[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))]);
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_prev_stage);  // release v (previous step)
+                if (tkc_wg_thread == 0) for (uint32_t tkc_c = 0; tkc_c < 2; ++tkc_c) tkc_mbar_arrive_cluster(empty_v + 8 * tkc_prev_stage, tkc_c);  // release v (previous step) in every block of the cluster
                 // m = mn
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) m[tkc_r] = mn[tkc_r];
@@ -961,19 +980,20 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             }
             // lookahead: the next work tile's first products, run by the tensor cores during this tile's finish
             {
-                const int tkc_ahead = tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles);  // the work tile whose first products are issued here
+                const int tkc_ahead = tkc_tile + (int)gridDim.x / 2;  // the work tile whose first products are issued here
                 int tkc_has = 0;  // a real tile with at least one step
                 if (tkc_ahead >= 0 && tkc_ahead < tkc_ntiles) {
                     int block_b;
                     int block_h;
                     int block_q;
                     {
-                        int tkc_t = tkc_ahead;
+                        int tkc_t = tkc_ahead;  // a cluster's work tile: the blocks of a cluster split axis q
                         // row-major: the last axis varies fastest
                         block_q = tkc_t % tkc_wext_q; tkc_t /= tkc_wext_q;
                         block_h = tkc_t % tkc_wext_h; tkc_t /= tkc_wext_h;
                         block_b = tkc_t;
-                        block_q = (block_q & 1) ? block_q / 2 : tkc_wext_q - 1 - block_q / 2;  // folded: last, first, second last, ...
+                        block_q = block_q * 2 + (int)tkc_rank;  // this block's part of the cluster's tile
+                        block_q = (block_q & 1) ? block_q / 2 : tkc_ext_q - 1 - block_q / 2;  // folded: last, first, ...; with an odd extent both blocks of the last pair get the middle tile
                     }
                     (void)block_b;
                     (void)block_h;
@@ -1026,9 +1046,14 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 44; ++tkc_i) tkc_pin(o_operand[tkc_i]);
-            if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_prev_stage);  // release v (previous step)
+            if (tkc_steps > 0 && tkc_wg_thread == 0) for (uint32_t tkc_c = 0; tkc_c < 2; ++tkc_c) tkc_mbar_arrive_cluster(empty_v + 8 * tkc_prev_stage, tkc_c);  // release v (previous step) in every block of the cluster
             if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: no step ran, so no step released the setup tiles
             // finish
+            #pragma unroll
+            for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // l: add the partial sums of the 4 lanes of each row's quad
+                l[tkc_r] += __shfl_xor_sync(0xffffffffu, l[tkc_r], 1);
+                l[tkc_r] += __shfl_xor_sync(0xffffffffu, l[tkc_r], 2);
+            }
             // bf16(o / l)
             float tkc_rcp6[2];  // 1 / l, once per row
             #pragma unroll
@@ -1078,6 +1103,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         tkc_wgmma_wait<0>();  // the lookahead products issued after the last tile (never read)
         if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits
     }
+    tkc_cluster_sync();  // no block leaves while a peer may still multicast into it or arrive on its barriers
 }
 
 }  // namespace
@@ -1163,7 +1189,29 @@ extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void 
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
-    const unsigned grid = (unsigned)((tiles + 1) / 2 < sms ? (tiles + 1) / 2 : sms);  // persistent, tiles in pairs: one block per SM
-    tkc_attn_fwd_kernel<<<grid, 384, 230480, (cudaStream_t)stream>>>(tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 2;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.blockDim = dim3(384);
+    cfg.dynamicSmemBytes = 230480;
+    cfg.stream = (cudaStream_t)stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    const long long units = tkc_h_cdiv(tkc_h_cdiv(N, BQ), 2) * (tiles / (tkc_h_cdiv(N, BQ)));  // work tiles, one per cluster
+    cfg.gridDim = dim3((unsigned)(units * 2));
+    // how many clusters fit on the device at once, asked once per device
+    static std::atomic<int> cluster_count[64];
+    int clusters = device < 64 ? cluster_count[device].load(std::memory_order_relaxed) : 0;
+    if (!clusters) {
+        if (cudaOccupancyMaxActiveClusters(&clusters, tkc_attn_fwd_kernel, &cfg) != cudaSuccess || clusters < 1)
+            clusters = sms / 2;
+        if (device < 64) cluster_count[device].store(clusters, std::memory_order_relaxed);
+    }
+    cfg.gridDim = dim3((unsigned)((units < clusters ? units : clusters) * 2));  // persistent: one block per SM
+    (void)sms;
+    if (cudaLaunchKernelEx(&cfg, tkc_attn_fwd_kernel, tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale) != cudaSuccess) return TKC_ERR_LAUNCH;
     return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -420,15 +420,21 @@ static void hoist_row_values(Em *e, const Expr *x) {
             else L("%s[%s] += %s;", name, rs, v);
             OUT();
             L("}");
-            L("#pragma unroll");
-            L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // the 4 lanes of a quad hold one row", slots);
-            IN();
-            for (int s = 1; s <= 2; s *= 2) {
-                if (op) L("%s[tkc_r] = %s(%s[tkc_r], __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d));", name, op, name, name, s);
-                else L("%s[tkc_r] += __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d);", name, name, s);
+            bool lazy = false;
+            for (int k = 0; k < pk->lazy_rowsums.n; k++) lazy |= pk->lazy_rowsums.v[k] == x;
+            if (lazy) {
+                L("// each lane's partial sums: finish adds the quad's four");
+            } else {
+                L("#pragma unroll");
+                L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // the 4 lanes of a quad hold one row", slots);
+                IN();
+                for (int s = 1; s <= 2; s *= 2) {
+                    if (op) L("%s[tkc_r] = %s(%s[tkc_r], __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d));", name, op, name, name, s);
+                    else L("%s[tkc_r] += __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d);", name, name, s);
+                }
+                OUT();
+                L("}");
             }
-            OUT();
-            L("}");
             if (e->nhoisted < 16) {
                 e->hoisted_expr[e->nhoisted] = x;
                 e->hoisted_name[e->nhoisted++] = name;
@@ -1171,7 +1177,10 @@ static void emit_tile_coords(Em *e, const char *tile) {
     for (int i = 0; i < n; i++) L("int block_%s;", sk->axes.v[i]->name);
     L("{");
     IN();
-    L("int tkc_t = %s;%s", tile, pk->cluster > 1 ? "  // a cluster's work tile: the blocks of a cluster split its first axis" : "");
+    L("int tkc_t = %s;%s", tile,
+      pk->cluster > 1 ? arena_printf(e->a, "  // a cluster's work tile: the blocks of a cluster split axis %s",
+                                     sk->axes.v[pk->cluster_axis]->name)
+                      : "");
     if (pk->order == ORDER_ROW_MAJOR || n < 2) {
         L("// row-major: the last axis varies fastest");
         for (int i = n - 1; i >= 0; i--) {
@@ -1201,16 +1210,23 @@ static void emit_tile_coords(Em *e, const char *tile) {
         L("block_%s = tkc_first + (tkc_t %% tkc_per_strip) %% tkc_height;", g);
         L("block_%s = (tkc_t %% tkc_per_strip) / tkc_height;", o);
     }
+    bool cl = pk->cluster > 1;
     for (int i = 0; i < n; i++) {
         const char *nm = sk->axes.v[i]->name;
         if (sk->axes.v[i]->reversed) L("block_%s = tkc_wext_%s - 1 - block_%s;  // reversed: longest first", nm, nm, nm);
-        if (sk->axes.v[i]->folded)
+        if (sk->axes.v[i]->folded && !(cl && i == pk->cluster_axis))
             L("block_%s = (block_%s & 1) ? block_%s / 2 : tkc_wext_%s - 1 - block_%s / 2;  // folded: last, first, second last, ...",
               nm, nm, nm, nm, nm);
     }
-    if (pk->cluster > 1)
-        L("block_%s = block_%s * %d + (int)tkc_rank;  // this block's part of the cluster's tile", sk->axes.v[0]->name,
-          sk->axes.v[0]->name, pk->cluster);
+    if (cl) {
+        const Axis *ca = sk->axes.v[pk->cluster_axis];
+        L("block_%s = block_%s * %d + (int)tkc_rank;  // this block's part of the cluster's tile", ca->name, ca->name,
+          pk->cluster);
+        if (ca->folded)  /* the fold of the whole axis: a cluster takes the pair it puts together */
+            L("block_%s = (block_%s & 1) ? block_%s / 2 : tkc_ext_%s - 1 - block_%s / 2;  // folded: last, first, ...; "
+              "with an odd extent both blocks of the last pair get the middle tile",
+              ca->name, ca->name, ca->name, ca->name, ca->name);
+    }
     OUT();
     L("}");
     for (int i = 0; i < n; i++) L("(void)block_%s;", sk->axes.v[i]->name);
@@ -1433,7 +1449,11 @@ static void emit_consumer(Em *e) {
         L("// each work tile's coordinates and lets, computed where its first products are issued");
         emit_next_coords(e, NEXT_DECLARE);
         L("// lookahead: the first tile's first products; every later tile's are issued before the finish of the one before");
-        emit_lookahead(e, pk->paired ? "tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles)" : "(int)blockIdx.x", "tkc_tile_phase");
+        emit_lookahead(e,
+                       pk->paired          ? "tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles)"
+                       : pk->cluster > 1   ? arena_printf(e->a, "(int)blockIdx.x / %d", pk->cluster)
+                                           : "(int)blockIdx.x",
+                       "tkc_tile_phase");
     }
     emit_tile_loop(e);
     IN();
@@ -1508,7 +1528,10 @@ static void emit_consumer(Em *e) {
         emit_op_range(e, &pk->after_ops, 0, pk->ahead_split);
         L("// lookahead: the next work tile's first products, run by the tensor cores during this tile's finish");
         if (pk->setup_stages > 1) e->slot = "(tkc_setup_slot ^ 1)";  /* the next tile's copy */
-        emit_lookahead(e, pk->paired ? "tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles)" : "tkc_tile + (int)gridDim.x",
+        emit_lookahead(e,
+                       pk->paired          ? "tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles)"
+                       : pk->cluster > 1   ? arena_printf(e->a, "tkc_tile + (int)gridDim.x / %d", pk->cluster)
+                                           : "tkc_tile + (int)gridDim.x",
                        pk->setup_stages > 1 ? "tkc_tile_phase ^ tkc_setup_slot" : "tkc_tile_phase ^ 1");
         e->slot = "tkc_setup_slot";
         e->ahead_bump = 1;
@@ -1529,6 +1552,16 @@ static void emit_consumer(Em *e) {
         }
     }
     L("// finish");
+    for (int i = 0; i < pk->lazy_sums.n; i++) {
+        const Symbol *y = pk->lazy_sums.v[i];
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // %s: add the partial sums of the 4 lanes of each row's quad",
+          2 * (rows_wg(pk, &y->ty) / 64), y->name);
+        IN();
+        for (int sh = 1; sh <= 2; sh *= 2) L("%s[tkc_r] += __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d);", y->name, y->name, sh);
+        OUT();
+        L("}");
+    }
     emit_ops(e, &pk->finish_ops);
     emit_next_setup_slot(e);
     OUT();
@@ -1658,7 +1691,7 @@ static void emit_kernel(Em *e) {
     for (int i = 0; i < sk->axes.n; i++) {
         const char *nm = sk->axes.v[i]->name;
         L("const int tkc_ext_%s = %s;", nm, scalar_str(e, sk->axes.v[i]->extent, false));
-        if (i == 0 && pk->cluster > 1)
+        if (i == pk->cluster_axis && pk->cluster > 1)
             L("const int tkc_wext_%s = tkc_cdiv(tkc_ext_%s, %d);  // the walk counts clusters along %s", nm, nm, pk->cluster, nm);
         else
             L("const int tkc_wext_%s = tkc_ext_%s;", nm, nm);
@@ -1803,13 +1836,21 @@ static void emit_launcher(Em *e) {
         L("cfg.stream = (cudaStream_t)stream;");
         L("cfg.attrs = attr;");
         L("cfg.numAttrs = 1;");
+        const Expr *cx = sk->axes.v[pk->cluster_axis]->extent;
         L("const long long units = tkc_h_cdiv(%s, %d) * (tiles / (%s));  // work tiles, one per cluster",
-          scalar_str(e, sk->axes.v[0]->extent, true), c, scalar_str(e, sk->axes.v[0]->extent, true));
+          scalar_str(e, cx, true), c, scalar_str(e, cx, true));
         if (pk->persistent) {
             L("cfg.gridDim = dim3((unsigned)(units * %d));", c);
-            L("int clusters = 0;  // how many clusters fit on the device at once");
+            L("// how many clusters fit on the device at once, asked once per device");
+            L("static std::atomic<int> cluster_count[64];");
+            L("int clusters = device < 64 ? cluster_count[device].load(std::memory_order_relaxed) : 0;");
+            L("if (!clusters) {");
+            IN();
             L("if (cudaOccupancyMaxActiveClusters(&clusters, tkc_%s_kernel, &cfg) != cudaSuccess || clusters < 1)", pk->name);
             L("    clusters = sms / %d;", c);
+            L("if (device < 64) cluster_count[device].store(clusters, std::memory_order_relaxed);");
+            OUT();
+            L("}");
             L("cfg.gridDim = dim3((unsigned)((units < clusters ? units : clusters) * %d));  // persistent: one block per SM", c);
         } else {
             L("cfg.gridDim = dim3((unsigned)(units * %d));  // one cluster per work tile", c);

@@ -370,7 +370,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
     jk_obj(j, "cluster");
     jk_int(j, "size", pk->cluster);
     j_key(j, "axis");
-    if (pk->cluster > 1 && sk->axes.n) j_str(j, sk->axes.v[0]->name);
+    if (pk->cluster > 1 && sk->axes.n) j_str(j, sk->axes.v[pk->cluster_axis]->name);
     else j_null(j);
     j_close(j, '}');
     j_close(j, '}');
@@ -807,12 +807,17 @@ static void explain_grid(StrBuf *b, Arena *a, const PlanKernel *pk) {
     if (pk->cluster > 1 && sk->axes.n) {
         StrBuf units;
         sb_init(&units);
-        sb_printf(&units, "cdiv(%s, %d)", ex(a, sk->axes.v[0]->extent), pk->cluster);
-        for (int i = 1; i < sk->axes.n; i++) sb_printf(&units, " x %s", ex(a, sk->axes.v[i]->extent));
-        para(b, 2, 0, "Blocks run in clusters of %d along %s: a cluster takes %d consecutive values of block.%s as one "
+        const Axis *ca = sk->axes.v[pk->cluster_axis];
+        for (int i = 0; i < sk->axes.n; i++)
+            if (i == pk->cluster_axis) sb_printf(&units, "%scdiv(%s, %d)", i ? " x " : "", ex(a, ca->extent), pk->cluster);
+            else sb_printf(&units, "%s%s", i ? " x " : "", ex(a, sk->axes.v[i]->extent));
+        para(b, 2, 0, "Blocks run in clusters of %d along %s: a cluster takes %d consecutive values of block.%s%s as one "
                       "unit of work (%s units), and loads that do not depend on block.%s are multicast by TMA into "
-                      "every block of the cluster.",
-             pk->cluster, sk->axes.v[0]->name, pk->cluster, sk->axes.v[0]->name, units.s, sk->axes.v[0]->name);
+                      "every block of the cluster.%s",
+             pk->cluster, ca->name, pk->cluster, ca->name, ca->folded ? " before the fold (the pair of tiles it puts together)" : "",
+             units.s, ca->name,
+             ca->folded ? " When the folded axis has an odd number of tiles, both blocks of the last cluster of each row "
+                          "compute its middle tile and write the same bytes." : "");
         sb_free(&units);
     }
     const char *unit = pk->cluster > 1 ? "cluster" : "block";

@@ -198,7 +198,8 @@ typedef struct PlanKernel {
     bool lookahead;
     int ahead_head, ahead_split;
     const char *no_lookahead;   /* why not, for the notes (NULL: applied, or not asked for) */ /* the last step releases the setup tiles (see lower.c) */
-    int cluster;        /* blocks per cluster along the first grid axis */
+    int cluster;        /* blocks per cluster along cluster_axis */
+    int cluster_axis;   /* the folded grid axis if there is one, else the first */
     OrderKind order;
     int order_group;
     bool overlap, pingpong;
@@ -206,6 +207,10 @@ typedef struct PlanKernel {
      * (setup_stages = 2): work tile k uses copy k % 2, so the producer loads the next tile's
      * setup tiles while this one still reads its own */
     int setup_stages;
+    /* per_row sums kept as each lane's partial sums through the loop (see plan_lazy_sums): the
+     * rowsum()s that feed them skip their quad shuffles, and finish first adds the quad's partials */
+    Vec(Symbol *) lazy_sums;
+    Vec(const Expr *) lazy_rowsums;
     PlanTail *tail;             /* the narrow last step, or NULL */
     const char *no_tail;        /* why not, when the kernel looks like one but is not (NULL otherwise) */
     Vec(PlanBuf) bufs;

@@ -132,7 +132,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         if (sk->axes.v[i]->folded) sb_puts(b, " (folded)");
     }
     sb_printf(b, "; %s", pk->paired ? "persistent, tiles in pairs (min(ceil(work tiles / 2), SMs) blocks)" : pk->persistent ? "persistent (min(work tiles, SMs) blocks)" : "one block per work tile");
-    if (pk->cluster > 1) sb_printf(b, "; clusters of %d blocks along %s", pk->cluster, sk->axes.v[0]->name);
+    if (pk->cluster > 1) sb_printf(b, "; clusters of %d blocks along %s", pk->cluster, sk->axes.v[pk->cluster_axis]->name);
     if (pk->order == ORDER_ROW_MAJOR) sb_puts(b, "; order row_major\n");
     else sb_printf(b, "; order %s(%d)\n", pk->order == ORDER_SUPER_M ? "super_m" : "super_n", pk->order_group);
     if (sk->pipe) {

@@ -1126,6 +1126,8 @@ static bool mentions(const Expr *e, const Symbol *sym, bool lets) {
     case EX_BINARY: return mentions(e->u.bin.l, sym, lets) || mentions(e->u.bin.r, sym, lets);
     case EX_UNARY: return mentions(e->u.un.e, sym, lets);
     case EX_COND:
+        /* a value depends only on the branch a compile-time condition takes */
+        if (lets && e->u.cond.c->is_const) return mentions(e->u.cond.c->cval ? e->u.cond.a : e->u.cond.b, sym, lets);
         return mentions(e->u.cond.c, sym, lets) || mentions(e->u.cond.a, sym, lets) || mentions(e->u.cond.b, sym, lets);
     default: return false;
     }
@@ -1848,6 +1850,7 @@ static void check_grid(Sema *s, KItem *it) {
         } else if (!strcmp(o->key, "cluster")) {
             int64_t v;
             if (opt_int(s, o, 1, 2, &v, "the cluster size")) sk->cluster = (int)v;
+            sk->cluster_span = o->span;
         } else if (!strcmp(o->key, "order")) {
             Expr *v = o->value;
             if (!v) {
@@ -1884,7 +1887,7 @@ static void check_grid(Sema *s, KItem *it) {
             diag_error(s->d, ax->mod_span, "a folded axis needs the row_major order: super_m/super_n walk '%s' in strips",
                        ax->name);
         else if (sk->cluster > 1)
-            diag_error(s->d, ax->mod_span, "a folded axis cannot be combined with cluster = %d", sk->cluster);
+            sk->cluster_axis = i;  /* a cluster takes the pair of tiles the fold puts together */
     }
 }
 
@@ -2063,6 +2066,15 @@ static void check_kernel(Sema *s, Kernel *k) {
         }
         default: break;
         }
+    }
+    /* the blocks of a cluster issue their shared (multicast) loads together, step by step */
+    if (sk->cluster > 1 && sk->pipe && sk->axes.n) {
+        const Axis *ca = sk->axes.v[sk->cluster_axis];
+        if (expr_depends_on(sk->pipe->u.pipe.trips, ca->sym))
+            diag_error(s->d, sk->cluster_span,
+                       "cluster = %d: the blocks of a cluster share their loads step by step, so they must run the same "
+                       "number of steps, but the pipeline's trip count depends on block.%s",
+                       sk->cluster, ca->name);
     }
     for (int b = 0; b < BK_COUNT; b++) {
         KItem *it = sk->blocks[b];

@@ -46,7 +46,10 @@ typedef struct SemaKernel {
     Symbol *loopvar;
     /* evaluated options */
     bool persistent;
-    int cluster;                /* blocks per cluster along the first grid axis (1 or 2) */
+    int cluster;                /* blocks per cluster (1 or 2), along cluster_axis */
+    int cluster_axis;           /* the folded grid axis if there is one (a cluster takes its pair of
+                                   tiles), else the first */
+    Span cluster_span;          /* the cluster option, for diagnostics */
     OrderKind order;
     int order_group;            /* G of super_m(G) / super_n(G) */
     int stages, consumers;

@@ -95,11 +95,15 @@ TKC_DEVICE uint32_t tkc_cluster_rank() {
 TKC_DEVICE void tkc_cluster_sync() {
     asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
 }
-// arrive on the mbarrier at the same shared-memory offset in block `rank` of the cluster
+// arrive on the mbarrier at the same shared-memory offset in block `rank` of the cluster. The
+// default .release.cta is enough: the arrival says "my reads of the stage are done" (the wgmma
+// that read it has been waited for), and nothing this thread wrote is read by the peer. The
+// .release.cluster form orders every prior memory access at cluster scope and made the
+// consumers of a clustered attention kernel 25% slower on the H200 (bench/RESULTS.md, run 50).
 TKC_DEVICE void tkc_mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
     uint32_t remote;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 TKC_DEVICE void tkc_tma_load_2d_mc(uint32_t dst, const CUtensorMap *map, int c0, int c1, uint32_t bar, uint16_t mask) {
     asm volatile(

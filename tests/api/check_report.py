@@ -209,14 +209,15 @@ def main():
     check([p["deferred"] for p in k["products"]] == [False, True] and k["products"][1]["a"] == "registers",
           "attn: products")
     check([(x["name"], x["reversed"], x["folded"]) for x in k["grid"]["axes"]] ==
-          [("b", False, False), ("h", False, False), ("q", False, True)] and k["grid"]["tiles_per_turn"] == 2 and
-          k["grid"]["order"] == "row_major" and k["grid"]["order_group"] is None, f"attn: grid {k['grid']}")
+          [("b", False, False), ("h", False, False), ("q", False, True)] and k["grid"]["tiles_per_turn"] == 1 and
+          k["grid"]["order"] == "row_major" and k["grid"]["order_group"] is None and
+          k["grid"]["cluster"] == {"size": 2, "axis": "q"}, f"attn: grid {k['grid']}")
     check(k["shared_memory"]["total"] == 230480 and k["shared_memory"]["staging"]["per_warpgroup"] == 2 and
           [b["shape"] for b in k["shared_memory"]["buffers"] if b["name"] == "staging"] == [[64, 32]], "attn: smem")
     check([(g["name"], g["when"], g["bytes"]) for g in k["load_groups"]] ==
           [("k", "per_step", 45056), ("v", "per_step", 45056), ("q", "per_work_tile", 32768)], "attn: load groups")
     check([(b["name"], b["copies"], b["count"], b["tx_bytes"]) for b in k["barriers"]] ==
-          [("full_k", 2, 1, 45056), ("empty_k", 2, 2, 0), ("full_v", 2, 1, 45056), ("empty_v", 2, 2, 0),
+          [("full_k", 2, 1, 45056), ("empty_k", 2, 4, 0), ("full_v", 2, 1, 45056), ("empty_v", 2, 4, 0),
            ("full_q", 1, 1, 32768), ("empty_q", 1, 2, 0)], f"attn: barriers {k['barriers']}")
     check(by_name(k["tma_maps"], "tm_K_176x64")["box"] == [64, 176, 1, 1], "attn: K box")
 

@@ -7,7 +7,7 @@
  * header needs only a C99 (or later) or C++ compiler: no CUDA include path.
  *
  * Built with params D = 128, CAUSAL = 0, SHORT = 0, BQ = 128, BKV = 176, SETUP_STAGES = 1,
- * PERSISTENT = 1, STAGES = 2, OVERLAP = 1, PINGPONG = 1, LOOKAHEAD = 1, STAGING = 1,
+ * PERSISTENT = 1, CLUSTER = 2, STAGES = 2, OVERLAP = 1, PINGPONG = 1, LOOKAHEAD = 1, STAGING = 1,
  * NARROW_TAIL = 1.
  */
 #ifndef TKC_ATTN_FWD_TK_H
