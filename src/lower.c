@@ -249,6 +249,20 @@ static void collect_let_regs(Lower *L, StmtList *l) {
     }
 }
 
+static void collect_g2s(StmtList *l, Stmt ***out, int *n, int *cap, Arena *a);
+
+/* a setup load that does not depend on the clustered axis: the cluster multicasts it */
+static bool setup_multicast(Lower *L) {
+    SemaKernel *sk = L->sk;
+    if (!sk->blocks[BK_SETUP] || !sk->axes.n) return false;
+    Stmt **loads = NULL;
+    int n = 0, cap = 0;
+    collect_g2s(&sk->blocks[BK_SETUP]->u.block.body, &loads, &n, &cap, L->a);
+    for (int i = 0; i < n; i++)
+        if (!expr_depends_on(loads[i]->u.assign.rhs, sk->axes.v[L->pk->cluster_axis]->sym)) return true;
+    return false;
+}
+
 static void lower_roles(Lower *L) {
     SemaKernel *sk = L->sk;
     PlanKernel *pk = L->pk;
@@ -269,9 +283,9 @@ static void lower_roles(Lower *L) {
     if (sk->setup_stages == 2) {
         if (!pk->persistent)
             note(L, "setup_stages = 2 asked for, one copy kept: without a persistent grid each block runs one work tile");
-        else if (pk->cluster > 1)
-            note(L, "setup_stages = 2 asked for, one copy kept: two copies are not implemented with clusters (their setup "
-                    "loads may be multicast and released block to block)");
+        else if (pk->cluster > 1 && setup_multicast(L))
+            note(L, "setup_stages = 2 asked for, one copy kept: two copies are not implemented for setup loads that a "
+                    "cluster multicasts (they would be released block to block)");
         else
             pk->setup_stages = 2;
     }

@@ -48,8 +48,11 @@ static void check_ops(V *v, const POpList *ops) {
 static void verify_kernel(V *v) {
     const PlanKernel *pk = v->pk;
     if (pk->consumers < 1 || pk->consumers > 3) fail(v, "%d consumer warpgroups", pk->consumers);
-    if (pk->setup_stages < 1 || pk->setup_stages > 2 || (pk->setup_stages > 1 && (!pk->persistent || pk->cluster > 1)))
-        fail(v, "%d copies of the setup tiles (persistent %d, cluster %d)", pk->setup_stages, pk->persistent, pk->cluster);
+    if (pk->setup_stages < 1 || pk->setup_stages > 2 || (pk->setup_stages > 1 && !pk->persistent))
+        fail(v, "%d copies of the setup tiles (persistent %d)", pk->setup_stages, pk->persistent);
+    for (int g = 0; g < pk->groups.n; g++)
+        if (pk->setup_stages > 1 && pk->groups.v[g].once && pk->groups.v[g].multicast)
+            fail(v, "two copies of the setup tiles of '%s', which the cluster multicasts", pk->groups.v[g].name);
     if (pk->threads != 128 * (pk->consumers + 1)) fail(v, "thread count %d", pk->threads);
     if (pk->tail) {
         /* the narrow last step: copies of the score tile and the deferred operand on its first
