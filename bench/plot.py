@@ -111,7 +111,7 @@ def gemm_is_default(run, row):
 # tile), which are not shown.
 RUN3_ATTN = {(128, 0): "attn_d128_k176_p", (128, 1): "attn_d128_causal",
              (64, 0): "attn_d64_q192_p", (64, 1): "attn_d64_q192_causal"}
-ATTN_DEFAULTS = {(128, 0): "128 x 176 blocks, persistent", (128, 1): "128 x 128 blocks, persistent, folded",
+ATTN_DEFAULTS = {(128, 0): "128 x 176 blocks, persistent, clusters of 2", (128, 1): "128 x 128 blocks, persistent, folded",
                  (64, 0): "192 x 128 blocks, persistent", (64, 1): "192 x 128 blocks, persistent, folded"}
 
 

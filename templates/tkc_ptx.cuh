@@ -99,7 +99,7 @@ TKC_DEVICE void tkc_cluster_sync() {
 // default .release.cta is enough: the arrival says "my reads of the stage are done" (the wgmma
 // that read it has been waited for), and nothing this thread wrote is read by the peer. The
 // .release.cluster form orders every prior memory access at cluster scope and made the
-// consumers of a clustered attention kernel 25% slower on the H200 (bench/RESULTS.md, run 50).
+// consumers of a clustered attention kernel 25% slower on the H200 (bench/RESULTS.md, run 56).
 TKC_DEVICE void tkc_mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
     uint32_t remote;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
