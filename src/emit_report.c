@@ -405,6 +405,10 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
         j_key(j, "no_narrow_tail");
         if (pk->no_tail) j_str(j, pk->no_tail);
         else j_null(j);
+        j_key(j, "lazy_sums");  /* per_row sums kept as per-lane partials until finish */
+        j_open(j, '[');
+        for (int i = 0; i < pk->lazy_sums.n; i++) j_str(j, pk->lazy_sums.v[i]->name);
+        j_close(j, ']');
         j_close(j, '}');
     } else {
         j_null(j);

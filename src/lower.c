@@ -1928,8 +1928,6 @@ static void check_support(Lower *L) {
     }
 }
 
-/* ---- entry ------------------------------------------------------------------------------------ */
-
 /* ---- lazy row sums ------------------------------------------------------------------------- */
 
 typedef Vec(const Expr *) ConstExprs;
@@ -1997,10 +1995,10 @@ static bool only_sum_updates(Lower *L, StmtList *l, Symbol *y, ConstExprs *rs) {
     return true;
 }
 
-/* A per_row register vector that only accumulates row sums in the compute block (`l = l * alpha +
- * rowsum(p)`, alpha the same in the four lanes of a row's quad), starts at 0 in setup and is read
- * nowhere but finish needs its full value only there: each lane keeps its partial sums through the
- * loop and finish adds the quad's four once, instead of two shuffles per row in every step. */
+/* A per_row register vector that starts at 0 in setup, only accumulates row sums in the compute
+ * block (`l = l * alpha + rowsum(p)`, alpha the same in the four lanes of a row's quad) and is read
+ * only in finish: each lane keeps its partial sums through the loop and finish adds the quad's four
+ * once, instead of two shuffles per row in every step. */
 static void plan_lazy_sums(Lower *L) {
     SemaKernel *sk = L->sk;
     PlanKernel *pk = L->pk;
@@ -2041,6 +2039,8 @@ static void plan_lazy_sums(Lower *L) {
              y->name, rs.n > 1 ? "s" : "", rs.n > 1 ? "" : "s", rs.n > 1 ? "" : "s");
     }
 }
+
+/* ---- entry ------------------------------------------------------------------------------------ */
 
 static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     PlanKernel *pk = ARENA_NEW(L->a, PlanKernel);

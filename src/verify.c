@@ -53,6 +53,8 @@ static void verify_kernel(V *v) {
     for (int g = 0; g < pk->groups.n; g++)
         if (pk->setup_stages > 1 && pk->groups.v[g].once && pk->groups.v[g].multicast)
             fail(v, "two copies of the setup tiles of '%s', which the cluster multicasts", pk->groups.v[g].name);
+    if (pk->cluster > 1 && (pk->cluster_axis < 0 || pk->cluster_axis >= pk->sk->axes.n))
+        fail(v, "cluster axis %d of %d", pk->cluster_axis, pk->sk->axes.n);
     if (pk->threads != 128 * (pk->consumers + 1)) fail(v, "thread count %d", pk->threads);
     if (pk->tail) {
         /* the narrow last step: copies of the score tile and the deferred operand on its first

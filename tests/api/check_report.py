@@ -149,7 +149,7 @@ def main():
                             "lookahead": False,
                             "no_lookahead": "the first step's products stay in flight into the next step, as in a GEMM main loop",
                             "early_setup_release": False, "staging": True, "setup_stages": 1, "narrow_tail": None,
-                            "no_narrow_tail": None},
+                            "no_narrow_tail": None, "lazy_sums": []},
           f"gemm: pipeline {k['pipeline']}")
     sm = k["shared_memory"]
     check((sm["used"], sm["total"], sm["limit"], sm["headroom"]) == (229440, 230464, 232448, 1984), f"gemm: smem {sm}")
@@ -204,7 +204,7 @@ def main():
     check(k["pipeline"] == {"variable": "j", "trips": "steps", "stages": 2, "overlap": True, "pingpong": True,
                             "lookahead": True, "no_lookahead": None, "early_setup_release": True, "staging": True,
                             "setup_stages": 1, "narrow_tail": {"tile": "s", "columns": 64, "live": "N - j * BKV"},
-                            "no_narrow_tail": None},
+                            "no_narrow_tail": None, "lazy_sums": ["l"]},
           f"attn: pipeline {k['pipeline']}")
     check([p["deferred"] for p in k["products"]] == [False, True] and k["products"][1]["a"] == "registers",
           "attn: products")
