@@ -1169,6 +1169,12 @@ static void emit_next_coords(Em *e, NextCoords what) {
         for (int i = 0; i < sk->axes.n; i++) L("(void)block_%s;", sk->axes.v[i]->name);
 }
 
+/* the fold of block_<nm> over the extent <ext>nm: last, first, second last, second, ... */
+static void emit_fold(Em *e, const char *nm, const char *ext, const char *more) {
+    L("block_%s = (block_%s & 1) ? block_%s / 2 : %s%s - 1 - block_%s / 2;  // folded: last, first, %s", nm, nm, nm, ext, nm,
+      nm, more);
+}
+
 /* block_<axis> for the work tile whose index is in the variable `tile` */
 static void emit_tile_coords(Em *e, const char *tile) {
     const PlanKernel *pk = e->pk;
@@ -1215,21 +1221,29 @@ static void emit_tile_coords(Em *e, const char *tile) {
         const char *nm = sk->axes.v[i]->name;
         if (sk->axes.v[i]->reversed) L("block_%s = tkc_wext_%s - 1 - block_%s;  // reversed: longest first", nm, nm, nm);
         if (sk->axes.v[i]->folded && !(cl && i == pk->cluster_axis))
-            L("block_%s = (block_%s & 1) ? block_%s / 2 : tkc_wext_%s - 1 - block_%s / 2;  // folded: last, first, second last, ...",
-              nm, nm, nm, nm, nm);
+            emit_fold(e, nm, "tkc_wext_", "second last, ...");
     }
     if (cl) {
         const Axis *ca = sk->axes.v[pk->cluster_axis];
         L("block_%s = block_%s * %d + (int)tkc_rank;  // this block's part of the cluster's tile", ca->name, ca->name,
           pk->cluster);
         if (ca->folded)  /* the fold of the whole axis: a cluster takes the pair it puts together */
-            L("block_%s = (block_%s & 1) ? block_%s / 2 : tkc_ext_%s - 1 - block_%s / 2;  // folded: last, first, ...; "
-              "with an odd extent both blocks of the last pair get the middle tile",
-              ca->name, ca->name, ca->name, ca->name, ca->name);
+            emit_fold(e, ca->name, "tkc_ext_", "...; with an odd extent both blocks of the last pair get the middle tile");
     }
     OUT();
     L("}");
     for (int i = 0; i < n; i++) L("(void)block_%s;", sk->axes.v[i]->name);
+}
+
+/* the work tile a block (a cluster) takes first, or after tkc_tile: the walk of emit_tile_loop */
+static const char *walk_tile(Em *e, bool next) {
+    int c = e->pk->cluster;
+    if (e->pk->paired)
+        return next ? "tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles)"
+                    : "tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles)";
+    if (c > 1)
+        return next ? arena_printf(e->a, "tkc_tile + (int)gridDim.x / %d", c) : arena_printf(e->a, "(int)blockIdx.x / %d", c);
+    return next ? "tkc_tile + (int)gridDim.x" : "(int)blockIdx.x";
 }
 
 static void emit_tile_loop(Em *e) {
@@ -1449,11 +1463,7 @@ static void emit_consumer(Em *e) {
         L("// each work tile's coordinates and lets, computed where its first products are issued");
         emit_next_coords(e, NEXT_DECLARE);
         L("// lookahead: the first tile's first products; every later tile's are issued before the finish of the one before");
-        emit_lookahead(e,
-                       pk->paired          ? "tkc_pair_walk(0, blockIdx.x, gridDim.x, tkc_ntiles)"
-                       : pk->cluster > 1   ? arena_printf(e->a, "(int)blockIdx.x / %d", pk->cluster)
-                                           : "(int)blockIdx.x",
-                       "tkc_tile_phase");
+        emit_lookahead(e, walk_tile(e, false), "tkc_tile_phase");
     }
     emit_tile_loop(e);
     IN();
@@ -1528,11 +1538,7 @@ static void emit_consumer(Em *e) {
         emit_op_range(e, &pk->after_ops, 0, pk->ahead_split);
         L("// lookahead: the next work tile's first products, run by the tensor cores during this tile's finish");
         if (pk->setup_stages > 1) e->slot = "(tkc_setup_slot ^ 1)";  /* the next tile's copy */
-        emit_lookahead(e,
-                       pk->paired          ? "tkc_pair_walk(tkc_k + 1, blockIdx.x, gridDim.x, tkc_ntiles)"
-                       : pk->cluster > 1   ? arena_printf(e->a, "tkc_tile + (int)gridDim.x / %d", pk->cluster)
-                                           : "tkc_tile + (int)gridDim.x",
-                       pk->setup_stages > 1 ? "tkc_tile_phase ^ tkc_setup_slot" : "tkc_tile_phase ^ 1");
+        emit_lookahead(e, walk_tile(e, true), pk->setup_stages > 1 ? "tkc_tile_phase ^ tkc_setup_slot" : "tkc_tile_phase ^ 1");
         e->slot = "tkc_setup_slot";
         e->ahead_bump = 1;
         emit_op_range(e, &pk->after_ops, pk->ahead_split, pk->after_ops.n);
