@@ -367,6 +367,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     empty_v[2] at 229,424: count 4 (one elected thread per consumer warpgroup of every block in the cluster releases the stage (multicast writes into all of them))
 //     full_q[1] at 229,440: count 1, 32,768 bytes per phase (setup loads, once per work tile)
 //     empty_q[1] at 229,448: count 2 (consumers are done with the setup tiles of this work tile)
+//   named barriers:
+//     staging: ids 1..2 (id 1 + wg), 128 threads (a warpgroup's staging chunk is free, then filled)
+//     pingpong: ids 3..4 (id 3 + wg), 256 threads (warpgroup wg waits on id + wg for its turn; the one before arrives)
 //   tma maps:
 //     tm_K_176x64: K bf16 rank 4, box {64, 176, 1, 1}, swizzle 128B
 //     tm_V_176x64: V bf16 rank 4, box {64, 176, 1, 1}, swizzle 128B
@@ -432,9 +435,10 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       release empty_v (previous step's stage), skipped on the first step
 //       release empty_q, only when no step ran
 //     finish:
-//       O[block.b, block.h, at(q0), 0] <- bf16(o / l)
-//       L[block.b, block.h, at(q0)] <- (m * c + log2(l)) * 0.69314718055994529
-//   store: O[block.b, block.h, at(q0), 0] <- bf16(o / l)  [64x32 chunks through staging, tm_O_64x32]
+//       store O[block.b, block.h, at(q0), 0] <- bf16(o / l)  [staged]
+//       store L[block.b, block.h, at(q0)] <- (m * c + log2(l)) * 0.69314718055994529  [vector]
+//   store (finish): O[block.b, block.h, at(q0), 0] <- bf16(o / l)  [64x32 chunks through staging, tm_O_64x32]
+//   store (finish): L[block.b, block.h, at(q0)] <- (m * c + log2(l)) * 0.69314718055994529  [vector from registers, one lane per row]
 //   decisions:
 //     - swizzle 128B for 'q': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'k': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
@@ -555,7 +559,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         // the narrow last step's copies (live only while 's' and 'o_operand' are not)
         float s_tail[32];  // row-split fp32[128, 64]: 32 values per thread
         uint32_t o_operand_tail[16];  // row-split bf16[128, 64]: 16 packed pairs per thread
-        if (wg == 1) tkc_bar_arrive(4, 256);  // pingpong: consumer 0 goes first
+        if (wg == 1) tkc_bar_arrive(3, 256);  // pingpong: consumer 0 goes first
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
         // each work tile's coordinates and lets, computed where its first products are issued
@@ -603,7 +607,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             (void)j;
             if (tkc_has) {
                 tkc_mbar_wait(full_q, tkc_tile_phase);  // q landed
-                tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
+                tkc_bar_sync(3 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
                 tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
             }
             // s = q @ k.T  [wgmma m64n176k16 x 8, A and B from shared memory]
@@ -626,7 +630,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
             }
             if (tkc_has) {
-                tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
+                tkc_bar_arrive(3 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
             }
         }
         for (int tkc_tile = blockIdx.x / 2; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x / 2) {
@@ -721,7 +725,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 tkc_narrow = N - (j * BKV) <= 64 && ((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > q0))) && c > 0.f;
             }
             for (int j = 1; j < tkc_steps - tkc_narrow; ++j) {  // the steady state
-                tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
+                tkc_bar_sync(3 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
                 tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
                 // s = q @ k.T  [wgmma m64n176k16 x 8, A and B from shared memory]
                 {
@@ -764,7 +768,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
                 }
-                tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
+                tkc_bar_arrive(3 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
@@ -830,7 +834,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             }
             if (tkc_narrow) {  // the last step, on 64 columns: the masked ones would add nothing
                 const int j = tkc_steps - 1;
-                tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
+                tkc_bar_sync(3 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
                 tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
                 // s_tail = q @ k.T  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
@@ -873,7 +877,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
                 }
-                tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
+                tkc_bar_arrive(3 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s_tail[tkc_i]);
@@ -1015,7 +1019,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 (void)j;
                 if (tkc_has) {
                     tkc_mbar_wait(full_q, tkc_tile_phase ^ 1);  // q landed
-                    tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
+                    tkc_bar_sync(3 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores
                     tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
                 }
                 // s = q @ k.T  [wgmma m64n176k16 x 8, A and B from shared memory]
@@ -1038,7 +1042,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     for (int tkc_i = 0; tkc_i < 88; ++tkc_i) tkc_pin(s[tkc_i]);
                 }
                 if (tkc_has) {
-                    tkc_bar_arrive(4 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
+                    tkc_bar_arrive(3 + (wg + 1) % 2, 256);  // pingpong: the next warpgroup's turn
                 }
             }
             tkc_wgmma_wait<1>();  // the last step's products; the next tile's first products stay in flight
@@ -1054,7 +1058,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 l[tkc_r] += __shfl_xor_sync(0xffffffffu, l[tkc_r], 1);
                 l[tkc_r] += __shfl_xor_sync(0xffffffffu, l[tkc_r], 2);
             }
-            // bf16(o / l)
+            // O[block.b, block.h, at(q0), 0] <- bf16(o / l)  [staged]
             float tkc_rcp6[2];  // 1 / l, once per row
             #pragma unroll
             for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp6[tkc_r] = 1.f / l[tkc_r];
@@ -1090,7 +1094,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                     }
                 }
             }
-            // (m * c + log2(l)) * 0.69314718055994529
+            // L[block.b, block.h, at(q0)] <- (m * c + log2(l)) * 0.69314718055994529  [vector]
             if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {

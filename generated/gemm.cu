@@ -289,6 +289,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   barriers:
 //     full_a_b[4] at 229,376: count 1, 49,152 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
 //     empty_a_b[4] at 229,408: count 2 (one elected thread per consumer warpgroup releases the stage)
+//   named barriers:
+//     staging: ids 1..2 (id 1 + wg), 128 threads (a warpgroup's staging chunk is free, then filled)
 //   tma maps:
 //     tm_A_128x64: A bf16 rank 2, box {64, 128}, swizzle 128B
 //     tm_B_64x64: B bf16 rank 2, box {64, 64}, swizzle 128B
@@ -311,8 +313,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_a_b (previous step's stage), skipped on the first step
 //     finish:
-//       C[block.m, block.n] <- bf16(acc)
-//   store: C[block.m, block.n] <- bf16(acc)  [64x64 chunks through staging, tm_C_64x64]
+//       store C[block.m, block.n] <- bf16(acc)  [staged]
+//   store (finish): C[block.m, block.n] <- bf16(acc)  [64x64 chunks through staging, tm_C_64x64]
 //   decisions:
 //     - swizzle 128B for 'a': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'b': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
@@ -468,7 +470,7 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
                 for (int tkc_i = 0; tkc_i < 128; ++tkc_i) acc[tkc_i] = 0.f;
             }
             // finish
-            // bf16(acc)
+            // C[block.m, block.n] <- bf16(acc)  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 256;

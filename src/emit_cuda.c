@@ -227,6 +227,16 @@ static const char *tile_value(Em *e, const char *name, DType dt, const char *idx
 
 static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c);
 
+/* a statement in .tk syntax, for the comment above its code */
+static const char *plan_stmt_line(Em *e, const Stmt *st) {
+    StrBuf b;
+    sb_init(&b);
+    plan_stmt_text(&b, st);
+    const char *r = arena_strdup(e->a, b.s ? b.s : "");
+    sb_free(&b);
+    return r;
+}
+
 static const char *elem_str(Em *e, const Expr *x, const Ctx *c) {
     StrBuf b;
     sb_init(&b);
@@ -648,22 +658,23 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     const Arg *arg = e->sk->args.v[tn->index];
     const Type *t = &rhs->ty;
     int n = ix->u.index.nargs;
+    bool wide = !is16(t->dt);
     need(e, "tkc_ptx.cuh", "math");
     if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
     e->nhoisted = 0;
     hoist_row_values(e, rhs);
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
-    const char *ct = t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
-    const char *cvt = cvt16(t->dt);
+    const char *ct = wide ? "float" : t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
+    const char *cvt = wide ? "" : cvt16(t->dt);
     L("{");
     IN();
     L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ix->u.index.args[n - 2].lo, t->rows));
     L("const long long tkc_c0 = (long long)%s;", move_coord(e, ix->u.index.args[n - 1].lo, t->cols));
     StrBuf pc;
     sb_init(&pc);
-    sb_printf(&pc, "%s_st%d == 1 && ((uintptr_t)%s & 3) == 0", tn->name, n - 1, tn->name);
+    sb_printf(&pc, "%s_st%d == 1 && ((uintptr_t)%s & %d) == 0", tn->name, n - 1, tn->name, wide ? 7 : 3);
     for (int d = 0; d < n - 1; d++) sb_printf(&pc, " && %s_st%d %% 2 == 0", tn->name, d);
-    L("const bool tkc_pairs = %s;  // two elements per 32-bit store", pc.s);
+    L("const bool tkc_pairs = %s;  // two elements per %d-byte store", pc.s, wide ? 8 : 4);
     L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", ct, tn->name, lead_offset(e, tn, ix), tn->name, n - 2,
       tn->name, n - 1);
     sb_free(&pc);
@@ -678,7 +689,8 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     L("%s *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", ct, tn->name, n - 2, tn->name, n - 1);
     L("if (tkc_pairs && tkc_c0 + tkc_c + 1 < %s) {", cols);
     IN();
-    L("*reinterpret_cast<uint32_t *>(tkc_q) = tkc_pack_%s(tkc_x0, tkc_x1);", k);
+    if (wide) L("*reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);");
+    else L("*reinterpret_cast<uint32_t *>(tkc_q) = tkc_pack_%s(tkc_x0, tkc_x1);", k);
     OUT();
     L("} else {");
     IN();
@@ -769,7 +781,7 @@ static void emit_tile_store(Em *e, const Stmt *st) {
         L("const uint32_t tkc_buf = %s_smem + (uint32_t)wg * %d;", sb->name, sb->bytes);
         L("if (tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // the previous store has read the buffer");
     }
-    L("tkc_bar_sync(1 + wg, 128);");
+    L("tkc_bar_sync(%d + wg, 128);", pk->nbars.v[pk->nbar_staging].id);
     L("#pragma unroll");
     L("for (int tkc_g = 0; tkc_g < %d; ++tkc_g) {", W / 16);
     IN();
@@ -787,7 +799,7 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     OUT();
     L("}");
     L("tkc_fence_proxy_async();  // make the chunk visible to the TMA engine");
-    L("tkc_bar_sync(1 + wg, 128);");
+    L("tkc_bar_sync(%d + wg, 128);", pk->nbars.v[pk->nbar_staging].id);
     L("if (tkc_wg_thread == 0) {");
     IN();
     StrBuf co;
@@ -946,6 +958,177 @@ static const char *group_bar(Em *e, int g, bool full, bool prev) {
     return arena_printf(e->a, "%s + 8 * %s", b->name, prev ? "tkc_prev_stage" : "tkc_stage");
 }
 
+
+/* ---- moves between registers and shared memory ------------------------------------------------- */
+
+/* the tkc_tile_offset arguments of a shared tile: rows, cols, element bytes, swizzle span */
+static const char *tile_shape_args(Em *e, const PlanBuf *b) {
+    need(e, "tkc_layout.cuh", "tile_offset");
+    return arena_printf(e->a, "%d, %d, %d, %d", b->rows, b->cols, dtype_bytes[b->dt], swizzle_bytes(b->swz));
+}
+
+/* the register side's first row in the shared tile: this warpgroup's part of a row-split tile */
+static const char *move_row0(Em *e, const Type *t) {
+    return t->per_wg ? "0" : arena_printf(e->a, "wg * %d", rows_wg(e->pk, t));
+}
+
+/* shared -> registers. 16-bit tiles: ldmatrix.x4 per 16 x 16 block, straight into the packed
+ * pairs of the accumulator layout (or unpacked into an fp32 tile); fp32 tiles: one 8-byte
+ * shared load per pair of neighbouring columns */
+static void emit_move_s2r(Em *e, const PlanMove *m) {
+    const PlanKernel *pk = e->pk;
+    const PlanBuf *b = &pk->bufs.v[m->buf];
+    const Type *t = m->rt;
+    const Symbol *dst = m->reg;
+    int pcols = dst->ty.cols, n = frag_count(pk, t);
+    const char *src = buf_addr(e, m->buf, false), *shape = tile_shape_args(e, b);
+    L("{");
+    IN();
+    L("const uint32_t tkc_src = %s;  // %s: %s swizzle", src, b->name, swizzle_name(b->swz));
+    if (m->path == MP_LDMATRIX) {
+        need(e, "tkc_ptx.cuh", "ldmatrix");
+        int half = t->cols / 2;
+        L("// lane l addresses row l %% 8 of 8x8 matrix l / 8 of each 16 x 16 block");
+        L("const int tkc_mr = %s + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);",
+          move_row0(e, t));
+        L("#pragma unroll");
+        L("for (int tkc_rb = 0; tkc_rb < %d; ++tkc_rb) {", rows_wg(pk, t) / 64);
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_g = 0; tkc_g < %d; ++tkc_g) {", t->cols / 16);
+        IN();
+        L("const int tkc_f = tkc_rb * %d + tkc_g * 8;  // the block's first value", half);
+        L("const uint32_t tkc_a = tkc_src + tkc_tile_offset(%s, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);", shape);
+        Ctx c = tile_ctx(pk, t, "tkc_f");
+        const char *pi = parent_index(e, &c, pcols, m->col0);
+        /* a move does not convert (sema): the packed pairs land as they are */
+        L("const int tkc_q = %s >> 1;", pi);
+        L("tkc_ldmatrix_x4(tkc_a, %s[tkc_q], %s[tkc_q + 1], %s[tkc_q + 2], %s[tkc_q + 3]);", dst->name, dst->name, dst->name,
+          dst->name);
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+    } else {
+        need(e, "tkc_ptx.cuh", "shared_v2");
+        Ctx c = tile_ctx(pk, t, "(2 * tkc_p)");
+        L("#pragma unroll");
+        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", n / 2);
+        IN();
+        L("float tkc_x, tkc_y;");
+        L("tkc_lds_v2(tkc_src + tkc_tile_offset(%s, %s, %s), tkc_x, tkc_y);", shape, row_expr(e, &c), col_expr(e, &c, 0));
+        const char *pi = parent_index(e, &c, pcols, m->col0);
+        L("%s[%s] = tkc_x;", dst->name, pi);
+        L("%s[%s + 1] = tkc_y;", dst->name, pi);
+        OUT();
+        L("}");
+    }
+    OUT();
+    L("}");
+}
+
+/* registers -> shared: the value is computed per element in the accumulator layout; 16-bit
+ * tiles get stmatrix.x4 per 16 x 16 block, fp32 tiles one 8-byte store per pair of columns */
+static void emit_move_r2s(Em *e, const PlanMove *m) {
+    const PlanKernel *pk = e->pk;
+    const PlanBuf *b = &pk->bufs.v[m->buf];
+    const Type *t = m->rt;
+    const Expr *rhs = m->st->u.assign.rhs;
+    if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0]; /* the pack rounds */
+    e->nhoisted = 0;
+    hoist_row_values(e, rhs);
+    const char *dst = buf_addr(e, m->buf, false), *shape = tile_shape_args(e, b);
+    L("%s{%s", m->wg0_only ? "if (wg == 0) " : "", m->wg0_only ? "  // a per_wg value: every warpgroup holds it, the first writes it" : "");
+    IN();
+    L("const uint32_t tkc_dst = %s;  // %s: %s swizzle", dst, b->name, swizzle_name(b->swz));
+    if (m->path == MP_STMATRIX) {
+        need(e, "tkc_ptx.cuh", "stmatrix");
+        need(e, "tkc_ptx.cuh", "math");
+        const char *k = b->dt == DT_BF16 ? "bf16" : "fp16";
+        int half = t->cols / 2;
+        L("const int tkc_mr = %s + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);",
+          move_row0(e, t));
+        L("#pragma unroll");
+        L("for (int tkc_rb = 0; tkc_rb < %d; ++tkc_rb) {", rows_wg(pk, t) / 64);
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_g = 0; tkc_g < %d; ++tkc_g) {", t->cols / 16);
+        IN();
+        L("const int tkc_f = tkc_rb * %d + tkc_g * 8;  // the block's first value", half);
+        const char *vals[8];
+        for (int j = 0; j < 8; j++) {
+            Ctx c = tile_ctx(pk, t, arena_printf(e->a, "(tkc_f + %d)", j));
+            vals[j] = elem_str(e, rhs, &c);
+        }
+        for (int j = 0; j < 4; j++) L("const uint32_t tkc_v%d = tkc_pack_%s(%s, %s);", j, k, vals[2 * j], vals[2 * j + 1]);
+        L("tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(%s, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, "
+          "tkc_v3);",
+          shape);
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+    } else {
+        need(e, "tkc_ptx.cuh", "shared_v2");
+        Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
+        L("#pragma unroll");
+        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p)", frag_count(pk, t) / 2);
+        L("    tkc_sts_v2(tkc_dst + tkc_tile_offset(%s, %s, %s), %s, %s);", shape, row_expr(e, &c0), col_expr(e, &c0, 0),
+          elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
+    }
+    OUT();
+    L("}");
+}
+
+/* a shared tile to global memory by TMA (a store or a reduce-add), one box per swizzle atom,
+ * issued by the first thread of the first consumer warpgroup */
+static void emit_tma_store_shared(Em *e, const PlanStore *ps) {
+    const PlanKernel *pk = e->pk;
+    const PlanBuf *b = &pk->bufs.v[ps->buf];
+    const PlanMap *m = &pk->maps.v[ps->map];
+    const Expr *ix = ps->st->u.assign.lhs;
+    int n = ix->u.index.nargs;
+    bool add = ps->path == SP_TMA_ADD;
+    need(e, "tkc_ptx.cuh", "tma_store");
+    if (add) need(e, "tkc_ptx.cuh", "tma_reduce");
+    L("if (wg == 0 && tkc_wg_thread == 0) {  // %d %s of %d x %d", b->natoms, add ? (b->natoms == 1 ? "reduce-add" : "reduce-adds") : (b->natoms == 1 ? "box" : "boxes"),
+      m->box[1], m->box[0]);
+    IN();
+    const char *src = buf_addr(e, ps->buf, false);
+    int box_bytes = b->rows * b->atom_cols * dtype_bytes[b->dt];
+    for (int a = 0; a < b->natoms; a++) {
+        StrBuf co;
+        sb_init(&co);
+        if (b->is_vec) {
+            sb_printf(&co, "%s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols));
+            for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+        } else {
+            sb_printf(&co, "%s + %d, %s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols), a * b->atom_cols,
+                      move_coord(e, ix->u.index.args[n - 2].lo, b->rows));
+            for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+        }
+        L("tkc_tma_%s_%dd(&%s, %s, %s%s);", add ? "add" : "store", m->rank, m->name, co.s, src,
+          a ? arena_printf(e->a, " + %d", a * box_bytes) : "");
+        sb_free(&co);
+    }
+    L("tkc_bulk_commit();");
+    if (b->kind == BUF_RING || b->kind == BUF_ONCE)
+        L("tkc_bulk_wait_read<0>();  // the TMA store has read '%s' before its stage is released", b->name);
+    OUT();
+    L("}");
+}
+
+static void emit_store(Em *e, const POp *o) {
+    const PlanStore *ps = &e->pk->stores.v[o->store];
+    const Stmt *st = ps->st;
+    L("// %s  [%s]", plan_stmt_line(e, st), storepath_name[ps->path]);
+    switch (ps->path) {
+    case SP_STAGED: case SP_DIRECT: emit_tile_store(e, st); return;
+    case SP_VECTOR: emit_vec_store(e, st); return;
+    case SP_TMA: case SP_TMA_ADD: emit_tma_store_shared(e, ps); return;
+    }
+}
+
 static void emit_stmt(Em *e, const Stmt *st) {
     switch (st->kind) {
     case ST_LET: {
@@ -962,12 +1145,6 @@ static void emit_stmt(Em *e, const Stmt *st) {
         return;
     }
     case ST_ASSIGN:
-        if (st->mv == MV_R2G) {
-            L("// %s", ast_expr_str(e->a, st->u.assign.rhs));
-            if (st->u.assign.rhs->ty.kind == TY_TILE) emit_tile_store(e, st);
-            else emit_vec_store(e, st);
-            return;
-        }
         emit_reg_assign(e, st, st->u.assign.lhs, NULL, &st->u.assign.lhs->ty);
         return;
     default:
@@ -987,7 +1164,7 @@ static void emit_op(Em *e, const POp *o) {
             ast_print_expr(&b, o->st->u.assign.lhs);
             sb_printf(&b, " %s ", assignop_name[o->st->u.assign.op]);
             ast_print_expr(&b, o->st->u.assign.rhs);
-            if (o->st->mv != MV_R2G) L("// %s", b.s);
+            L("// %s", b.s);
             sb_free(&b);
         } else if (o->st->kind == ST_LET) {
             L("// let %s = %s", o->st->u.let.name, ast_expr_str(e->a, o->st->u.let.e));
@@ -1091,14 +1268,39 @@ static void emit_op(Em *e, const POp *o) {
     }
     case POP_SYNC:
         need(e, "tkc_ptx.cuh", "named_barrier");
-        L("tkc_bar_sync(8, %d);  // sync(): all consumer warpgroups", 128 * pk->consumers);
+        L("tkc_bar_sync(%d, %d);  // sync(): all consumer warpgroups", pk->nbars.v[pk->nbar_sync].id, 128 * pk->consumers);
         return;
     case POP_PP_WAIT:
         need(e, "tkc_ptx.cuh", "named_barrier");
-        L("tkc_bar_sync(4 + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores");
+        L("tkc_bar_sync(%d + wg, 256);  // pingpong: wait for this warpgroup's turn on the tensor cores",
+          pk->nbars.v[pk->nbar_pingpong].id);
+        return;
+    case POP_MOVE:
+        L("// %s  [%s]", plan_stmt_line(e, o->st), movepath_name[o->mv->path]);
+        if (o->mv->to_shared) emit_move_r2s(e, o->mv);
+        else emit_move_s2r(e, o->mv);
+        return;
+    case POP_BAR: {
+        const PlanNamedBar *nb = &pk->nbars.v[o->bar];
+        need(e, "tkc_ptx.cuh", "named_barrier");
+        if (o->bulk_read) {
+            need(e, "tkc_ptx.cuh", "tma_store");
+            L("if (wg == 0 && tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // TMA stores have read '%s'",
+              pk->bufs.v[o->buf].name);
+        }
+        L("tkc_bar_sync(%d, %d);  // %s: %s", nb->id, nb->threads, nb->name, o->note ? o->note : nb->why);
+        return;
+    }
+    case POP_FENCE:
+        need(e, "tkc_ptx.cuh", "tma_store");
+        L("tkc_fence_proxy_async();  // %s", o->note ? o->note : "visible to the async proxy");
+        return;
+    case POP_STORE:
+        emit_store(e, o);
         return;
     case POP_PP_PASS:
-        L("tkc_bar_arrive(4 + (wg + 1) %% %d, 256);  // pingpong: the next warpgroup's turn", pk->consumers);
+        L("tkc_bar_arrive(%d + (wg + 1) %% %d, 256);  // pingpong: the next warpgroup's turn", pk->nbars.v[pk->nbar_pingpong].id,
+          pk->consumers);
         return;
     }
 }
@@ -1121,7 +1323,8 @@ static void line_back(Em *e) {
 static void emit_ops(Em *e, const POpList *ops) {
     for (int i = 0; i < ops->n; i++) {
         const POp *o = ops->v[i];
-        bool mapped = o->st && (o->kind == POP_STMT || o->kind == POP_MMA || o->kind == POP_MATERIALIZE);
+        bool mapped = o->st && (o->kind == POP_STMT || o->kind == POP_MMA || o->kind == POP_MATERIALIZE ||
+                                o->kind == POP_MOVE || o->kind == POP_STORE);
         if (mapped) line_to_tk(e, o->st->span);
         emit_op(e, o);
         if (mapped) line_back(e);
@@ -1454,7 +1657,8 @@ static void emit_consumer(Em *e) {
     }
     if (pk->pingpong) {
         need(e, "tkc_ptx.cuh", "named_barrier");
-        L("if (wg == %d) tkc_bar_arrive(4, 256);  // pingpong: consumer 0 goes first", pk->consumers - 1);
+        L("if (wg == %d) tkc_bar_arrive(%d, 256);  // pingpong: consumer 0 goes first", pk->consumers - 1,
+          pk->nbars.v[pk->nbar_pingpong].id);
     }
     L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;");
     L("(void)tkc_st_cnt;");
@@ -1573,7 +1777,8 @@ static void emit_consumer(Em *e) {
     OUT();
     L("}");
     if (pk->lookahead) L("tkc_wgmma_wait<0>();  // the lookahead products issued after the last tile (never read)");
-    if (pk->staging_buf >= 0) L("if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits");
+    if (pk->staging_buf >= 0 || pk->tma_stores)
+        L("if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits");
 }
 
 
@@ -1934,8 +2139,8 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     if (prog->params.n) sb_putc(&out, '\n');
     /* the fragments the kernels use, in a fixed order: tkc_ptx.cuh's as they appear in the
      * file, tkc_sched.cuh's (one so far), then the wgmma shapes sorted by name */
-    static const char *const order[] = {"smem", "mbarrier", "tma_load", "cluster", "tma_store", "wgmma_sync", "setmaxnreg",
-                                        "named_barrier", "stmatrix", "math", "host"};
+    static const char *const order[] = {"smem", "mbarrier", "tma_load", "cluster", "tma_store", "tma_reduce", "wgmma_sync", "setmaxnreg",
+                                        "named_barrier", "stmatrix", "ldmatrix", "shared_v2", "math", "host"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (int i = 0; i < e->nfrag; i++)
             if (!strcmp(e->frag[i], order[k]) && !strcmp(e->frag_file[i], "tkc_ptx.cuh")) {
@@ -1943,8 +2148,8 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
                 sb_putc(&out, '\n');
             }
     for (int i = 0; i < e->nfrag; i++)
-        if (!strcmp(e->frag_file[i], "tkc_sched.cuh")) {
-            put_fragment(&out, "tkc_sched.cuh", e->frag[i]);
+        if (!strcmp(e->frag_file[i], "tkc_sched.cuh") || !strcmp(e->frag_file[i], "tkc_layout.cuh")) {
+            put_fragment(&out, e->frag_file[i], e->frag[i]);
             sb_putc(&out, '\n');
         }
     const char *w[MAX_FRAGS];

@@ -101,15 +101,6 @@ static int group_of_barrier(const PlanKernel *pk, int bar, bool *is_full) {
     return -1;
 }
 
-static bool stmt_is_staged(const PlanKernel *pk, const Stmt *st, int *store) {
-    for (int i = 0; i < pk->stores.n; i++)
-        if (pk->stores.v[i].st == st && !pk->stores.v[i].direct) {
-            *store = i;
-            return true;
-        }
-    return false;
-}
-
 /* ---- a small JSON writer: pretty-printed, two spaces per level -------------------------------- */
 
 typedef struct Json {
@@ -542,7 +533,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
     jk_arr(j, "staged_stores");
     for (int i = 0; i < pk->stores.n; i++) {
         const PlanStore *ps = &pk->stores.v[i];
-        if (ps->direct) continue;
+        if (ps->path != SP_STAGED) continue;
         j_open(j, '{');
         jk_str(j, "statement", stmt_str(a, ps->st));
         jk_str(j, "map", pk->maps.v[ps->map].name);
@@ -1036,6 +1027,34 @@ static void explain_barriers(StrBuf *b, const PlanKernel *pk) {
     }
 }
 
+
+static void explain_store(StrBuf *b, Arena *a, const PlanKernel *pk, const PlanStore *ps) {
+    switch (ps->path) {
+    case SP_STAGED:
+        para(b, 2, 2, "- %s: through %d x %d chunks of staging in shared memory, each sent by a TMA store "
+                      "(%s); %s.",
+             stmt_nb(a, ps->st), ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name,
+             pk->staging_per_wg == 2 ? "two chunks per consumer warpgroup, so one fills while the other is stored"
+                                     : "one chunk per consumer warpgroup, so each waits for the previous store");
+        return;
+    case SP_DIRECT:
+        para(b, 2, 2, "- %s: written by the consumer threads directly from registers, two %s elements per store where the "
+                      "strides allow%s.",
+             stmt_nb(a, ps->st), dtype_bytes[ps->st->u.assign.rhs->ty.dt] == 4 ? "fp32" : "16-bit",
+             dtype_bytes[ps->st->u.assign.rhs->ty.dt] == 4 ? "" : " (staging = 0)");
+        return;
+    case SP_VECTOR:
+        para(b, 2, 2, "- %s: written by the consumer threads directly from registers.", stmt_nb(a, ps->st));
+        return;
+    case SP_TMA: case SP_TMA_ADD:
+        para(b, 2, 2, "- %s: %s of the shared tile '%s' (%s), issued by the first thread of the first consumer "
+                      "warpgroup once every warpgroup has written its part.",
+             stmt_nb(a, ps->st), ps->path == SP_TMA ? "a TMA store" : "a TMA reduce-add", pk->bufs.v[ps->buf].name,
+             pk->maps.v[ps->map].name);
+        return;
+    }
+}
+
 static void explain_maps_and_stores(StrBuf *b, Arena *a, const PlanKernel *pk) {
     if (pk->maps.n) {
         heading(b, "TMA maps");
@@ -1050,30 +1069,26 @@ static void explain_maps_and_stores(StrBuf *b, Arena *a, const PlanKernel *pk) {
             sb_free(&box);
         }
     }
+    bool every_step = false;
+    for (int i = 0; i < pk->stores.n; i++) every_step |= pk->stores.v[i].block == BK_STORE;
+    if (every_step) {
+        heading(b, "Store block (every step, after compute)");
+        for (int i = 0; i < pk->stores.n; i++)
+            if (pk->stores.v[i].block == BK_STORE) explain_store(b, a, pk, &pk->stores.v[i]);
+    }
     bool any = false;
-    for (int i = 0; i < pk->finish_ops.n; i++) any |= pk->finish_ops.v[i]->kind == POP_STMT;
-    if (!any && !pk->stores.n) return;
+    for (int i = 0; i < pk->finish_ops.n; i++)
+        any |= pk->finish_ops.v[i]->kind == POP_STMT || pk->finish_ops.v[i]->kind == POP_STORE ||
+               pk->finish_ops.v[i]->kind == POP_MOVE;
+    if (!any) return;
     heading(b, "Finish");
     for (int i = 0; i < pk->finish_ops.n; i++) {
         const POp *o = pk->finish_ops.v[i];
-        if (o->kind != POP_STMT || !o->st) continue;
-        int s;
-        if (stmt_is_staged(pk, o->st, &s)) {
-            const PlanStore *ps = &pk->stores.v[s];
-            para(b, 2, 2, "- %s: through %d x %d chunks of staging in shared memory, each sent by a TMA store "
-                          "(%s); %s.",
-                 stmt_nb(a, o->st), ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name,
-                 pk->staging_per_wg == 2 ? "two chunks per consumer warpgroup, so one fills while the other is stored"
-                                         : "one chunk per consumer warpgroup, so each waits for the previous store");
-        } else if (o->st->kind == ST_ASSIGN && (o->st->mv == MV_R2G || o->st->mv == MV_ADD_R2G)) {
-            para(b, 2, 2, "- %s: %s by the consumer threads directly from registers%s.", stmt_nb(a, o->st),
-                 o->st->mv == MV_ADD_R2G ? "added atomically" : "written",
-                 o->st->u.assign.rhs->ty.kind == TY_TILE ? " (staging = 0), two 16-bit elements per store where the "
-                                                           "strides allow"
-                                                         : "");
-        } else {
+        if (o->kind == POP_STORE && o->store >= 0) explain_store(b, a, pk, &pk->stores.v[o->store]);
+        else if (o->kind == POP_MOVE)
+            para(b, 2, 2, "- %s: moved by the consumer threads (%s).", stmt_nb(a, o->st), movepath_name[o->mv->path]);
+        else if (o->kind == POP_STMT && o->st)
             para(b, 2, 2, "- %s: computed by the consumer threads.", stmt_nb(a, o->st));
-        }
     }
 }
 

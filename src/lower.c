@@ -19,6 +19,16 @@ const char *const pop_name[] = {
     TK_POPS(X)
 #undef X
 };
+const char *const movepath_name[] = {
+#define X(e, s, m) s,
+    TK_MOVEPATHS(X)
+#undef X
+};
+const char *const storepath_name[] = {
+#define X(e, s, m) s,
+    TK_STOREPATHS(X)
+#undef X
+};
 
 typedef struct Lower {
     Arena *a;
@@ -40,10 +50,20 @@ static void note(Lower *L, const char *fmt, ...) {
     sb_free(&b);
 }
 
+static const char *plan_stmt_str(Lower *L, const Stmt *st) {
+    StrBuf b;
+    sb_init(&b);
+    plan_stmt_text(&b, st);
+    const char *r = arena_strdup(L->a, b.s ? b.s : "");
+    sb_free(&b);
+    return r;
+}
+
 static POp *pop_new(Lower *L, POpKind k) {
     POp *o = ARENA_NEW(L->a, POp);
     o->kind = k;
     o->group = -1;
+    o->bar = o->buf = o->store = -1;
     return o;
 }
 
@@ -394,7 +414,16 @@ static void lower_buffers(Lower *L) {
                        "shared tile '%s' is read but nothing writes it: load it in setup or load (%s <- X[...]), "
                        "or move registers into it (%s <- value)",
                        y->name, y->name, y->name);
-        if (b.kind == BUF_RING) b.copies = pk->stages;
+        if (b.kind == BUF_RING) {
+            b.copies = pk->stages;
+            BlockKind outside[] = {BK_SETUP, BK_FINISH};
+            for (int k = 0; k < 2; k++)
+                if (sk->blocks[outside[k]] && stmts_touch_shared(&sk->blocks[outside[k]]->u.block.body, y, false))
+                    diag_error(L->d, y->span,
+                               "'%s' is loaded every step (a ring of %d stages) but %s reads it; a ring tile exists only "
+                               "during a step (compute and store): move it to registers or a shared tile there",
+                               y->name, pk->stages, block_name[outside[k]]);
+        }
         if (b.kind == BUF_ONCE) b.copies = pk->setup_stages;
         int eb = dtype_bytes[y->ty.dt];
         if (y->ty.complex) {
@@ -531,8 +560,106 @@ static PlanMma *lower_mma(Lower *L, Stmt *st) {
 
 static void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk);
 
+/* ---- moves between registers and shared memory ---------------------------------------------- */
+
+/* does a statement list read shared tile y asynchronously: as a product operand (wgmma) or as
+ * the source of a TMA store? Then threads that write y must fence before those readers run. */
+static bool stmts_read_async(const StmtList *l, const Symbol *y, bool *tma) {
+    bool any = false;
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind == ST_IF) {
+            any |= stmts_read_async(&st->u.if_.then_s, y, tma) | stmts_read_async(&st->u.if_.else_s, y, tma);
+        } else if (st->kind == ST_FOR) {
+            any |= stmts_read_async(&st->u.for_.body, y, tma);
+        } else if (st->kind == ST_ASSIGN && stmt_is_mma(st)) {
+            any |= expr_mentions(st->u.assign.rhs, y);
+        } else if (st->kind == ST_ASSIGN && (st->mv == MV_S2G || st->mv == MV_ADD_S2G) &&
+                   lhs_root(st->u.assign.rhs) == y) {
+            any = true;
+            if (tma) *tma = true;
+        }
+    }
+    return any;
+}
+
+static bool kernel_reads_async(Lower *L, const Symbol *y, bool *tma) {
+    bool any = false;
+    for (int b = 0; b < BK_COUNT; b++)
+        if (L->sk->blocks[b] && b != BK_LOAD) any |= stmts_read_async(&L->sk->blocks[b]->u.block.body, y, tma);
+    return any;
+}
+
+/* the named barrier that orders consumer threads' writes of scratch tiles with their readers */
+static int scratch_bar(Lower *L) {
+    PlanKernel *pk = L->pk;
+    if (pk->nbar_scratch < 0) {
+        PlanNamedBar nb = {.name = "scratch", .ids = 1, .threads = 128 * pk->consumers,
+                           .why = "consumer writes of shared tiles: before (earlier readers are done) and after "
+                                  "(the tile is complete for its readers)"};
+        vec_push(L->a, &pk->nbars, nb);
+        pk->nbar_scratch = pk->nbars.n - 1;
+    }
+    return pk->nbar_scratch;
+}
+
+static PlanMove *lower_move(Lower *L, Stmt *st) {
+    PlanKernel *pk = L->pk;
+    PlanMove *m = ARENA_NEW(L->a, PlanMove);
+    m->st = st;
+    m->to_shared = st->mv == MV_R2S;
+    Expr *sh = m->to_shared ? st->u.assign.lhs : st->u.assign.rhs;
+    Expr *rg = m->to_shared ? st->u.assign.rhs : st->u.assign.lhs;
+    m->buf = buf_of_sym(pk, lhs_root(sh));
+    m->rt = &rg->ty;
+    bool wide = dtype_bytes[sh->ty.dt] == 4;
+    m->path = m->to_shared ? (wide ? MP_STS : MP_STMATRIX) : (wide ? MP_LDS : MP_LDMATRIX);
+    if (!m->to_shared) {
+        m->reg = lhs_root(rg);
+        if (rg->kind == EX_INDEX && rg->u.index.args[1].lo) m->col0 = (int)rg->u.index.args[1].lo->cval;
+    }
+    m->wg0_only = m->to_shared && rg->ty.per_wg && pk->consumers > 1;
+    return m;
+}
+
+/* `shared <- value`: wait until the tile's earlier readers are done (the scheduler waits for
+ * products that read it, the barrier for every warpgroup), write it, make the writes visible to
+ * the async proxy when wgmma or TMA read the tile, and wait until every warpgroup wrote its part */
+static void lower_r2s(Lower *L, Stmt *st, POpList *out) {
+    PlanKernel *pk = L->pk;
+    POp *o = pop_new(L, POP_MOVE);
+    o->st = st;
+    o->mv = lower_move(L, st);
+    Symbol *y = lhs_root(st->u.assign.lhs);
+    bool tma = false, async = kernel_reads_async(L, y, &tma);
+    POp *before = pop_new(L, POP_BAR);
+    before->bar = scratch_bar(L);
+    before->buf = o->mv->buf;
+    before->bulk_read = tma;
+    before->note = arena_printf(L->a, "every earlier reader of '%s' is done%s", y->name,
+                                tma ? " (and its TMA stores have read it)" : "");
+    vec_push(L->a, out, before);
+    vec_push(L->a, out, o);
+    if (async) {
+        POp *f = pop_new(L, POP_FENCE);
+        f->note = arena_printf(L->a, "'%s' is read by %s", y->name, tma ? "TMA stores or products" : "products");
+        vec_push(L->a, out, f);
+    }
+    POp *after = pop_new(L, POP_BAR);
+    after->bar = scratch_bar(L);
+    after->note = arena_printf(L->a, "'%s' is complete", y->name);
+    vec_push(L->a, out, after);
+    (void)pk;
+}
+
 static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
     if (st->kind == ST_ASSIGN && (st->mv == MV_G2S)) return NULL; /* the producer's */
+    if (st->kind == ST_ASSIGN && st->mv == MV_S2R && st->u.assign.lhs->ty.kind == TY_TILE) {
+        POp *o = pop_new(L, POP_MOVE);
+        o->st = st;
+        o->mv = lower_move(L, st);
+        return o;
+    }
     if (stmt_is_mma(st)) {
         POp *o = pop_new(L, POP_MMA);
         o->st = st;
@@ -540,6 +667,11 @@ static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
         return o->mma ? o : NULL;
     }
     if (st->kind == ST_EXPR) return pop_new(L, POP_SYNC);
+    if (st->kind == ST_ASSIGN && (st->mv == MV_R2G || st->mv == MV_S2G || st->mv == MV_ADD_S2G)) {
+        POp *o = pop_new(L, POP_STORE);
+        o->st = st;
+        return o;
+    }
     if (st->kind == ST_IF) {
         POp *o = pop_new(L, POP_IF);
         o->st = st;
@@ -560,7 +692,12 @@ static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
 
 static void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk) {
     for (int i = 0; i < l->n; i++) {
-        POp *o = lower_stmt(L, l->v[i], bk);
+        Stmt *st = l->v[i];
+        if (st->kind == ST_ASSIGN && st->mv == MV_R2S && st->u.assign.rhs->ty.kind == TY_TILE) {
+            lower_r2s(L, st, out);
+            continue;
+        }
+        POp *o = lower_stmt(L, st, bk);
         if (o) vec_push(L->a, out, o);
     }
 }
@@ -568,7 +705,21 @@ static void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk) {
 /* shared buffers and registers an op touches */
 typedef struct Effects {
     SymSet rd, wr, bufs;
+    SymSet wbufs;       /* shared tiles the op writes (consumer writes of scratch tiles) */
 } Effects;
+
+static void op_effects(Lower *L, POp *o, Effects *e);
+
+/* the shared tiles the ops nested in an if or for write */
+static void wbufs_of(Lower *L, POp *o, Effects *e) {
+    POpList *ls[2] = {&o->then_ops, &o->else_ops};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < ls[k]->n; i++) {
+            Effects ne;
+            op_effects(L, ls[k]->v[i], &ne);
+            for (int j = 0; j < ne.wbufs.n; j++) symset_add(L, &e->wbufs, ne.wbufs.v[j]);
+        }
+}
 
 static void op_effects(Lower *L, POp *o, Effects *e) {
     memset(e, 0, sizeof *e);
@@ -587,9 +738,20 @@ static void op_effects(Lower *L, POp *o, Effects *e) {
         expr_reads(L, o->mma->a_expr, &e->rd, NULL);
         symset_add(L, &e->wr, o->mma->a_tmp);
         return;
+    case POP_MOVE:
+        stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
+        if (o->mv->to_shared) symset_add(L, &e->wbufs, L->pk->bufs.v[o->mv->buf].sym);
+        return;
+    case POP_BAR:
+        if (o->buf >= 0) symset_add(L, &e->wbufs, L->pk->bufs.v[o->buf].sym);
+        return;
     case POP_STMT:
     case POP_IF:
     case POP_FOR:
+        if (o->st) stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
+        if (o->kind != POP_STMT) wbufs_of(L, o, e);
+        return;
+    case POP_STORE:
         if (o->st) stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
         return;
     default:
@@ -767,6 +929,9 @@ static void wait_for_conflicts(Sched *s, Effects *e, bool is_mma, Symbol *mma_ds
         /* the op writes registers the product reads (its A operand) */
         for (int j = 0; j < e->wr.n && !conflict; j++)
             if (e->wr.v[j] != m->dst && symset_has(&fe.rd, e->wr.v[j])) conflict = true;
+        /* the op (or the barrier before it) writes a shared tile the product reads */
+        for (int j = 0; j < e->wbufs.n && !conflict; j++)
+            if (symset_has(&fe.bufs, e->wbufs.v[j])) conflict = true;
         if (conflict) newest = i;
     }
     if (newest >= 0) emit_wait_mma(s, s->flight.n - 1 - newest, "registers of a product in flight");
@@ -1514,36 +1679,45 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
 
 /* ---- stores ----------------------------------------------------------------------------------- */
 
-static void collect_stores(Lower *L, StmtList *l) {
+static void collect_stores(Lower *L, StmtList *l, BlockKind bk) {
     PlanKernel *pk = L->pk;
     for (int i = 0; i < l->n; i++) {
         Stmt *st = l->v[i];
         if (st->kind == ST_IF) {
-            collect_stores(L, &st->u.if_.then_s);
-            collect_stores(L, &st->u.if_.else_s);
+            collect_stores(L, &st->u.if_.then_s, bk);
+            collect_stores(L, &st->u.if_.else_s, bk);
             continue;
         }
         if (st->kind == ST_FOR) {
-            collect_stores(L, &st->u.for_.body);
+            collect_stores(L, &st->u.for_.body, bk);
             continue;
         }
         if (st->kind != ST_ASSIGN) continue;
+        PlanStore ps = {.st = st, .map = -1, .buf = -1, .block = bk};
         if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_TILE) {
             Type t = st->u.assign.rhs->ty;
             if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the stored value")) continue;
             int eb = dtype_bytes[t.dt];
-            if (eb != 2) {
-                diag_error(L->d, st->span, "storing %s tiles from registers is not supported by the sm_90a back end yet "
-                           "(bf16 and fp16 tiles are)", dtype_name[t.dt]);
+            if (eb == 4) {
+                /* fp32: the staging chunks and their TMA maps are 16-bit */
+                ps.path = SP_DIRECT;
+                ps.direct = true;
+                vec_push(L->a, &pk->stores, ps);
+                note(L, "'%s': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store "
+                        "where the tensor's strides allow",
+                     plan_stmt_str(L, st));
                 continue;
             }
             if (!L->sk->staging) {
-                PlanStore ps = {.st = st, .direct = true, .map = -1};
+                ps.path = SP_DIRECT;
+                ps.direct = true;
                 vec_push(L->a, &pk->stores, ps);
                 continue;
             }
             int cc = t.cols % 64 == 0 ? 64 : t.cols % 32 == 0 ? 32 : 16;
-            PlanStore ps = {.st = st, .chunk_rows = 64, .chunk_cols = cc};
+            ps.path = SP_STAGED;
+            ps.chunk_rows = 64;
+            ps.chunk_cols = cc;
             Symbol *tensor = lhs_root(st->u.assign.lhs->u.index.base);
             ps.map = add_map(L, tensor, cc, 64, false, swizzle_choose(cc * eb), true);
             vec_push(L->a, &pk->stores, ps);
@@ -1552,19 +1726,57 @@ static void collect_stores(Lower *L, StmtList *l) {
                 diag_error(L->d, st->span, "storing per_col vectors is not supported by the sm_90a back end yet");
                 continue;
             }
-        } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G || st->mv == MV_ADD_R2G || st->mv == MV_G2R) {
+            ps.path = SP_VECTOR;
+            vec_push(L->a, &pk->stores, ps);
+        } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G) {
+            Symbol *y = lhs_root(st->u.assign.rhs), *tensor = lhs_root(st->u.assign.lhs->u.index.base);
+            int b = buf_of_sym(pk, y);
+            if (b < 0) continue;
+            const PlanBuf *pb = &pk->bufs.v[b];
+            if (st->mv == MV_ADD_S2G && pb->dt != DT_FP32 && pb->dt != DT_BF16 && pb->dt != DT_FP16) {
+                diag_error(L->d, st->span, "TMA reduce-adds take fp32, bf16 or fp16 tiles");
+                continue;
+            }
+            if (pb->rows > TMA_BOX_MAX) {
+                diag_error(L->d, st->span, "'%s' has %d rows; a TMA store moves at most %d rows per box", y->name, pb->rows,
+                           TMA_BOX_MAX);
+                continue;
+            }
+            ps.path = st->mv == MV_S2G ? SP_TMA : SP_TMA_ADD;
+            ps.buf = b;
+            ps.map = add_map(L, tensor, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, true);
+            pk->tma_stores = true;
+            vec_push(L->a, &pk->stores, ps);
+        } else if (st->mv == MV_ADD_R2G || st->mv == MV_G2R) {
             diag_error(L->d, st->span, "%s moves are not supported by the sm_90a back end yet", move_name[st->mv]);
         }
+    }
+}
+
+/* each store op names its plan store */
+static void link_stores(Lower *L, POpList *ops) {
+    PlanKernel *pk = L->pk;
+    for (int i = 0; i < ops->n; i++) {
+        POp *o = ops->v[i];
+        if (o->kind == POP_IF || o->kind == POP_FOR) {
+            link_stores(L, &o->then_ops);
+            link_stores(L, &o->else_ops);
+        }
+        if (o->kind != POP_STORE) continue;
+        for (int k = 0; k < pk->stores.n; k++)
+            if (pk->stores.v[k].st == o->st) o->store = k;
     }
 }
 
 static void lower_staging(Lower *L) {
     PlanKernel *pk = L->pk;
     pk->staging_buf = -1;
-    if (!pk->stores.n || !L->sk->staging) return; /* staging = 0: every store is direct */
+    bool staged = false;
+    for (int i = 0; i < pk->stores.n; i++) staged |= pk->stores.v[i].path == SP_STAGED;
+    if (!staged) return; /* staging = 0, or no register tile is stored through shared memory */
     int cc = 16;
     for (int i = 0; i < pk->stores.n; i++)
-        if (pk->stores.v[i].chunk_cols > cc) cc = pk->stores.v[i].chunk_cols;
+        if (pk->stores.v[i].path == SP_STAGED && pk->stores.v[i].chunk_cols > cc) cc = pk->stores.v[i].chunk_cols;
     PlanBuf b = {.name = "staging", .kind = BUF_STAGING, .dt = DT_BF16, .rows = 64, .cols = cc, .group = -1};
     b.swz = swizzle_choose(cc * 2);
     b.atom_cols = cc;
@@ -1581,7 +1793,9 @@ static void lower_staging(Lower *L) {
 
 static void note_staging(Lower *L) {
     PlanKernel *pk = L->pk;
-    if (pk->stores.n && !L->sk->staging)
+    bool tiles = false;
+    for (int i = 0; i < pk->stores.n; i++) tiles |= pk->stores.v[i].path == SP_DIRECT && dtype_bytes[pk->stores.v[i].st->u.assign.rhs->ty.dt] == 2;
+    if (tiles && !L->sk->staging)
         note(L, "staging = 0: stores from registers write global memory directly, two 16-bit elements per store "
                 "where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for");
     if (pk->staging_buf < 0) return;
@@ -1606,7 +1820,7 @@ static bool halve_staging(Lower *L) {
     if (b->cols != 64) return false;
     for (int i = 0; i < pk->stores.n; i++) {
         const PlanStore *ps = &pk->stores.v[i];
-        if (ps->direct) continue;
+        if (ps->path != SP_STAGED) continue;
         if (ps->chunk_cols != 64 || !pk->maps.v[ps->map].store) return false;
         for (int g = 0; g < pk->groups.n; g++)
             for (int k = 0; k < pk->groups.v[g].loads.n; k++)
@@ -1614,7 +1828,7 @@ static bool halve_staging(Lower *L) {
     }
     for (int i = 0; i < pk->stores.n; i++) {
         PlanStore *ps = &pk->stores.v[i];
-        if (ps->direct || ps->chunk_cols == 32) continue;
+        if (ps->path != SP_STAGED || ps->chunk_cols == 32) continue;
         PlanMap *m = &pk->maps.v[ps->map];
         if (m->box[0] == 64) {
             m->box[0] = 32;
@@ -1829,6 +2043,64 @@ static void apply_overlap(Lower *L) {
     }
 }
 
+/* ---- named barriers -------------------------------------------------------------------------- */
+
+static void relink_bars(POpList *ops, int from, int to) {
+    for (int i = 0; i < ops->n; i++) {
+        if (ops->v[i]->kind == POP_BAR && ops->v[i]->bar == from) ops->v[i]->bar = to;
+        relink_bars(&ops->v[i]->then_ops, from, to);
+        relink_bars(&ops->v[i]->else_ops, from, to);
+    }
+}
+
+static bool ops_have(const POpList *ops, POpKind k) {
+    for (int i = 0; i < ops->n; i++)
+        if (ops->v[i]->kind == k || ops_have(&ops->v[i]->then_ops, k) || ops_have(&ops->v[i]->else_ops, k)) return true;
+    return false;
+}
+
+/* ids 1..15 (0 is __syncthreads), in a fixed order: the staging chunks (one id per consumer
+ * warpgroup), the pingpong turns (one per warpgroup), sync(), then the scratch tiles' barrier
+ * (added by the lowering of their writes) */
+static void plan_named_bars(Lower *L) {
+    PlanKernel *pk = L->pk;
+    Vec(PlanNamedBar) bars = {0};
+    if (pk->staging_buf >= 0) {
+        PlanNamedBar b = {"staging", 0, pk->consumers, 128, "a warpgroup's staging chunk is free, then filled"};
+        vec_push(L->a, &bars, b);
+        pk->nbar_staging = bars.n - 1;
+    }
+    if (pk->pingpong) {
+        PlanNamedBar b = {"pingpong", 0, pk->consumers, 256, "warpgroup wg waits on id + wg for its turn; the one before arrives"};
+        vec_push(L->a, &bars, b);
+        pk->nbar_pingpong = bars.n - 1;
+    }
+    POpList *lists[] = {&pk->setup_ops, &pk->first_ops, &pk->compute_ops, &pk->after_ops, &pk->finish_ops};
+    bool sync = false;
+    for (int i = 0; i < 5; i++) sync |= ops_have(lists[i], POP_SYNC);
+    if (sync) {
+        PlanNamedBar b = {"sync", 0, 1, 128 * pk->consumers, "sync(): every consumer thread"};
+        vec_push(L->a, &bars, b);
+        pk->nbar_sync = bars.n - 1;
+    }
+    if (pk->nbar_scratch >= 0) {
+        vec_push(L->a, &bars, pk->nbars.v[pk->nbar_scratch]);
+        int old = pk->nbar_scratch;
+        pk->nbar_scratch = bars.n - 1;
+        for (int i = 0; i < 5; i++) relink_bars(lists[i], old, pk->nbar_scratch);
+    }
+    int id = 1;
+    for (int i = 0; i < bars.n; i++) {
+        bars.v[i].id = id;
+        id += bars.v[i].ids;
+    }
+    if (id > 16)
+        diag_error(L->d, L->sk->k->name_span, "the kernel needs %d named barriers, more than the 15 a block has", id - 1);
+    pk->nbars.v = bars.v;
+    pk->nbars.n = bars.n;
+    pk->nbars.cap = bars.cap;
+}
+
 /* ---- what the sm_90a back end emits today ---------------------------------------------------- */
 
 /* what names the construct; "are" for plural names ("per_col vectors") */
@@ -1888,7 +2160,8 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
                 if (st->u.assign.lhs->ty.kind == TY_VEC) unsupported(L, st->span, "loading vectors with TMA");
                 break;
             }
-            if (st->mv == MV_R2S || st->mv == MV_S2R) unsupported(L, st->span, "moving tiles between registers and shared memory");
+            if ((st->mv == MV_R2S || st->mv == MV_S2R) && st->u.assign.lhs->ty.kind == TY_VEC)
+                unsupported(L, st->span, "moving vectors between registers and shared memory");
             if (st->mv == MV_G2R) unsupported(L, st->span, "loading a vector from global memory into registers");
             if (stmt_is_mma(st)) {
                 if (bk != BK_COMPUTE) unsupported(L, st->span, "a product outside the compute block");
@@ -2048,6 +2321,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     L->pk = pk;
     pk->sk = sk;
     pk->name = sk->k->name;
+    pk->nbar_staging = pk->nbar_pingpong = pk->nbar_sync = pk->nbar_scratch = -1;
     check_support(L);
     if (L->d->nerrors > L->errors0) return pk;
     lower_roles(L);
@@ -2057,7 +2331,11 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     POpList body = {0};
     if (sk->blocks[BK_COMPUTE]) lower_stmts(L, &sk->blocks[BK_COMPUTE]->u.block.body, &body, BK_COMPUTE);
     if (sk->blocks[BK_STORE]) {
-        diag_error(L->d, sk->blocks[BK_STORE]->span, "the store block is not supported by the sm_90a back end yet");
+        /* the store block runs after compute in every step: its ops join the step's schedule */
+        POpList st = {0};
+        lower_stmts(L, &sk->blocks[BK_STORE]->u.block.body, &st, BK_STORE);
+        for (int i = 0; i < st.n; i++) vec_push(L->a, &body, st.v[i]);
+        if (st.n) note(L, "the store block runs at the end of every step, after compute, in the same schedule");
     }
     if (sk->blocks[BK_FINISH]) lower_stmts(L, &sk->blocks[BK_FINISH]->u.block.body, &pk->finish_ops, BK_FINISH);
     if (L->d->nerrors > L->errors0) return pk;
@@ -2078,7 +2356,8 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
         note(L, "register split 240/24 rather than 232/40: the consumers' estimate (%d) is over %d", pk->reg_estimate,
              REG_HEAVY_ESTIMATE);
     check_reg_budget(L);
-    if (sk->blocks[BK_FINISH]) collect_stores(L, &sk->blocks[BK_FINISH]->u.block.body);
+    if (sk->blocks[BK_STORE]) collect_stores(L, &sk->blocks[BK_STORE]->u.block.body, BK_STORE);
+    if (sk->blocks[BK_FINISH]) collect_stores(L, &sk->blocks[BK_FINISH]->u.block.body, BK_FINISH);
     lower_staging(L);
     layout_smem(L);
     if (L->d->nerrors > L->errors0) return pk;
@@ -2186,6 +2465,9 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
                 "producer loads the next work tile's setup tiles during the last step and the finish block");
     plan_tail(L);
     plan_lazy_sums(L);
+    POpList *lists[] = {&pk->setup_ops, &pk->first_ops, &pk->compute_ops, &pk->after_ops, &pk->finish_ops};
+    for (int i = 0; i < 5; i++) link_stores(L, lists[i]);
+    plan_named_bars(L);
     return pk;
 }
 

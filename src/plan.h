@@ -93,7 +93,11 @@ typedef struct PlanGroup {  /* tiles that land on one full barrier */
     X(POP_FOR, "for", "a loop over uniform bounds")                                              \
     X(POP_SYNC, "sync", "barrier over the consumer warpgroups")                                  \
     X(POP_PP_WAIT, "pingpong.wait", "wait for this warpgroup's turn on the tensor cores")        \
-    X(POP_PP_PASS, "pingpong.pass", "hand the tensor cores to the next warpgroup")
+    X(POP_PP_PASS, "pingpong.pass", "hand the tensor cores to the next warpgroup")                 \
+    X(POP_MOVE, "move", "a tile between registers and shared memory (ldmatrix, stmatrix, ld/st.shared)") \
+    X(POP_BAR, "bar.sync", "a named barrier over the consumer warpgroups (its id from the plan)")  \
+    X(POP_FENCE, "fence.proxy.async", "the threads' shared-memory writes become visible to TMA and wgmma") \
+    X(POP_STORE, "store", "a tile or vector to global memory (see the plan's stores)")
 
 typedef enum {
 #define X(e, s, m) e,
@@ -129,6 +133,34 @@ typedef struct PlanMma {
     bool deferred;      /* issued one step late (overlap) */
 } PlanMma;
 
+/* how consumer threads move a tile between registers and shared memory */
+#define TK_MOVEPATHS(X)                                                                         \
+    X(MP_LDMATRIX, "ldmatrix.x4", "16-bit shared tile into registers: one 16 x 16 block per instruction") \
+    X(MP_LDS, "ld.shared.v2", "fp32 shared tile into registers: the two neighbouring columns a thread holds") \
+    X(MP_STMATRIX, "stmatrix.x4", "16-bit register values into a shared tile: one 16 x 16 block per instruction") \
+    X(MP_STS, "st.shared.v2", "fp32 register values into a shared tile: two neighbouring columns per store")
+
+typedef enum {
+#define X(e, s, m) e,
+    TK_MOVEPATHS(X)
+#undef X
+} MovePath;
+extern const char *const movepath_name[];
+
+/* `reg <- shared` or `shared <- value`: the register side is in the wgmma accumulator layout
+ * (row-split over the consumer warpgroups unless per_wg); addresses follow the shared tile's
+ * swizzled layout (tkc_layout.cuh, the same arithmetic as hopper.c's tile_offset) */
+typedef struct PlanMove {
+    Stmt *st;
+    int buf;            /* the shared tile */
+    bool to_shared;
+    MovePath path;
+    Symbol *reg;        /* to registers: the destination tile (col0: a column slice of it) */
+    int col0;
+    const Type *rt;     /* the register side's type (the moved region) */
+    bool wg0_only;      /* to shared from a per_wg value with several consumers: warpgroup 0 writes it */
+} PlanMove;
+
 struct POp {
     POpKind kind;
     Stmt *st;           /* POP_STMT, POP_MMA, POP_IF, POP_FOR */
@@ -142,7 +174,22 @@ struct POp {
     POpList done;       /* WAIT_MMA: the products it completes (their registers get pinned) */
     const char *note;   /* a comment for the generated code */
     POpList then_ops, else_ops;
+    PlanMove *mv;       /* POP_MOVE */
+    int bar;            /* POP_BAR: index into the kernel's named barriers */
+    int buf;            /* POP_BAR before a write of a scratch tile: the tile (its earlier readers
+                         * must be done: the scheduler waits for products reading it first) */
+    bool bulk_read;     /* POP_BAR: the thread that issued TMA stores from buf waits until they read it */
+    int store;          /* POP_STORE: index into the kernel's stores */
 };
+
+/* a named barrier (bar.sync id, threads); ids 1..15, allocated by the plan */
+typedef struct PlanNamedBar {
+    const char *name;
+    int id;             /* the first id */
+    int ids;            /* consecutive ids (one per consumer warpgroup: id + wg) */
+    int threads;
+    const char *why;
+} PlanNamedBar;
 
 /* a register value the consumers hold (declared tiles, vectors, temporaries) */
 typedef struct PlanReg {
@@ -150,11 +197,29 @@ typedef struct PlanReg {
     int regs;           /* 32-bit registers per thread */
 } PlanReg;
 
-typedef struct PlanStore { /* a tile store: staged (reg -> shared -> TMA) or direct (reg -> global) */
+/* how a store reaches global memory */
+#define TK_STOREPATHS(X)                                                                        \
+    X(SP_STAGED, "staged", "registers -> 64-row chunks in shared memory (stmatrix) -> TMA store")     \
+    X(SP_DIRECT, "direct", "each thread writes the elements it holds (pairs where the strides allow)") \
+    X(SP_VECTOR, "vector", "one lane of each quad writes the rows it holds")                          \
+    X(SP_TMA, "tma", "a shared tile by TMA stores, one box per swizzle atom, issued by one thread")    \
+    X(SP_TMA_ADD, "tma.add", "a shared tile added into global memory by TMA reduce-adds (one thread)")
+
+typedef enum {
+#define X(e, s, m) e,
+    TK_STOREPATHS(X)
+#undef X
+} StorePath;
+extern const char *const storepath_name[];
+
+typedef struct PlanStore { /* a store to global memory */
     Stmt *st;
-    bool direct;        /* each thread writes its own elements (staging = 0); no map, no chunks */
-    int map;
+    StorePath path;
+    bool direct;        /* path == SP_DIRECT */
+    int map;            /* SP_STAGED, SP_TMA, SP_TMA_ADD */
     int chunk_rows, chunk_cols;
+    int buf;            /* SP_TMA, SP_TMA_ADD: the shared tile */
+    BlockKind block;    /* store (every step) or finish */
 } PlanStore;
 
 /* The narrow last step. The step's score tile `s` (filled by the step's first product, one column
@@ -219,6 +284,9 @@ typedef struct PlanKernel {
     Vec(PlanMap) maps;
     Vec(PlanReg) regs;
     Vec(PlanStore) stores;
+    Vec(PlanNamedBar) nbars;
+    int nbar_staging, nbar_pingpong, nbar_sync, nbar_scratch; /* indices into nbars, or -1 */
+    bool tma_stores;    /* some thread issues TMA stores of shared tiles: wait for them before exit */
     int staging_buf;    /* index of the staging buffer, or -1 */
     int staging_per_wg; /* staging chunk buffers per consumer warpgroup: 2, or 1 when 2 do not fit */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */

@@ -107,6 +107,30 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
         case POP_PP_PASS:
             sb_puts(b, "pingpong: pass the turn to the next warpgroup");
             break;
+        case POP_MOVE: {
+            const PlanMove *m = o->mv;
+            const PlanBuf *pb = &pk->bufs.v[m->buf];
+            sb_puts(b, "move ");
+            plan_stmt_text(b, o->st);
+            sb_printf(b, "  [%s, %s %s swizzle%s]", movepath_name[m->path], pb->name, swizzle_name(pb->swz),
+                      m->wg0_only ? ", warpgroup 0 writes the per_wg value" : m->rt->per_wg ? ", whole tile per warpgroup" : ", each warpgroup its rows");
+            break;
+        }
+        case POP_BAR: {
+            const PlanNamedBar *nb = &pk->nbars.v[o->bar];
+            sb_printf(b, "bar.sync %d, %d (%s)", nb->id, nb->threads, nb->name);
+            if (o->note) sb_printf(b, ": %s", o->note);
+            break;
+        }
+        case POP_FENCE:
+            sb_puts(b, "fence.proxy.async");
+            if (o->note) sb_printf(b, " (%s)", o->note);
+            break;
+        case POP_STORE:
+            sb_puts(b, "store ");
+            plan_stmt_text(b, o->st);
+            if (o->store >= 0) sb_printf(b, "  [%s]", storepath_name[pk->stores.v[o->store].path]);
+            break;
         }
         sb_putc(b, '\n');
     }
@@ -168,6 +192,15 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         if (pb->tx_bytes) sb_printf(b, ", %s bytes per phase", fmt_bytes(pb->tx_bytes));
         sb_printf(b, " (%s)\n", pb->why);
     }
+    if (pk->nbars.n) {
+        sb_puts(b, "  named barriers:\n");
+        for (int i = 0; i < pk->nbars.n; i++) {
+            const PlanNamedBar *nbr = &pk->nbars.v[i];
+            if (nbr->ids > 1) sb_printf(b, "    %s: ids %d..%d (id %d + wg)", nbr->name, nbr->id, nbr->id + nbr->ids - 1, nbr->id);
+            else sb_printf(b, "    %s: id %d", nbr->name, nbr->id);
+            sb_printf(b, ", %d threads (%s)\n", nbr->threads, nbr->why);
+        }
+    }
     sb_puts(b, "  tma maps:\n");
     for (int i = 0; i < pk->maps.n; i++) {
         const PlanMap *m = &pk->maps.v[i];
@@ -223,10 +256,19 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     dump_ops(b, pk, &pk->finish_ops, 3);
     for (int i = 0; i < pk->stores.n; i++) {
         const PlanStore *ps = &pk->stores.v[i];
-        sb_puts(b, "  store: ");
+        sb_printf(b, "  store (%s): ", block_name[ps->block]);
         plan_stmt_text(b, ps->st);
-        if (ps->direct) sb_puts(b, "  [direct from registers, no staging]\n");
-        else sb_printf(b, "  [%dx%d chunks through staging, %s]\n", ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name);
+        switch (ps->path) {
+        case SP_DIRECT: sb_puts(b, "  [direct from registers, no staging]\n"); break;
+        case SP_STAGED:
+            sb_printf(b, "  [%dx%d chunks through staging, %s]\n", ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name);
+            break;
+        case SP_VECTOR: sb_puts(b, "  [vector from registers, one lane per row]\n"); break;
+        case SP_TMA: case SP_TMA_ADD:
+            sb_printf(b, "  [%s of '%s', %s, issued by thread 0 of consumer 0]\n", ps->path == SP_TMA ? "TMA store" : "TMA reduce-add",
+                      pk->bufs.v[ps->buf].name, pk->maps.v[ps->map].name);
+            break;
+        }
     }
     sb_puts(b, "  decisions:\n");
     for (int i = 0; i < pk->notes.n; i++) sb_printf(b, "    - %s\n", pk->notes.v[i]);

@@ -152,6 +152,28 @@ template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.w
 // ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
+// @fragment tma_reduce
+// TMA reduce-adds: global += shared, element by element, atomically per element; the element
+// type is the tensor map's. Out-of-bounds parts of the box are clipped.
+TKC_DEVICE void tkc_tma_add_2d(const CUtensorMap *map, int c0, int c1, uint32_t src) {
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+                     (uint64_t)map),
+                 "r"(c0), "r"(c1), "r"(src)
+                 : "memory");
+}
+TKC_DEVICE void tkc_tma_add_3d(const CUtensorMap *map, int c0, int c1, int c2, uint32_t src) {
+    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"(
+                     (uint64_t)map),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(src)
+                 : "memory");
+}
+TKC_DEVICE void tkc_tma_add_4d(const CUtensorMap *map, int c0, int c1, int c2, int c3, uint32_t src) {
+    asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];" ::"l"(
+                     (uint64_t)map),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src)
+                 : "memory");
+}
+
 // @fragment wgmma_sync
 // wgmma ordering: fence before a product whose registers were touched, commit closes a group,
 // wait_group<N> returns when at most N groups are in flight.
@@ -195,6 +217,25 @@ TKC_DEVICE void tkc_stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
                  "r"(r2), "r"(r3)
                  : "memory");
+}
+
+// @fragment ldmatrix
+// Lane l gives the 16-byte row address of row l % 8 of 8x8 matrix l / 8; register i receives
+// row l/4, columns 2(l%4) and 2(l%4)+1 of matrix i (the layout stmatrix writes).
+TKC_DEVICE void tkc_ldmatrix_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr)
+                 : "memory");
+}
+
+// @fragment shared_v2
+// Two neighbouring fp32 values from or to shared memory (8-byte aligned).
+TKC_DEVICE void tkc_lds_v2(uint32_t addr, float &x, float &y) {
+    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(addr) : "memory");
+}
+TKC_DEVICE void tkc_sts_v2(uint32_t addr, float x, float y) {
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
 // @fragment math

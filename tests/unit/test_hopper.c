@@ -9,6 +9,9 @@
 
 #include "hopper.h"
 
+#define TKC_DEVICE static inline
+#include "../../templates/tkc_layout.cuh"
+
 /* ---- swizzle ---------------------------------------------------------------------------------- */
 
 /* The primer's formulas, written out once more from the table in section 3.1. */
@@ -453,6 +456,26 @@ static void test_bank_ways_4B_patterns(void **state) {
     assert_int_equal(bank_ways_4B(a), 3);
 }
 
+/* the device-side layout helper (templates/tkc_layout.cuh) agrees with tile_offset on every
+ * element of tiles of every swizzle, element size and atom count the back end uses */
+static void test_device_tile_offset(void **state) {
+    (void)state;
+    const int elems[] = {2, 4};
+    const Swizzle swz[] = {SWZ_NONE, SWZ_32, SWZ_64, SWZ_128};
+    for (int ei = 0; ei < 2; ei++)
+        for (int si = 0; si < 4; si++)
+            for (int rows = 64; rows <= 128; rows += 64)
+                for (int cols = 16; cols <= 256; cols *= 2) {
+                    int e = elems[ei];
+                    Swizzle s = swz[si];
+                    if (s != SWZ_NONE && (cols * e) % swizzle_bytes(s)) continue;
+                    TileLayout t = {rows, cols, e, s};
+                    for (int r = 0; r < rows; r++)
+                        for (int c = 0; c < cols; c++)
+                            assert_int_equal(tkc_tile_offset(rows, cols, e, swizzle_bytes(s), r, c), tile_offset(&t, r, c));
+                }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_swizzle_tables),
@@ -473,6 +496,7 @@ int main(void) {
         cmocka_unit_test(test_bank_conflicts_layouts),
         cmocka_unit_test(test_bank_ways_16B_patterns),
         cmocka_unit_test(test_bank_ways_4B_patterns),
+        cmocka_unit_test(test_device_tile_offset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,18 @@
+// tkc_layout.cuh - where an element of a shared tile lives, as TMA writes it and wgmma reads it.
+// Plain C (no CUDA built-ins): tests/unit/test_hopper.c checks it on the host against
+// src/hopper.c's tile_offset for every swizzle; tkc copies the fragments a kernel uses.
+
+// @fragment tile_offset
+// The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
+// swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
+// cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
+// 16-byte chunk index is XORed with the 128-byte line index (period 2, 4, 8 lines for spans of
+// 32, 64, 128 B). Every argument but r and c is a constant where tkc calls it, so the compiler
+// folds all but the lane-dependent part.
+TKC_DEVICE uint32_t tkc_tile_offset(int rows, int cols, int elem, int span, int r, int c) {
+    if (span == 0) return (uint32_t)((r * cols + c) * elem);
+    const int ac = span / elem;
+    const uint32_t a = (uint32_t)((c / ac) * rows * span + r * span + (c % ac) * elem);
+    const uint32_t mask = span == 128 ? 7u : span == 64 ? 3u : 1u;
+    return a ^ (((a >> 7) & mask) << 4);
+}
