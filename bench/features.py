@@ -65,22 +65,23 @@ DEV = "cpu" if FAKE else "cuda"
 #   inputs    name -> generator(torch, gen, shape, dtype, dims) for inputs and inouts; default randn
 #   scalars   name -> value
 #   ref       function(t, d) -> {output: tensor}; t holds the inputs and the inouts' initial values
-#             (in their dtypes, contiguous), d the dims; computed in fp32/fp64
+#             (in their dtypes, contiguous), d the dims; computed in fp64 (hp)
 #   tol       output -> tolerance (0 = exact); default 1e-2 for 16-bit outputs, 1e-3 for fp32
 #   skip      output names not to compare (still guard-checked)
 # ---------------------------------------------------------------------------------------------
 
-def f32(x):
-    return x.float()
+def hp(x):
+    """The references compute in fp64 (no TF32, no accumulation-order noise to speak of)."""
+    return x.double()
 
 
 def bf(x):
     """Rounds to bf16 and back: what the kernel computes when it writes bf16(...) to shared memory."""
-    return x.bfloat16().float()
+    return x.bfloat16().double()
 
 
 def ref_rowsoftmax(t, d):
-    s = f32(t["A"]) @ f32(t["B"])
+    s = hp(t["A"]) @ hp(t["B"])
     M = s.shape[0]
     r = (s.new_tensor(range(M)).long() % 128)[:, None]
     c = s.new_tensor(range(64)).long()[None, :]
@@ -92,12 +93,12 @@ def ref_rowsoftmax(t, d):
 
 
 def ref_move_rs(t, d):
-    s = bf(f32(t["A"]) @ f32(t["W1"]))
-    return {"Y": s @ f32(t["W2"]), "Z": blockwise_left(f32(t["A"]), s, 64), "R": s}
+    s = bf(hp(t["A"]) @ hp(t["W1"]))
+    return {"Y": s @ hp(t["W2"]), "Z": blockwise_left(hp(t["A"]), s, 64), "R": s}
 
 
 def blockwise_left(a, s, bm):
-    """For each block of bm rows: a_block[:, :bm] @ s_block... (a's block times s's block)."""
+    """Per block of bm rows (zero-padded past the end): a's block times s's block (z = a @ sh)."""
     out = s.new_zeros(s.shape)
     M = s.shape[0]
     for r0 in range(0, M, bm):
@@ -111,9 +112,9 @@ def blockwise_left(a, s, bm):
 
 
 def ref_move_rs_2wg(t, d):
-    s = bf(f32(t["A"]) @ f32(t["W"]))
+    s = bf(hp(t["A"]) @ hp(t["W"]))
     M = s.shape[0]
-    g = f32(t["G"])
+    g = hp(t["G"])
     z = s.new_zeros(s.shape)
     for r0 in range(0, M, 128):
         r1 = min(r0 + 128, M)
@@ -124,7 +125,7 @@ def ref_move_rs_2wg(t, d):
 
 
 def ref_store_block(t, d):
-    o = f32(t["A"]) @ f32(t["W"])
+    o = hp(t["A"]) @ hp(t["W"])
     M, N = o.shape
     r = o.new_zeros(d["NB"], M)
     for j in range(cdiv(N, 64)):
@@ -133,7 +134,7 @@ def ref_store_block(t, d):
 
 
 def ref_shared_store(t, d):
-    x = f32(t["X"])
+    x = hp(t["X"])
     M, N = x.shape
     s = x.new_zeros(M, 64)
     for j in range(cdiv(N, 64)):
@@ -143,9 +144,9 @@ def ref_shared_store(t, d):
 
 
 def ref_shared_reduce(t, d):
-    x = f32(t["X"])
+    x = hp(t["X"])
     M, N = x.shape
-    g = f32(t["G"]).clone()
+    g = hp(t["G"]).clone()
     for j in range(cdiv(N, 64)):
         c = x[:, 64 * j:64 * j + 64]
         g[:, :c.shape[1]] += c
@@ -153,19 +154,19 @@ def ref_shared_reduce(t, d):
 
 
 def ref_vec_load_shared(t, d):
-    acc = f32(t["A"]) @ f32(t["B"])
-    kv = f32(t["Kv"])
+    acc = hp(t["A"]) @ hp(t["B"])
+    kv = hp(t["Kv"])
     K = kv.shape[0]
     tot = kv.new_zeros(64)
     for k in range(cdiv(K, 64)):
         c = kv[64 * k:64 * k + 64]
         tot[:c.shape[0]] += c
-    return {"O": acc * f32(t["X"])[:, None], "P": tot[None, :].expand(acc.shape[0], 64)}
+    return {"O": acc * hp(t["X"])[:, None], "P": tot[None, :].expand(acc.shape[0], 64)}
 
 
 def ref_col_reduce(bm):
     def ref(t, d):
-        s = f32(t["A"]) @ f32(t["B"])
+        s = hp(t["A"]) @ hp(t["B"])
         M = s.shape[0]
         nb = cdiv(M, bm)
         cs, cx, cn = (s.new_zeros(d["MB"], 64) for _ in range(3))
@@ -189,12 +190,12 @@ def ref_nopipe_iota(t, d):
 
 
 def ref_atomic_reg(t, d):
-    p = f32(t["A"]) @ f32(t["B"])
-    return {"G": p, "H": f32(t["H"]) + p, "V": p.sum(dim=1)}
+    p = hp(t["A"]) @ hp(t["B"])
+    return {"G": p, "H": hp(t["H"]) + p, "V": p.sum(dim=1)}
 
 
 def ref_zeroed(t, d):
-    p = f32(t["A"]) @ f32(t["B"])
+    p = hp(t["A"]) @ hp(t["B"])
     M = p.shape[0]
     for b in range(1, cdiv(M, 64), 2):
         p[64 * b:64 * b + 64] = 0
@@ -202,10 +203,10 @@ def ref_zeroed(t, d):
 
 
 def ref_rotary(t, d):
-    x = f32(t["X"])
-    D = x.shape[-1]
+    x = hp(t["X"])
+    D = x.shape[-1]  # rotate-half: out = [x1 cos - x2 sin, x2 cos + x1 sin]
     x1, x2 = x[..., :D // 2], x[..., D // 2:]
-    c, s = f32(t["Cos"]), f32(t["Sin"])  # [N, D/2], broadcast over B, H
+    c, s = hp(t["Cos"]), hp(t["Sin"])  # [N, D/2], broadcast over B, H
     import torch
     return {"O": torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1)}
 
@@ -255,7 +256,7 @@ FEATURES = {
         what="(a) GEMM baseline: TMA ring, wgmma, staged bf16 tile store, 2 consumers",
         cases=[dict(M=64, K=64, N=64), dict(M=100, K=72, N=200), dict(M=333, K=136, N=264)],
         strided=[dict(M=333, K=136, N=264)],
-        ref=lambda t, d: {"C": f32(t["A"]) @ f32(t["B"])}),
+        ref=lambda t, d: {"C": hp(t["A"]) @ hp(t["B"])}),
     "rowsoftmax": dict(
         what="(a) rowmax/rowsum, tril and where masks, exp2, per_row vector stores",
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 72), (333, 136))],
@@ -267,12 +268,12 @@ FEATURES = {
         cases=[dict(M=m, N=n) for m, n in ((64, 64), (100, 72), (333, 200))],
         strided=[dict(M=333, N=200)],
         tol={"O": 0},
-        ref=lambda t, d: {"O": f32(t["X"]), "Q": f32(t["X"]) * 2 + 1}),
+        ref=lambda t, d: {"O": hp(t["X"]), "Q": hp(t["X"]) * 2 + 1}),
     "move_sr_fp32": dict(
         what="(b) shared -> registers (fp32 setup tile, in setup and finish)",
         cases=[dict(M=m) for m in MS],
         strided=[dict(M=333)],
-        ref=lambda t, d: {"O": f32(t["X"]) * 3, "P": f32(t["X"]) - 1}),
+        ref=lambda t, d: {"O": hp(t["X"]) * 3, "P": hp(t["X"]) - 1}),
     "move_rs": dict(
         what="(b) registers -> shared (sh <- bf16(acc)), read as A and B of products and moved back",
         cases=[dict(M=m) for m in MS],
@@ -295,7 +296,7 @@ FEATURES = {
         what="(c) fp32 register tile stores in finish (2 consumers)",
         cases=[dict(M=64, K=64, N=64), dict(M=100, K=72, N=200), dict(M=333, K=136, N=264)],
         strided=[dict(M=333, K=136, N=264)],
-        ref=lambda t, d: {"C": f32(t["A"]) @ f32(t["B"]), "D": 2 * (f32(t["A"]) @ f32(t["B"])) - 1}),
+        ref=lambda t, d: {"C": hp(t["A"]) @ hp(t["B"]), "D": 2 * (hp(t["A"]) @ hp(t["B"])) - 1}),
     # (d) shared tiles to global memory
     "shared_store": dict(
         what="(d) TMA store of a ring tile (store block) and of a scratch tile written from registers",
@@ -308,7 +309,7 @@ FEATURES = {
         cases=[dict(M=m) for m in MS],
         strided=[dict(M=333)],
         tol={"O": 0},
-        ref=lambda t, d: {"O": f32(t["X"]), "C": f32(t["X"]) @ f32(t["W"])}),
+        ref=lambda t, d: {"O": hp(t["X"]), "C": hp(t["X"]) @ hp(t["W"])}),
     "shared_reduce": dict(
         what="(d) shared reduce-add (TMA) into an inout fp32 tensor, every step",
         cases=[dict(M=m, N=n) for m, n in ((64, 64), (100, 72), (333, 200))],
@@ -320,8 +321,8 @@ FEATURES = {
         what="(e) vector loads global -> registers (per_row fp32, per_col bf16), broadcasts",
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 72), (333, 136))],
         strided=[dict(M=333, K=136)],
-        ref=lambda t, d: {"O": (f32(t["A"]) @ f32(t["B"])) * f32(t["X"])[:, None] + f32(t["Y"])[None, :],
-                          "V": 2 * f32(t["X"]) + (f32(t["A"]) @ f32(t["B"])).sum(dim=1)}),
+        ref=lambda t, d: {"O": (hp(t["A"]) @ hp(t["B"])) * hp(t["X"])[:, None] + hp(t["Y"])[None, :],
+                          "V": 2 * hp(t["X"]) + (hp(t["A"]) @ hp(t["B"])).sum(dim=1)}),
     "vec_load_shared": dict(
         what="(e) TMA loads of shared vectors (setup and ring), shared -> register vectors, per_col broadcast",
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 72), (333, 136))],
@@ -344,8 +345,8 @@ FEATURES = {
         what="(e) per_row x per_col into a tile (r * c, r - c)",
         cases=[dict(M=m) for m in MS],
         strided=[dict(M=333)],
-        ref=lambda t, d: {"O": f32(t["A"]) @ f32(t["B"]) + f32(t["X"])[:, None] * f32(t["Y"])[None, :],
-                          "P": f32(t["X"])[:, None] - f32(t["Y"])[None, :]}),
+        ref=lambda t, d: {"O": hp(t["A"]) @ hp(t["B"]) + hp(t["X"])[:, None] * hp(t["Y"])[None, :],
+                          "P": hp(t["X"])[:, None] - hp(t["Y"])[None, :]}),
     # (f) no pipeline
     "nopipe_iota": dict(
         what="(f) no pipeline: setup + finish, values from row/col/block.m (exact)",
@@ -357,8 +358,8 @@ FEATURES = {
         what="(f) no pipeline: setup load, move to registers, tile and vector stores",
         cases=[dict(M=m) for m in MS],
         strided=[dict(M=333)],
-        tol={"O": 0, "V": 0},
-        ref=lambda t, d: {"O": f32(t["X"]), "Q": 2 * f32(t["X"]), "V": f32(t["XV"]) + 1}),
+        tol={"O": 0, "V": 1e-6},
+        ref=lambda t, d: {"O": hp(t["X"]), "Q": 2 * hp(t["X"]), "V": hp(t["XV"]) + 1}),
     # (g) atomic adds, zeroed
     "atomic_reg": dict(
         what="(g) atomic adds from registers (tile and per_row), split-K over blocks, zeroed and inout",
@@ -390,7 +391,7 @@ FEATURES = {
         cases=[dict(B=2, H=2, N=n) for n in (64, 100, 333)],
         strided=[dict(B=2, H=2, N=333)],
         inputs={n: gen_scaled(0.5) for n in ("Q", "K", "V")},
-        tol={"O": 2e-2},  # three bf16 roundings inside (scores, state, decayed keys)
+        tol={"O": 3e-2},  # bf16 roundings inside (scores, state, decayed keys): a simulation gave 0.013
         ref=ref_linear_attn),
     "linear_attn_d64": dict(
         what="(h) causal decayed linear attention, D = 64",
@@ -398,7 +399,7 @@ FEATURES = {
         cases=[dict(B=2, H=2, N=n) for n in (64, 100, 333)],
         strided=[dict(B=2, H=2, N=333)],
         inputs={n: gen_scaled(0.5) for n in ("Q", "K", "V")},
-        tol={"O": 2e-2},  # three bf16 roundings inside (scores, state, decayed keys)
+        tol={"O": 3e-2},  # bf16 roundings inside (scores, state, decayed keys): a simulation gave 0.013
         ref=ref_linear_attn),
 }
 
@@ -491,7 +492,8 @@ def check(args):
         r = subprocess.run(tkc_cmd(args.tkc, name, "--check"), capture_output=True, text=True)
         ok = r.returncode == 0
         n_ok += ok
-        print(f"{name:18s} {'ok      ' if ok else 'rejected'} {'' if ok else first_error(r.stderr)[:150]}")
+        msg = "" if ok else first_error(r.stderr).replace(PROGRAMS + os.sep, "")[:150]
+        print(f"{name:18s} {'ok      ' if ok else 'rejected'} {msg}")
         print(f"{'':18s} {FEATURES[name]['what']}")
     print(f"features check: {n_ok} of {len(selected(args.only))} accepted")
     return 0
@@ -813,9 +815,6 @@ def run_feature(args, name):
             got += 1
         start = got
     return rows
-
-
-CSV_COLUMNS = None
 
 
 def write_csv(path, row):
