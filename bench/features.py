@@ -607,7 +607,9 @@ def make_storage(torch, shape, dtype, strided, rank, tma, fill):
     elem = torch.tensor([], dtype=dtype).element_size()
     shape = list(shape)
     if strided and rank >= 2:
-        pad = max(1, 32 // elem)
+        pad = max(1, 32 // elem)  # 32 bytes or more, keeping the row pitch a multiple of 16 bytes (TMA)
+        while ((shape[-1] + pad) * elem) % 16:
+            pad += 1
         st_shape = shape[:-1] + [shape[-1] + pad]
         if rank == 4:  # [B, H, N, D] stored as [B, N, H, D + pad]
             st_shape = [st_shape[0], st_shape[2], st_shape[1], st_shape[3]]
