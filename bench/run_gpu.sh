@@ -2,10 +2,13 @@
 # Runs on the GPU machine: builds tkc and every kernel variant, checks each kernel against a
 # reference and times it against its baselines in the same process, and writes results.csv,
 # logs and SASS counts to $OUT (default bench/out). The last thing printed is a short table.
-#   bench/run_gpu.sh [--quick] [gemm] [attn] [gemm_cluster]
-# --quick: correctness only, small shapes. TKC=path uses a prebuilt tkc (where flex/bison are
+#   bench/run_gpu.sh [--quick] [gemm] [attn] [gemm_cluster] [features]
+# --quick: correctness only, small shapes. features: one small program per back-end construct
+# (bench/features/*.tk) checked against PyTorch (bench/features.py; its own builds, in
+# $LIB/features; a program tkc or nvcc rejects is a FAIL row; about two minutes). TKC=path uses a prebuilt tkc (where flex/bison are
 # missing). SUITE_TIMEOUT (seconds, default 300) bounds each suite, so a hang cannot run on.
-# LIB (default $OUT/lib) holds the compiled variants; SKIP_BUILD=1 reuses them.
+# LIB (default $OUT/lib) holds the compiled variants; SKIP_BUILD=1 reuses them. FEATURES_ONLY=a,b
+# runs only those features.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/bench/out}
@@ -41,12 +44,26 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
 SMI=$!
 trap 'kill $SMI 2>/dev/null' EXIT
 
+HARNESS_SUITES=0 FEATURES=0
+for s in "${SUITES[@]}"; do
+    if [ "$s" = features ]; then FEATURES=1; else HARNESS_SUITES=1; fi
+done
 if [ -z "${SKIP_BUILD:-}" ]; then
-    python3 bench/harness.py build --tkc "$TKC" --out "$LIB" ${ONLY:+--only "$ONLY"} | tee "$OUT/build.log"
+    [ $HARNESS_SUITES = 1 ] && python3 bench/harness.py build --tkc "$TKC" --out "$LIB" ${ONLY:+--only "$ONLY"} | tee "$OUT/build.log"
+    [ $FEATURES = 1 ] && timeout "${SUITE_TIMEOUT:-300}" python3 bench/features.py build --tkc "$TKC" --out "$LIB/features" \
+        ${FEATURES_ONLY:+--only "$FEATURES_ONLY"} | tee "$OUT/features_build.log"
 fi
 rm -f "$OUT/results.csv" "$OUT/sass.txt"
 status=0
 for s in "${SUITES[@]}"; do
+    if [ "$s" = features ]; then
+        # one row per case, printed as they come (and in $OUT/features.log)
+        timeout "${SUITE_TIMEOUT:-300}" python3 -u bench/features.py run --lib "$LIB/features" \
+            ${FEATURES_ONLY:+--only "$FEATURES_ONLY"} --csv "$OUT/results.csv" 2>&1 | tee "$OUT/features.log"
+        rc=${PIPESTATUS[0]}
+        [ $rc -ne 0 ] && { status=1; echo "suite features: exit $rc (1 = some case failed, 124 = timed out)"; }
+        continue
+    fi
     timeout "${SUITE_TIMEOUT:-300}" python3 -u bench/harness.py run --lib "$LIB" --suite "$s" $QUICK \
         --csv "$OUT/results.csv" >"$OUT/$s.log" 2>&1
     rc=$?

@@ -21,6 +21,11 @@ def main():
             shape = f"{r['M']}x{r['N']}x{r['K']}"
             err = r.get("rel_err")
             base = r.get("tflops_base")
+        elif r["suite"] == "features":  # bench/features.py: one row per case, no timing
+            shape = str(r.get("case", ""))
+            err = r.get("rel_err")
+            base = None
+            r = dict(r, case="", variant=r.get("variant", ""))
         elif "B" not in r:
             continue
         else:
