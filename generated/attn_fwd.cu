@@ -431,7 +431,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     after the steps:
 //       wait full_v (previous step's stage), skipped on the first step
 //       mma o += o_operand @ v  [wgmma m64n128k16 x 11 per warpgroup, RS, A registers, B N-major (128B), previous step's stage, skipped on the first step]
-//       wgmma.wait_group 0  (the last step's products)
+//       wgmma.wait_group 1  (the last step's products; the next tile's first products stay in flight)
 //       release empty_v (previous step's stage), skipped on the first step
 //       release empty_q, only when no step ran
 //     finish:

@@ -29,7 +29,6 @@ typedef struct Em {
     int nfrag;
     int tmp;                    /* counter for temporaries */
     int mode;                   /* what is being emitted: STEP_FIRST, STEP_LOOP or STEP_NONE */
-    int ahead_bump;             /* lookahead: groups the wgmma waits leave in flight beyond the plan's */
     const char *slot;           /* setup_stages = 2: the copy of the setup tiles the code being emitted reads */
     const PlanTail *nar;        /* set while the narrow last step is emitted: the score tile reads as its copy */
     /* per-row values hoisted out of the statement being emitted: row reductions, and the
@@ -1220,10 +1219,7 @@ static void emit_op(Em *e, const POp *o) {
         return;
     }
     case POP_WAIT_MMA:
-        if (e->ahead_bump)
-            L("tkc_wgmma_wait<%d>();  // %s%sthe next tile's first products stay in flight", o->n + e->ahead_bump,
-              o->note ? o->note : "", o->note ? "; " : "");
-        else L("tkc_wgmma_wait<%d>();%s%s", o->n, o->note ? "  // " : "", o->note ? o->note : "");
+        L("tkc_wgmma_wait<%d>();%s%s", o->n, o->note ? "  // " : "", o->note ? o->note : "");
         emit_pins(e, o);
         return;
     case POP_RELEASE: {
@@ -1744,9 +1740,7 @@ static void emit_consumer(Em *e) {
         if (pk->setup_stages > 1) e->slot = "(tkc_setup_slot ^ 1)";  /* the next tile's copy */
         emit_lookahead(e, walk_tile(e, true), pk->setup_stages > 1 ? "tkc_tile_phase ^ tkc_setup_slot" : "tkc_tile_phase ^ 1");
         e->slot = "tkc_setup_slot";
-        e->ahead_bump = 1;
         emit_op_range(e, &pk->after_ops, pk->ahead_split, pk->after_ops.n);
-        e->ahead_bump = 0;
     } else {
         emit_ops(e, &pk->after_ops);
     }

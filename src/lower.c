@@ -1235,6 +1235,14 @@ static void plan_lookahead(Lower *L) {
     pk->ahead_split = 0;
     for (int i = 0; i < pk->after_ops.n; i++)
         if (pk->after_ops.v[i]->kind == POP_MMA) pk->ahead_split = i + 1;
+    /* every product wait after the split leaves the next tile's first products in flight too */
+    for (int i = pk->ahead_split; i < pk->after_ops.n; i++) {
+        POp *o = pk->after_ops.v[i];
+        if (o->kind != POP_WAIT_MMA) continue;
+        o->n += 1;
+        o->note = arena_printf(L->a, "%s%sthe next tile's first products stay in flight", o->note ? o->note : "",
+                               o->note ? "; " : "");
+    }
 }
 
 /* ---- the narrow last step ------------------------------------------------------------------- */
