@@ -918,8 +918,7 @@ static void emit_mma(Em *e, const POp *o) {
  * neither moved nor reused them while the products ran (products still in flight are left
  * alone: touching their registers would make ptxas serialize the pipeline) */
 static void emit_pins(Em *e, const POp *w) {
-    const Symbol *done[32];
-    int nd = 0;
+    Vec(const Symbol *) done = {0};
     for (int i = 0; i < w->done.n; i++) {
         const PlanMma *m = w->done.v[i]->mma;
         if (e->nar && m == e->nar->first) m = &e->nar->first_narrow;
@@ -928,9 +927,9 @@ static void emit_pins(Em *e, const POp *w) {
             const Symbol *y = ys[k];
             if (!y) continue;
             bool seen = false;
-            for (int j = 0; j < nd; j++) seen |= done[j] == y;
-            if (seen || nd >= 32) continue;
-            done[nd++] = y;
+            for (int j = 0; j < done.n; j++) seen |= done.v[j] == y;
+            if (seen) continue;
+            vec_push(e->a, &done, y);
             int n = frag_count(e->pk, &y->ty);
             if (y->ty.kind == TY_TILE && is16(y->ty.dt)) n /= 2;
             L("#pragma unroll");
@@ -1508,7 +1507,7 @@ static void emit_consumer(Em *e) {
         sb_init(&c);
         sb_printf(&c, "%s - %s <= %d", scalar_str(e, t->bound, false), scalar_str(e, t->jw, false), t->cols);
         if (t->guard) sb_printf(&c, " && %s", scalar_str(e, t->guard, false));
-        for (int i = 0; i < t->nscales; i++) sb_printf(&c, " && %s > 0.f", scalar_str(e, t->scales[i], false));
+        for (int i = 0; i < t->scales.n; i++) sb_printf(&c, " && %s > 0.f", scalar_str(e, t->scales.v[i], false));
         L("tkc_narrow = %s;", c.s);
         sb_free(&c);
         OUT();

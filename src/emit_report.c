@@ -677,9 +677,9 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
                  p->name, role, nbx(a, arena_printf(a, "%s[%s]", dtype_name[p->dt], shape.s)), verb, dtype_bytes[p->dt]);
         sb_free(&shape);
     }
-    const char *names[64];
+    const char **names = ARENA_NEW_N(a, const char *, k->params.n);
     int nd = 0, ns = 0;
-    for (int i = 0; i < k->params.n && nd < 64; i++)
+    for (int i = 0; i < k->params.n; i++)
         if (k->params.v[i].kind == API_DIM) names[nd++] = k->params.v[i].name;
     if (nd) {
         StrBuf l;
@@ -689,7 +689,7 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
              plural(nd, "dimension", "dimensions"));
         sb_free(&l);
     }
-    for (int i = 0; i < k->params.n && ns < 64; i++)
+    for (int i = 0; i < k->params.n; i++)
         if (k->params.v[i].kind == API_SCALAR) names[ns++] = k->params.v[i].name;
     if (ns) {
         StrBuf l;

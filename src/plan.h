@@ -171,8 +171,7 @@ typedef struct PlanTail {
     int cols;
     Expr *bound, *jw;           /* the mask's `bound` and `j * W` */
     Expr *guard;                /* the if around the mask (it must run in the narrow step), or NULL */
-    Expr *scales[4];            /* scalars that multiply -inf scores: positive, or no narrow step */
-    int nscales;
+    Vec(Expr *) scales;         /* scalars that multiply -inf scores: positive, or no narrow step */
 } PlanTail;
 
 typedef struct PlanKernel {

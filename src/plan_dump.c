@@ -207,9 +207,9 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
             ast_print_expr(b, t->guard);
             sb_puts(b, ")");
         }
-        for (int i = 0; i < t->nscales; i++) {
+        for (int i = 0; i < t->scales.n; i++) {
             sb_puts(b, " and ");
-            ast_print_expr(b, t->scales[i]);
+            ast_print_expr(b, t->scales.v[i]);
             sb_puts(b, " > 0");
         }
         sb_printf(b, ":\n      the ops of every later step on %s %s[%d, %d] and %s; %s = ... [wgmma m64n%dk16]; after the "
