@@ -692,6 +692,74 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     L("}");
 }
 
+/* an atomic add from registers into global memory (`G[...] += x`, fp32): each thread adds the
+ * elements it holds with red.global.add.f32, a tile's neighbouring column pairs as one
+ * red.global.add.v2.f32 where the address is 8-byte aligned and the columns adjacent; rows and
+ * columns past the tensor's end (or before its start, for at()) are skipped. A per_wg value, which
+ * every warpgroup holds whole, is added by the first warpgroup only. */
+static void emit_red(Em *e, const Stmt *st) {
+    const PlanKernel *pk = e->pk;
+    const PlanStore *ps = store_of(pk, st);
+    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const Symbol *tn = ix->u.index.base->sym;
+    const Arg *arg = e->sk->args.v[tn->index];
+    const Type *t = &rhs->ty;
+    int n = ix->u.index.nargs;
+    need(e, "tkc_ptx.cuh", "red");
+    e->nhoisted = 0;
+    hoist_row_values(e, rhs);
+    const char *wg0 = ps && ps->wg0_only ? "wg == 0 && " : "";
+    if (t->kind == TY_VEC) {
+        Ctx c = tile_ctx(pk, t, "tkc_r");
+        L("if (%s(tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value", wg0);
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(pk, t));
+        IN();
+        L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->rows), row_expr(e, &c));
+        L("if (%stkc_gi < %s) tkc_red_add_f32(%s + %s, %s);", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+          scalar_str(e, arg->ts.dims[n - 1], false), tn->name, global_offset(e, tn, ix, "tkc_gi"), elem_str(e, rhs, &c));
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+        return;
+    }
+    const Expr *ri = ix->u.index.args[n - 2].lo, *ci = ix->u.index.args[n - 1].lo;
+    L("%s{", ps && ps->wg0_only ? "if (wg == 0) " : "");
+    IN();
+    L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ri, t->rows));
+    L("const long long tkc_c0 = (long long)%s;", move_coord(e, ci, t->cols));
+    L("float *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", tn->name, lead_offset(e, tn, ix), tn->name, n - 2,
+      tn->name, n - 1);
+    L("const bool tkc_pairs = %s_st%d == 1 && %s_st%d %% 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two fp32 per red.v2",
+      tn->name, n - 1, tn->name, n - 2);
+    Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
+    const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
+    L("#pragma unroll");
+    L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", frag_count(pk, t) / 2);
+    IN();
+    L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
+    L("const float tkc_x0 = %s, tkc_x1 = %s;", elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
+    L("if (%stkc_r0 + tkc_r >= %s) continue;", is_at(ri) ? "tkc_r0 + tkc_r < 0 || " : "", rows);
+    L("float *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", tn->name, n - 2, tn->name, n - 1);
+    const char *lo = is_at(ci) ? "tkc_c0 + tkc_c >= 0 && " : "", *lo1 = is_at(ci) ? "tkc_c0 + tkc_c + 1 >= 0 && " : "";
+    L("if (tkc_pairs && %stkc_c0 + tkc_c + 1 < %s) {", lo, cols);
+    IN();
+    L("tkc_red_add_v2_f32(tkc_q, tkc_x0, tkc_x1);");
+    OUT();
+    L("} else {");
+    IN();
+    L("if (%stkc_c0 + tkc_c < %s) tkc_red_add_f32(tkc_q, tkc_x0);", lo, cols);
+    L("if (%stkc_c0 + tkc_c + 1 < %s) tkc_red_add_f32(tkc_q + %s_st%d, tkc_x1);", lo1, cols, tn->name, n - 1);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
 /* a tile stored at(row) may start above the tensor (a negative row), and TMA stores need
  * non-negative coordinates: such a 64-row chunk is written by the threads, element by element,
  * skipping the rows that do not exist; the warpgroup then skips the chunk's TMA store. Emitted
@@ -965,6 +1033,10 @@ static void emit_stmt(Em *e, const Stmt *st) {
             L("// %s", ast_expr_str(e->a, st->u.assign.rhs));
             if (st->u.assign.rhs->ty.kind == TY_TILE) emit_tile_store(e, st);
             else emit_vec_store(e, st);
+            return;
+        }
+        if (st->mv == MV_ADD_R2G) {
+            emit_red(e, st);
             return;
         }
         emit_reg_assign(e, st, st->u.assign.lhs, NULL, &st->u.assign.lhs->ty);
@@ -1825,6 +1897,13 @@ static void emit_launcher(Em *e) {
     L("if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);");
     OUT();
     L("}");
+    for (int i = 0; i < pk->zeroed.n; i++) {
+        const Arg *a = pk->zeroed.v[i];
+        need(e, "tkc_ptx.cuh", "zero");
+        L("// %s is zeroed: cleared on the stream before the kernel runs", a->name);
+        L("if (!tkc_zero(%s, %s_dims, %s_st, %d, %d, (cudaStream_t)stream)) return TKC_ERR_LAUNCH;", a->name, a->name, a->name,
+          a->ts.ndims, dtype_bytes[a->ts.dt]);
+    }
     StrBuf args;
     sb_init(&args);
     kernel_params(e, &args, false);
@@ -1934,7 +2013,7 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     /* the fragments the kernels use, in a fixed order: tkc_ptx.cuh's as they appear in the
      * file, tkc_sched.cuh's (one so far), then the wgmma shapes sorted by name */
     static const char *const order[] = {"smem", "mbarrier", "tma_load", "cluster", "tma_store", "wgmma_sync", "setmaxnreg",
-                                        "named_barrier", "stmatrix", "math", "host"};
+                                        "named_barrier", "stmatrix", "math", "host", "red", "zero"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (int i = 0; i < e->nfrag; i++)
             if (!strcmp(e->frag[i], order[k]) && !strcmp(e->frag_file[i], "tkc_ptx.cuh")) {

@@ -1065,9 +1065,16 @@ static void explain_maps_and_stores(StrBuf *b, Arena *a, const PlanKernel *pk) {
                  stmt_nb(a, o->st), ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name,
                  pk->staging_per_wg == 2 ? "two chunks per consumer warpgroup, so one fills while the other is stored"
                                          : "one chunk per consumer warpgroup, so each waits for the previous store");
-        } else if (o->st->kind == ST_ASSIGN && (o->st->mv == MV_R2G || o->st->mv == MV_ADD_R2G)) {
+        } else if (o->st->kind == ST_ASSIGN && o->st->mv == MV_ADD_R2G) {
+            para(b, 2, 2, "- %s: added atomically by the consumer threads from registers, each with red.global.add.f32 on "
+                          "the elements it holds%s; rows and columns past the tensor's end are skipped.",
+                 stmt_nb(a, o->st),
+                 o->st->u.assign.rhs->ty.kind == TY_TILE ? " (two adjacent columns per red.global.add.v2.f32 where the "
+                                                           "strides allow)"
+                                                         : "");
+        } else if (o->st->kind == ST_ASSIGN && o->st->mv == MV_R2G) {
             para(b, 2, 2, "- %s: %s by the consumer threads directly from registers%s.", stmt_nb(a, o->st),
-                 o->st->mv == MV_ADD_R2G ? "added atomically" : "written",
+                 "written",
                  o->st->u.assign.rhs->ty.kind == TY_TILE ? " (staging = 0), two 16-bit elements per store where the "
                                                            "strides allow"
                                                          : "");

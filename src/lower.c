@@ -14,6 +14,11 @@ const char *const bufkind_name[] = {
     TK_BUFKINDS(X)
 #undef X
 };
+const char *const storekind_name[] = {
+#define X(e, s, m) s,
+    TK_STOREKINDS(X)
+#undef X
+};
 const char *const pop_name[] = {
 #define X(e, s, m) s,
     TK_POPS(X)
@@ -1565,7 +1570,22 @@ static void collect_stores(Lower *L, StmtList *l) {
                 diag_error(L->d, st->span, "storing per_col vectors is not supported by the sm_90a back end yet");
                 continue;
             }
-        } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G || st->mv == MV_ADD_R2G || st->mv == MV_G2R) {
+        } else if (st->mv == MV_ADD_R2G) {
+            /* atomic adds from registers: red.global.add.f32 (v2 where two columns are adjacent) */
+            Type t = st->u.assign.rhs->ty;
+            if (t.kind == TY_VEC && t.layout != VL_ROW) {
+                diag_error(L->d, st->span, "atomic adds of per_col vectors are not supported by the sm_90a back end yet");
+                continue;
+            }
+            if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the added value")) continue;
+            if (t.dt != DT_FP32) {
+                diag_error(L->d, st->span, "atomic adds of %s values from registers are not supported by the sm_90a back end "
+                           "yet (fp32 values are)", dtype_name[t.dt]);
+                continue;
+            }
+            PlanStore ps = {.st = st, .kind = STORE_RED, .direct = true, .map = -1, .wg0_only = t.per_wg && pk->consumers > 1};
+            vec_push(L->a, &pk->stores, ps);
+        } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G || st->mv == MV_G2R) {
             diag_error(L->d, st->span, "%s moves are not supported by the sm_90a back end yet", move_name[st->mv]);
         }
     }
@@ -1574,7 +1594,9 @@ static void collect_stores(Lower *L, StmtList *l) {
 static void lower_staging(Lower *L) {
     PlanKernel *pk = L->pk;
     pk->staging_buf = -1;
-    if (!pk->stores.n || !L->sk->staging) return; /* staging = 0: every store is direct */
+    bool staged = false;
+    for (int i = 0; i < pk->stores.n; i++) staged |= !pk->stores.v[i].direct;
+    if (!staged) return; /* staging = 0 (every store is direct), or only atomic adds */
     int cc = 16;
     for (int i = 0; i < pk->stores.n; i++)
         if (pk->stores.v[i].chunk_cols > cc) cc = pk->stores.v[i].chunk_cols;
@@ -1594,7 +1616,16 @@ static void lower_staging(Lower *L) {
 
 static void note_staging(Lower *L) {
     PlanKernel *pk = L->pk;
-    if (pk->stores.n && !L->sk->staging)
+    bool reg_stores = false, reds = false;
+    for (int i = 0; i < pk->stores.n; i++) {
+        reg_stores |= pk->stores.v[i].kind == STORE_REG;
+        reds |= pk->stores.v[i].kind == STORE_RED;
+    }
+    if (reds)
+        note(L, "atomic adds from registers: each consumer thread adds the elements it holds with red.global.add.f32 "
+                "(the v2 form, two adjacent fp32 columns at once, where the tensor's strides and alignment allow), "
+                "skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only");
+    if (reg_stores && !L->sk->staging)
         note(L, "staging = 0: stores from registers write global memory directly, two 16-bit elements per store "
                 "where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for");
     if (pk->staging_buf < 0) return;
@@ -1934,10 +1965,22 @@ static void check_support(Lower *L) {
         else if (y->ty.kind == TY_VEC && y->ty.layout == VL_COL) unsupported_plural(L, y->span, "per_col vectors");
     }
     if (!sk->pipe) unsupported(L, sk->k->name_span, "a kernel without a pipeline statement");
+}
+
+/* `zeroed` outputs, cleared by the launcher on the stream before the kernel runs */
+static void lower_zeroed(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
     for (int i = 0; i < sk->args.n; i++) {
-        Arg *a = sk->args.v[i];
-        for (int j = 0; j < a->ts.nattrs; j++)
-            if (!strcmp(a->ts.attrs[j], "zeroed")) unsupported_plural(L, a->ts.attr_spans[j], "'zeroed' outputs");
+        const Arg *a = sk->args.v[i];
+        bool z = false;
+        for (int j = 0; j < a->ts.nattrs; j++) z |= !strcmp(a->ts.attrs[j], "zeroed");
+        if (!z || !a->ts.ndims) continue;
+        vec_push(L->a, &pk->zeroed, a);
+        note(L, "'%s' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when "
+                "its strides are contiguous, else a small kernel that writes zeros through its strides, touching "
+                "nothing outside the view)",
+             a->name);
     }
 }
 
@@ -2064,6 +2107,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     check_support(L);
     if (L->d->nerrors > L->errors0) return pk;
     lower_roles(L);
+    lower_zeroed(L);
     lower_regs(L);
     lower_buffers(L);
     if (sk->blocks[BK_SETUP]) lower_stmts(L, &sk->blocks[BK_SETUP]->u.block.body, &pk->setup_ops, BK_SETUP);

@@ -150,9 +150,23 @@ typedef struct PlanReg {
     int regs;           /* 32-bit registers per thread */
 } PlanReg;
 
-typedef struct PlanStore { /* a tile store: staged (reg -> shared -> TMA) or direct (reg -> global) */
+/* how a store from registers reaches global memory */
+#define TK_STOREKINDS(X)                                                                        \
+    X(STORE_REG, "store", "a register tile stored: staged (reg -> shared -> TMA) or direct (reg -> global)") \
+    X(STORE_RED, "red", "an atomic add from registers: each thread adds its elements with red.global.add")
+
+typedef enum {
+#define X(e, s, m) e,
+    TK_STOREKINDS(X)
+#undef X
+} StoreKind;
+extern const char *const storekind_name[];
+
+typedef struct PlanStore { /* a store or atomic add from registers */
     Stmt *st;
-    bool direct;        /* each thread writes its own elements (staging = 0); no map, no chunks */
+    StoreKind kind;
+    bool direct;        /* each thread writes its own elements (staging = 0, and every STORE_RED); no map, no chunks */
+    bool wg0_only;      /* STORE_RED of a per_wg value: every warpgroup holds all of it, the first one adds it */
     int map;
     int chunk_rows, chunk_cols;
 } PlanStore;
@@ -218,6 +232,9 @@ typedef struct PlanKernel {
     Vec(PlanMap) maps;
     Vec(PlanReg) regs;
     Vec(PlanStore) stores;
+    /* `zeroed` outputs: the launcher clears each on the kernel's stream before the launch, with
+     * cudaMemsetAsync when its strides are contiguous, else with a clearing kernel through them */
+    Vec(const Arg *) zeroed;
     int staging_buf;    /* index of the staging buffer, or -1 */
     int staging_per_wg; /* staging chunk buffers per consumer warpgroup: 2, or 1 when 2 do not fit */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */

@@ -135,6 +135,11 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     if (pk->cluster > 1) sb_printf(b, "; clusters of %d blocks along %s", pk->cluster, sk->axes.v[pk->cluster_axis]->name);
     if (pk->order == ORDER_ROW_MAJOR) sb_puts(b, "; order row_major\n");
     else sb_printf(b, "; order %s(%d)\n", pk->order == ORDER_SUPER_M ? "super_m" : "super_n", pk->order_group);
+    if (pk->zeroed.n) {
+        sb_puts(b, "  launcher: clears");
+        for (int i = 0; i < pk->zeroed.n; i++) sb_printf(b, "%s %s", i ? "," : "", pk->zeroed.v[i]->name);
+        sb_puts(b, " on the stream before the kernel (zeroed)\n");
+    }
     if (sk->pipe) {
         sb_printf(b, "  pipeline: %s < ", sk->loopvar->name);
         ast_print_expr(b, sk->pipe->u.pipe.trips);
@@ -225,7 +230,11 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         const PlanStore *ps = &pk->stores.v[i];
         sb_puts(b, "  store: ");
         plan_stmt_text(b, ps->st);
-        if (ps->direct) sb_puts(b, "  [direct from registers, no staging]\n");
+        if (ps->kind == STORE_RED)
+            sb_printf(b, "  [atomic add from registers: red.global.add.f32%s%s]\n",
+                      ps->st->u.assign.rhs->ty.kind == TY_TILE ? ", v2 where the strides allow" : "",
+                      ps->wg0_only ? ", by the first warpgroup (per_wg)" : "");
+        else if (ps->direct) sb_puts(b, "  [direct from registers, no staging]\n");
         else sb_printf(b, "  [%dx%d chunks through staging, %s]\n", ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name);
     }
     sb_puts(b, "  decisions:\n");
