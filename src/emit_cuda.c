@@ -1387,13 +1387,18 @@ static void emit_producer(Em *e) {
     const SemaKernel *sk = e->sk;
     need(e, "tkc_ptx.cuh", "tma_load");
     need(e, "tkc_ptx.cuh", "setmaxnreg");
+    if (!pk->groups.n) {
+        L("// ---- producer warpgroup: nothing to load; it gives its registers to the consumers ----");
+        L("tkc_setmaxnreg_dec<%d>();", pk->producer_regs);
+        return;
+    }
     L("// ---- producer warpgroup: one thread issues every TMA load ----");
     L("tkc_setmaxnreg_dec<%d>();", pk->producer_regs);
     L("if (threadIdx.x == 0) {");
     IN();
     for (int i = 0; i < pk->maps.n; i++)
         if (!pk->maps.v[i].store) L("tkc_tma_prefetch_map(&%s);", pk->maps.v[i].name);
-    L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;");
+    L("int tkc_%stile_phase = 0;", pk->no_pipeline ? "" : "stage = 0, tkc_phase = 0, tkc_");
     if (pk->setup_stages > 1) L("int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile uses");
     emit_tile_loop(e);
     IN();
@@ -1414,6 +1419,15 @@ static void emit_producer(Em *e) {
             emit_load_stmt(e, pg, &pg->loads.v[i], group_bar(e, g, true, false));
             line_back(e);
         }
+    }
+    if (pk->no_pipeline) {
+        L("// no pipeline: nothing is loaded per step");
+        emit_next_setup_slot(e);
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+        return;
     }
     L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
     L("for (int %s = 0; %s < tkc_steps; ++%s) {", sk->loopvar->name, sk->loopvar->name, sk->loopvar->name);
@@ -1502,6 +1516,7 @@ static void emit_stage_advance(Em *e) {
     L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", e->pk->stages);
 }
 
+static void emit_consumer_finish(Em *e);
 static void emit_consumer(Em *e) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
@@ -1527,7 +1542,7 @@ static void emit_consumer(Em *e) {
         need(e, "tkc_ptx.cuh", "named_barrier");
         L("if (wg == %d) tkc_bar_arrive(4, 256);  // pingpong: consumer 0 goes first", pk->consumers - 1);
     }
-    L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;");
+    L("int %stkc_tile_phase = 0, tkc_st_cnt = 0;", pk->no_pipeline ? "" : "tkc_stage = 0, tkc_phase = 0, ");
     L("(void)tkc_st_cnt;");
     if (pk->setup_stages > 1) L("int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile reads");
     if (pk->lookahead) {
@@ -1548,6 +1563,12 @@ static void emit_consumer(Em *e) {
     L("// setup");
     e->mode = STEP_NONE;
     emit_ops(e, &pk->setup_ops);
+    if (pk->no_pipeline) {
+        L("// no pipeline: finish follows setup");
+        emit_ops(e, &pk->after_ops);
+        emit_consumer_finish(e);
+        return;
+    }
     L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
     L("int tkc_prev_stage = 0, tkc_prev_phase = 0;");
     L("(void)tkc_prev_stage; (void)tkc_prev_phase;");
@@ -1628,6 +1649,12 @@ static void emit_consumer(Em *e) {
             L("}");
         }
     }
+    emit_consumer_finish(e);
+}
+
+/* the finish block of a work tile, the end of the tile loop, and what the block waits for before it exits */
+static void emit_consumer_finish(Em *e) {
+    const PlanKernel *pk = e->pk;
     L("// finish");
     for (int i = 0; i < pk->lazy_sums.n; i++) {
         const Symbol *y = pk->lazy_sums.v[i];

@@ -675,6 +675,10 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
             para(b, 2, 2, "- %s (%s, %s) is %s directly by the kernel's threads, not by TMA: its base must be aligned "
                           "to one element (%d bytes); any strides work.",
                  p->name, role, nbx(a, arena_printf(a, "%s[%s]", dtype_name[p->dt], shape.s)), verb, dtype_bytes[p->dt]);
+        if (p->zeroed)
+            para(b, 4, 0, "%s is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync "
+                          "when its strides are contiguous, else a small kernel that writes zeros through them).",
+                 p->name);
         sb_free(&shape);
     }
     const char **names = ARENA_NEW_N(a, const char *, k->params.n);

@@ -271,7 +271,8 @@ static void lower_roles(Lower *L) {
     PlanKernel *pk = L->pk;
     pk->consumers = sk->consumers;
     pk->threads = 128 * (pk->consumers + 1);
-    pk->stages = sk->stages;
+    pk->no_pipeline = !sk->pipe;
+    pk->stages = sk->pipe ? sk->stages : 0;
     pk->persistent = sk->persistent;
     pk->cluster = sk->cluster;
     pk->cluster_axis = sk->cluster_axis;
@@ -1964,7 +1965,6 @@ static void check_support(Lower *L) {
         if (y->ty.complex) unsupported_plural(L, y->span, "complex tiles");
         else if (y->ty.kind == TY_VEC && y->ty.layout == VL_COL) unsupported_plural(L, y->span, "per_col vectors");
     }
-    if (!sk->pipe) unsupported(L, sk->k->name_span, "a kernel without a pipeline statement");
 }
 
 /* `zeroed` outputs, cleared by the launcher on the stream before the kernel runs */
@@ -2141,7 +2141,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     if (L->d->nerrors > L->errors0) return pk;
     /* consumers: setup (then wait for the setup tiles), the scheduled step, finish */
     POpList sched = {0}, first = {0}, after = {0};
-    schedule_compute(L, &pk->compute_ops, &first, &sched, &after);
+    if (!pk->no_pipeline) schedule_compute(L, &pk->compute_ops, &first, &sched, &after);
     pk->first_ops = first;
     if (pk->overlap) {
         /* after the loop, the last deferred product */
@@ -2224,15 +2224,21 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
         }
         vec_push(L->a, &pk->after_ops, r);
     }
-    note(L, "pipeline: %d stage%s; the producer refills a stage as soon as every consumer warpgroup releases it",
-         pk->stages, pk->stages == 1 ? "" : "s");
+    if (pk->no_pipeline)
+        note(L, "no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring "
+                "barriers; %s",
+             pk->groups.n ? "the producer loads the setup tiles once per work tile"
+                          : "nothing is loaded, so the producer warpgroup only gives up its registers and exits");
+    else
+        note(L, "pipeline: %d stage%s; the producer refills a stage as soon as every consumer warpgroup releases it",
+             pk->stages, pk->stages == 1 ? "" : "s");
     if (pk->persistent)
         note(L, "persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles "
                 "so the producer prefetches the next tile during the epilogue");
     if (pk->setup_stages > 1)
         note(L, "setup tiles in two copies (setup_stages = 2): work tile k reads copy k %% 2, so the producer loads the "
                 "next tile's setup tiles as soon as the tile before this one released them, not after this one's last step");
-    plan_lookahead(L);
+    if (!pk->no_pipeline) plan_lookahead(L);
     if (pk->lookahead)
         note(L, "lookahead: the first step's products for the next work tile are issued right after this tile's last "
                 "products, before its finish, so the tensor cores work during the epilogue");

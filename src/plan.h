@@ -198,7 +198,11 @@ typedef struct PlanKernel {
     int reg_estimate;
     int reg_overhead;
     int reg_lets;       /* peak registers of block-local (let) temporaries */
-    int stages;
+    int stages;         /* ring stages; 0 without a pipeline */
+    /* no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps,
+     * no ring barriers. Setup loads still go through the producer (one group, once per work
+     * tile); with nothing to load the producer warpgroup only gives up its registers. */
+    bool no_pipeline;
     bool persistent;
     bool paired;            /* persistent with a folded axis: blocks walk tiles in pairs */
     bool staging_halved;    /* two 64 x 32 staging chunks per warpgroup, not 64 x 64 (smem was short) */

@@ -140,7 +140,9 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         for (int i = 0; i < pk->zeroed.n; i++) sb_printf(b, "%s %s", i ? "," : "", pk->zeroed.v[i]->name);
         sb_puts(b, " on the stream before the kernel (zeroed)\n");
     }
-    if (sk->pipe) {
+    if (pk->no_pipeline) {
+        sb_puts(b, "  pipeline: none (setup, then finish, once per work tile; no ring, no steps)\n");
+    } else {
         sb_printf(b, "  pipeline: %s < ", sk->loopvar->name);
         ast_print_expr(b, sk->pipe->u.pipe.trips);
         sb_printf(b, "; %d stage%s%s%s\n", pk->stages, pk->stages == 1 ? "" : "s", pk->overlap ? "; overlap" : "",
@@ -196,10 +198,12 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     sb_puts(b, "  consumers:\n");
     sb_puts(b, "    setup:\n");
     dump_ops(b, pk, &pk->setup_ops, 3);
-    sb_puts(b, "    first step:\n");
-    dump_ops(b, pk, &pk->first_ops, 3);
-    sb_puts(b, "    every later step:\n");
-    dump_ops(b, pk, &pk->compute_ops, 3);
+    if (!pk->no_pipeline) {
+        sb_puts(b, "    first step:\n");
+        dump_ops(b, pk, &pk->first_ops, 3);
+        sb_puts(b, "    every later step:\n");
+        dump_ops(b, pk, &pk->compute_ops, 3);
+    }
     if (pk->tail) {
         const PlanTail *t = pk->tail;
         sb_puts(b, "    the last step, narrow, when ");
@@ -222,7 +226,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
                   t->s_narrow->name, dtype_name[t->s_narrow->ty.dt], t->s_narrow->ty.rows, t->cols, t->op_narrow->name,
                   t->s_narrow->name, t->cols, t->deferred->dst->name, t->cols, pk->bufs.v[t->deferred->b.buf].name);
     }
-    sb_puts(b, "    after the steps:\n");
+    sb_puts(b, pk->no_pipeline ? "    after setup:\n" : "    after the steps:\n");
     dump_ops(b, pk, &pk->after_ops, 3);
     sb_puts(b, "    finish:\n");
     dump_ops(b, pk, &pk->finish_ops, 3);
