@@ -1,6 +1,7 @@
 // tkc_ptx.cuh - the inline-PTX helpers that tkc's generated kernels call: shared-memory
 // addresses, mbarriers, TMA loads and stores, wgmma synchronisation and descriptors, setmaxnreg,
-// named barriers, stmatrix, fast math, and the host-side tensor-map encoder.
+// named barriers, stmatrix, fast math, atomic adds (red.global.add), the host-side tensor-map
+// encoder and the launcher's clearing of zeroed outputs.
 // tkc embeds this file in its binary and copies the fragments a kernel uses (each starts at a
 // "// @fragment NAME" line) into the generated .cu, inside an anonymous namespace, so several
 // generated files link together. The file also compiles on its own (tests/compile).
@@ -219,33 +220,6 @@ TKC_DEVICE float tkc_fp16_hi(uint32_t v) { return __half2float(__ushort_as_half(
 TKC_DEVICE float tkc_round_bf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 TKC_DEVICE float tkc_round_fp16(float x) { return __half2float(__float2half_rn(x)); }
 
-// @fragment host
-// Host side: the tensor-map encoder comes from the driver through the runtime, so programs
-// need not link libcuda.
-static PFN_cuTensorMapEncodeTiled_v12000 tkc_encode_tiled() {
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-    if (!fn) {
-        void *p = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-            q != cudaDriverEntryPointSuccess || !p)
-            return nullptr;
-        fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
-    }
-    return fn;
-}
-// dims and box innermost first; strides in bytes for dims 1..rank-1
-static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, const void *ptr, const uint64_t *dims,
-                         const uint64_t *strides, const uint32_t *box, int swizzle) {
-    PFN_cuTensorMapEncodeTiled_v12000 enc = tkc_encode_tiled();
-    if (!enc) return false;
-    const uint32_t elem_strides[5] = {1, 1, 1, 1, 1};
-    CUresult r = enc(map, type, (cuuint32_t)rank, const_cast<void *>(ptr), dims, strides, box, elem_strides,
-                     CU_TENSOR_MAP_INTERLEAVE_NONE, (CUtensorMapSwizzle)swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    return r == CUDA_SUCCESS;
-}
-
 // @fragment red
 // Atomic adds into global memory from registers (`G[...] += x`): red.global.add, which returns
 // nothing, so the thread does not wait for the memory system. The v2 form (sm_90) adds two
@@ -288,4 +262,31 @@ static bool tkc_zero(void *p, const int64_t *dims, const int64_t *st, int rank, 
     tkc_zero_kernel<<<(unsigned)blocks, 256, 0, stream>>>(static_cast<unsigned char *>(p), n, elem, d4[1], d4[2], d4[3], s4[0],
                                                          s4[1], s4[2], s4[3]);
     return cudaGetLastError() == cudaSuccess;
+}
+
+// @fragment host
+// Host side: the tensor-map encoder comes from the driver through the runtime, so programs
+// need not link libcuda.
+static PFN_cuTensorMapEncodeTiled_v12000 tkc_encode_tiled() {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+    if (!fn) {
+        void *p = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess || !p)
+            return nullptr;
+        fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
+    }
+    return fn;
+}
+// dims and box innermost first; strides in bytes for dims 1..rank-1
+static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, const void *ptr, const uint64_t *dims,
+                         const uint64_t *strides, const uint32_t *box, int swizzle) {
+    PFN_cuTensorMapEncodeTiled_v12000 enc = tkc_encode_tiled();
+    if (!enc) return false;
+    const uint32_t elem_strides[5] = {1, 1, 1, 1, 1};
+    CUresult r = enc(map, type, (cuuint32_t)rank, const_cast<void *>(ptr), dims, strides, box, elem_strides,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, (CUtensorMapSwizzle)swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS;
 }
