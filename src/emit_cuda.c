@@ -15,7 +15,9 @@
 
 /* ---- emitter state ---------------------------------------------------------------------------- */
 
-enum { MAX_FRAGS = 64 };
+typedef struct Frag {
+    const char *file, *name;
+} Frag;
 enum { STEP_NONE, STEP_FIRST, STEP_LOOP };
 
 typedef struct Em {
@@ -24,9 +26,7 @@ typedef struct Em {
     StrBuf *b;                  /* where code goes now */
     const PlanKernel *pk;
     const SemaKernel *sk;
-    const char *frag[MAX_FRAGS];/* template fragments needed, in first-use order */
-    const char *frag_file[MAX_FRAGS];
-    int nfrag;
+    Vec(Frag) frags;            /* template fragments needed, in first-use order */
     int tmp;                    /* counter for temporaries */
     int mode;                   /* what is being emitted: STEP_FIRST, STEP_LOOP or STEP_NONE */
     int ahead_bump;             /* lookahead: groups the wgmma waits leave in flight beyond the plan's */
@@ -40,12 +40,9 @@ typedef struct Em {
 } Em;
 
 static void need(Em *e, const char *file, const char *frag) {
-    for (int i = 0; i < e->nfrag; i++)
-        if (!strcmp(e->frag[i], frag)) return;
-    if (e->nfrag < MAX_FRAGS) {
-        e->frag_file[e->nfrag] = file;
-        e->frag[e->nfrag++] = frag;
-    }
+    for (int i = 0; i < e->frags.n; i++)
+        if (!strcmp(e->frags.v[i].name, frag)) return;
+    vec_push(e->a, &e->frags, ((Frag){file, frag}));
 }
 
 #define L(...) sb_line(e->b, __VA_ARGS__)
@@ -2042,20 +2039,20 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     static const char *const order[] = {"smem", "mbarrier", "tma_load", "cluster", "tma_store", "wgmma_sync", "setmaxnreg",
                                         "named_barrier", "stmatrix", "math", "host", "red", "zero"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
-        for (int i = 0; i < e->nfrag; i++)
-            if (!strcmp(e->frag[i], order[k]) && !strcmp(e->frag_file[i], "tkc_ptx.cuh")) {
+        for (int i = 0; i < e->frags.n; i++)
+            if (!strcmp(e->frags.v[i].name, order[k]) && !strcmp(e->frags.v[i].file, "tkc_ptx.cuh")) {
                 put_fragment(&out, "tkc_ptx.cuh", order[k]);
                 sb_putc(&out, '\n');
             }
-    for (int i = 0; i < e->nfrag; i++)
-        if (!strcmp(e->frag_file[i], "tkc_sched.cuh")) {
-            put_fragment(&out, "tkc_sched.cuh", e->frag[i]);
+    for (int i = 0; i < e->frags.n; i++)
+        if (!strcmp(e->frags.v[i].file, "tkc_sched.cuh")) {
+            put_fragment(&out, "tkc_sched.cuh", e->frags.v[i].name);
             sb_putc(&out, '\n');
         }
-    const char *w[MAX_FRAGS];
+    const char **w = ARENA_NEW_N(a, const char *, e->frags.n);
     int nw = 0;
-    for (int i = 0; i < e->nfrag; i++)
-        if (!strcmp(e->frag_file[i], "wgmma.cuh")) w[nw++] = e->frag[i];
+    for (int i = 0; i < e->frags.n; i++)
+        if (!strcmp(e->frags.v[i].file, "wgmma.cuh")) w[nw++] = e->frags.v[i].name;
     for (int i = 1; i < nw; i++)
         for (int j = i; j > 0 && strcmp(w[j - 1], w[j]) > 0; j--) {
             const char *t = w[j];
