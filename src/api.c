@@ -20,7 +20,7 @@ KernelApi *api_of(Arena *a, const PlanKernel *pk) {
             else p.dims[d].value = de->cval;
         }
         for (int m = 0; m < pk->maps.n; m++) p.tma |= pk->maps.v[m].arg == g;
-        for (int t = 0; t < g->ts.nattrs; t++) p.zeroed |= !strcmp(g->ts.attrs[t], "zeroed");
+        for (int z = 0; z < pk->zeroed.n; z++) p.zeroed |= pk->zeroed.v[z] == g;
         vec_push(a, &k->params, p);
     }
     for (int i = 0; i < sk->dims.n; i++) {

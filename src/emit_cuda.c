@@ -15,7 +15,9 @@
 
 /* ---- emitter state ---------------------------------------------------------------------------- */
 
-enum { MAX_FRAGS = 64 };
+typedef struct Frag {
+    const char *file, *name;
+} Frag;
 enum { STEP_NONE, STEP_FIRST, STEP_LOOP };
 
 typedef struct Em {
@@ -24,9 +26,7 @@ typedef struct Em {
     StrBuf *b;                  /* where code goes now */
     const PlanKernel *pk;
     const SemaKernel *sk;
-    const char *frag[MAX_FRAGS];/* template fragments needed, in first-use order */
-    const char *frag_file[MAX_FRAGS];
-    int nfrag;
+    Vec(Frag) frags;            /* template fragments needed, in first-use order */
     int tmp;                    /* counter for temporaries */
     int mode;                   /* what is being emitted: STEP_FIRST, STEP_LOOP or STEP_NONE */
     const char *slot;           /* setup_stages = 2: the copy of the setup tiles the code being emitted reads */
@@ -39,12 +39,9 @@ typedef struct Em {
 } Em;
 
 static void need(Em *e, const char *file, const char *frag) {
-    for (int i = 0; i < e->nfrag; i++)
-        if (!strcmp(e->frag[i], frag)) return;
-    if (e->nfrag < MAX_FRAGS) {
-        e->frag_file[e->nfrag] = file;
-        e->frag[e->nfrag++] = frag;
-    }
+    for (int i = 0; i < e->frags.n; i++)
+        if (!strcmp(e->frags.v[i].name, frag)) return;
+    vec_push(e->a, &e->frags, ((Frag){file, frag}));
 }
 
 #define L(...) sb_line(e->b, __VA_ARGS__)
@@ -703,6 +700,74 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     L("}");
 }
 
+/* an atomic add from registers into global memory (`G[...] += x`, fp32): each thread adds the
+ * elements it holds with red.global.add.f32, a tile's neighbouring column pairs as one
+ * red.global.add.v2.f32 where the address is 8-byte aligned and the columns adjacent; rows and
+ * columns past the tensor's end (or before its start, for at()) are skipped. A per_wg value, which
+ * every warpgroup holds whole, is added by the first warpgroup only. */
+static void emit_red(Em *e, const Stmt *st) {
+    const PlanKernel *pk = e->pk;
+    const PlanStore *ps = store_of(pk, st);
+    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const Symbol *tn = ix->u.index.base->sym;
+    const Arg *arg = e->sk->args.v[tn->index];
+    const Type *t = &rhs->ty;
+    int n = ix->u.index.nargs;
+    need(e, "tkc_ptx.cuh", "red");
+    e->nhoisted = 0;
+    hoist_row_values(e, rhs);
+    const char *wg0 = ps && ps->wg0_only ? "wg == 0 && " : "";
+    if (t->kind == TY_VEC) {
+        Ctx c = tile_ctx(pk, t, "tkc_r");
+        L("if (%s(tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value", wg0);
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(pk, t));
+        IN();
+        L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->rows), row_expr(e, &c));
+        L("if (%stkc_gi < %s) tkc_red_add_f32(%s + %s, %s);", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+          scalar_str(e, arg->ts.dims[n - 1], false), tn->name, global_offset(e, tn, ix, "tkc_gi"), elem_str(e, rhs, &c));
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+        return;
+    }
+    const Expr *ri = ix->u.index.args[n - 2].lo, *ci = ix->u.index.args[n - 1].lo;
+    L("%s{", ps && ps->wg0_only ? "if (wg == 0) " : "");
+    IN();
+    L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ri, t->rows));
+    L("const long long tkc_c0 = (long long)%s;", move_coord(e, ci, t->cols));
+    L("float *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", tn->name, lead_offset(e, tn, ix), tn->name, n - 2,
+      tn->name, n - 1);
+    L("const bool tkc_pairs = %s_st%d == 1 && %s_st%d %% 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two fp32 per red.v2",
+      tn->name, n - 1, tn->name, n - 2);
+    Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
+    const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
+    L("#pragma unroll");
+    L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", frag_count(pk, t) / 2);
+    IN();
+    L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
+    L("const float tkc_x0 = %s, tkc_x1 = %s;", elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
+    L("if (%stkc_r0 + tkc_r >= %s) continue;", is_at(ri) ? "tkc_r0 + tkc_r < 0 || " : "", rows);
+    L("float *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", tn->name, n - 2, tn->name, n - 1);
+    const char *lo = is_at(ci) ? "tkc_c0 + tkc_c >= 0 && " : "", *lo1 = is_at(ci) ? "tkc_c0 + tkc_c + 1 >= 0 && " : "";
+    L("if (tkc_pairs && %stkc_c0 + tkc_c + 1 < %s) {", lo, cols);
+    IN();
+    L("tkc_red_add_v2_f32(tkc_q, tkc_x0, tkc_x1);");
+    OUT();
+    L("} else {");
+    IN();
+    L("if (%stkc_c0 + tkc_c < %s) tkc_red_add_f32(tkc_q, tkc_x0);", lo, cols);
+    L("if (%stkc_c0 + tkc_c + 1 < %s) tkc_red_add_f32(tkc_q + %s_st%d, tkc_x1);", lo1, cols, tn->name, n - 1);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
 /* a tile stored at(row) may start above the tensor (a negative row), and TMA stores need
  * non-negative coordinates: such a 64-row chunk is written by the threads, element by element,
  * skipping the rows that do not exist; the warpgroup then skips the chunk's TMA store. Emitted
@@ -929,8 +994,7 @@ static void emit_mma(Em *e, const POp *o) {
  * neither moved nor reused them while the products ran (products still in flight are left
  * alone: touching their registers would make ptxas serialize the pipeline) */
 static void emit_pins(Em *e, const POp *w) {
-    const Symbol *done[32];
-    int nd = 0;
+    Vec(const Symbol *) done = {0};
     for (int i = 0; i < w->done.n; i++) {
         const PlanMma *m = w->done.v[i]->mma;
         if (e->nar && m == e->nar->first) m = &e->nar->first_narrow;
@@ -939,9 +1003,9 @@ static void emit_pins(Em *e, const POp *w) {
             const Symbol *y = ys[k];
             if (!y) continue;
             bool seen = false;
-            for (int j = 0; j < nd; j++) seen |= done[j] == y;
-            if (seen || nd >= 32) continue;
-            done[nd++] = y;
+            for (int j = 0; j < done.n; j++) seen |= done.v[j] == y;
+            if (seen) continue;
+            vec_push(e->a, &done, y);
             int n = frag_count(e->pk, &y->ty);
             if (y->ty.kind == TY_TILE && is16(y->ty.dt)) n /= 2;
             L("#pragma unroll");
@@ -1125,6 +1189,7 @@ static void emit_store(Em *e, const POp *o) {
     case SP_STAGED: case SP_DIRECT: emit_tile_store(e, st); return;
     case SP_VECTOR: emit_vec_store(e, st); return;
     case SP_TMA: case SP_TMA_ADD: emit_tma_store_shared(e, ps); return;
+    case SP_RED: emit_red(e, st); return;
     }
 }
 
@@ -1515,13 +1580,18 @@ static void emit_producer(Em *e) {
     const SemaKernel *sk = e->sk;
     need(e, "tkc_ptx.cuh", "tma_load");
     need(e, "tkc_ptx.cuh", "setmaxnreg");
+    if (!pk->groups.n) {
+        L("// ---- producer warpgroup: nothing to load; it gives its registers to the consumers ----");
+        L("tkc_setmaxnreg_dec<%d>();", pk->producer_regs);
+        return;
+    }
     L("// ---- producer warpgroup: one thread issues every TMA load ----");
     L("tkc_setmaxnreg_dec<%d>();", pk->producer_regs);
     L("if (threadIdx.x == 0) {");
     IN();
     for (int i = 0; i < pk->maps.n; i++)
         if (!pk->maps.v[i].store) L("tkc_tma_prefetch_map(&%s);", pk->maps.v[i].name);
-    L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;");
+    L("int tkc_%stile_phase = 0;", pk->no_pipeline ? "" : "stage = 0, tkc_phase = 0, tkc_");
     if (pk->setup_stages > 1) L("int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile uses");
     emit_tile_loop(e);
     IN();
@@ -1542,6 +1612,15 @@ static void emit_producer(Em *e) {
             emit_load_stmt(e, pg, &pg->loads.v[i], group_bar(e, g, true, false));
             line_back(e);
         }
+    }
+    if (pk->no_pipeline) {
+        L("// no pipeline: nothing is loaded per step");
+        emit_next_setup_slot(e);
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+        return;
     }
     L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
     L("for (int %s = 0; %s < tkc_steps; ++%s) {", sk->loopvar->name, sk->loopvar->name, sk->loopvar->name);
@@ -1630,6 +1709,7 @@ static void emit_stage_advance(Em *e) {
     L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", e->pk->stages);
 }
 
+static void emit_consumer_finish(Em *e);
 static void emit_consumer(Em *e) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
@@ -1656,7 +1736,7 @@ static void emit_consumer(Em *e) {
         L("if (wg == %d) tkc_bar_arrive(%d, 256);  // pingpong: consumer 0 goes first", pk->consumers - 1,
           pk->nbars.v[pk->nbar_pingpong].id);
     }
-    L("int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;");
+    L("int %stkc_tile_phase = 0, tkc_st_cnt = 0;", pk->no_pipeline ? "" : "tkc_stage = 0, tkc_phase = 0, ");
     L("(void)tkc_st_cnt;");
     if (pk->setup_stages > 1) L("int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile reads");
     if (pk->lookahead) {
@@ -1677,6 +1757,12 @@ static void emit_consumer(Em *e) {
     L("// setup");
     e->mode = STEP_NONE;
     emit_ops(e, &pk->setup_ops);
+    if (pk->no_pipeline) {
+        L("// no pipeline: finish follows setup");
+        emit_ops(e, &pk->after_ops);
+        emit_consumer_finish(e);
+        return;
+    }
     L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
     L("int tkc_prev_stage = 0, tkc_prev_phase = 0;");
     L("(void)tkc_prev_stage; (void)tkc_prev_phase;");
@@ -1708,7 +1794,7 @@ static void emit_consumer(Em *e) {
         sb_init(&c);
         sb_printf(&c, "%s - %s <= %d", scalar_str(e, t->bound, false), scalar_str(e, t->jw, false), t->cols);
         if (t->guard) sb_printf(&c, " && %s", scalar_str(e, t->guard, false));
-        for (int i = 0; i < t->nscales; i++) sb_printf(&c, " && %s > 0.f", scalar_str(e, t->scales[i], false));
+        for (int i = 0; i < t->scales.n; i++) sb_printf(&c, " && %s > 0.f", scalar_str(e, t->scales.v[i], false));
         L("tkc_narrow = %s;", c.s);
         sb_free(&c);
         OUT();
@@ -1755,6 +1841,12 @@ static void emit_consumer(Em *e) {
             L("}");
         }
     }
+    emit_consumer_finish(e);
+}
+
+/* the finish block of a work tile, the end of the tile loop, and what the block waits for before it exits */
+static void emit_consumer_finish(Em *e) {
+    const PlanKernel *pk = e->pk;
     L("// finish");
     for (int i = 0; i < pk->lazy_sums.n; i++) {
         const Symbol *y = pk->lazy_sums.v[i];
@@ -2025,6 +2117,13 @@ static void emit_launcher(Em *e) {
     L("if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);");
     OUT();
     L("}");
+    for (int i = 0; i < pk->zeroed.n; i++) {
+        const Arg *a = pk->zeroed.v[i];
+        need(e, "tkc_ptx.cuh", "zero");
+        L("// %s is zeroed: cleared on the stream before the kernel runs", a->name);
+        L("if (!tkc_zero(%s, %s_dims, %s_st, %d, %d, (cudaStream_t)stream)) return TKC_ERR_LAUNCH;", a->name, a->name, a->name,
+          a->ts.ndims, dtype_bytes[a->ts.dt]);
+    }
     StrBuf args;
     sb_init(&args);
     kernel_params(e, &args, false);
@@ -2133,23 +2232,24 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     if (prog->params.n) sb_putc(&out, '\n');
     /* the fragments the kernels use, in a fixed order: tkc_ptx.cuh's as they appear in the
      * file, tkc_sched.cuh's (one so far), then the wgmma shapes sorted by name */
-    static const char *const order[] = {"smem", "mbarrier", "tma_load", "cluster", "tma_store", "tma_reduce", "wgmma_sync", "setmaxnreg",
-                                        "named_barrier", "stmatrix", "ldmatrix", "shared_v2", "math", "host"};
+    static const char *const order[] = {"smem",          "mbarrier", "tma_load", "cluster",   "tma_store", "tma_reduce",
+                                        "wgmma_sync",    "setmaxnreg", "named_barrier", "stmatrix", "ldmatrix",
+                                        "shared_v2",     "math",     "red",      "zero",      "host"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
-        for (int i = 0; i < e->nfrag; i++)
-            if (!strcmp(e->frag[i], order[k]) && !strcmp(e->frag_file[i], "tkc_ptx.cuh")) {
+        for (int i = 0; i < e->frags.n; i++)
+            if (!strcmp(e->frags.v[i].name, order[k]) && !strcmp(e->frags.v[i].file, "tkc_ptx.cuh")) {
                 put_fragment(&out, "tkc_ptx.cuh", order[k]);
                 sb_putc(&out, '\n');
             }
-    for (int i = 0; i < e->nfrag; i++)
-        if (!strcmp(e->frag_file[i], "tkc_sched.cuh") || !strcmp(e->frag_file[i], "tkc_layout.cuh")) {
-            put_fragment(&out, e->frag_file[i], e->frag[i]);
+    for (int i = 0; i < e->frags.n; i++)
+        if (!strcmp(e->frags.v[i].file, "tkc_sched.cuh") || !strcmp(e->frags.v[i].file, "tkc_layout.cuh")) {
+            put_fragment(&out, e->frags.v[i].file, e->frags.v[i].name);
             sb_putc(&out, '\n');
         }
-    const char *w[MAX_FRAGS];
+    const char **w = ARENA_NEW_N(a, const char *, e->frags.n);
     int nw = 0;
-    for (int i = 0; i < e->nfrag; i++)
-        if (!strcmp(e->frag_file[i], "wgmma.cuh")) w[nw++] = e->frag[i];
+    for (int i = 0; i < e->frags.n; i++)
+        if (!strcmp(e->frags.v[i].file, "wgmma.cuh")) w[nw++] = e->frags.v[i].name;
     for (int i = 1; i < nw; i++)
         for (int j = i; j > 0 && strcmp(w[j - 1], w[j]) > 0; j--) {
             const char *t = w[j];

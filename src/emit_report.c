@@ -666,11 +666,15 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
             para(b, 2, 2, "- %s (%s, %s) is %s directly by the kernel's threads, not by TMA: its base must be aligned "
                           "to one element (%d bytes); any strides work.",
                  p->name, role, nbx(a, arena_printf(a, "%s[%s]", dtype_name[p->dt], shape.s)), verb, dtype_bytes[p->dt]);
+        if (p->zeroed)
+            para(b, 4, 0, "%s is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync "
+                          "when its strides are contiguous, else a small kernel that writes zeros through them).",
+                 p->name);
         sb_free(&shape);
     }
-    const char *names[64];
+    const char **names = ARENA_NEW_N(a, const char *, k->params.n);
     int nd = 0, ns = 0;
-    for (int i = 0; i < k->params.n && nd < 64; i++)
+    for (int i = 0; i < k->params.n; i++)
         if (k->params.v[i].kind == API_DIM) names[nd++] = k->params.v[i].name;
     if (nd) {
         StrBuf l;
@@ -680,7 +684,7 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
              plural(nd, "dimension", "dimensions"));
         sb_free(&l);
     }
-    for (int i = 0; i < k->params.n && ns < 64; i++)
+    for (int i = 0; i < k->params.n; i++)
         if (k->params.v[i].kind == API_SCALAR) names[ns++] = k->params.v[i].name;
     if (ns) {
         StrBuf l;
@@ -1045,6 +1049,14 @@ static void explain_store(StrBuf *b, Arena *a, const PlanKernel *pk, const PlanS
         return;
     case SP_VECTOR:
         para(b, 2, 2, "- %s: written by the consumer threads directly from registers.", stmt_nb(a, ps->st));
+        return;
+    case SP_RED:
+        para(b, 2, 2, "- %s: added atomically by the consumer threads from registers, each with red.global.add.f32 on "
+                      "the elements it holds%s; rows and columns past the tensor's end are skipped.",
+             stmt_nb(a, ps->st),
+             ps->st->u.assign.rhs->ty.kind == TY_TILE ? " (two adjacent columns per red.global.add.v2.f32 where the "
+                                                        "strides allow)"
+                                                      : "");
         return;
     case SP_TMA: case SP_TMA_ADD:
         para(b, 2, 2, "- %s: %s of the shared tile '%s' (%s), issued by the first thread of the first consumer "

@@ -286,7 +286,8 @@ static void lower_roles(Lower *L) {
     PlanKernel *pk = L->pk;
     pk->consumers = sk->consumers;
     pk->threads = 128 * (pk->consumers + 1);
-    pk->stages = sk->stages;
+    pk->no_pipeline = !sk->pipe;
+    pk->stages = sk->pipe ? sk->stages : 0;
     pk->persistent = sk->persistent;
     pk->cluster = sk->cluster;
     pk->cluster_axis = sk->cluster_axis;
@@ -667,7 +668,7 @@ static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
         return o->mma ? o : NULL;
     }
     if (st->kind == ST_EXPR) return pop_new(L, POP_SYNC);
-    if (st->kind == ST_ASSIGN && (st->mv == MV_R2G || st->mv == MV_S2G || st->mv == MV_ADD_S2G)) {
+    if (st->kind == ST_ASSIGN && (st->mv == MV_R2G || st->mv == MV_S2G || st->mv == MV_ADD_S2G || st->mv == MV_ADD_R2G)) {
         POp *o = pop_new(L, POP_STORE);
         o->st = st;
         return o;
@@ -845,17 +846,31 @@ typedef struct Sched {
     Lower *L;
     POpList *out;
     Vec(Flight) flight;
-    int ngroups;
-    bool waited[32][2];     /* full barrier of group g waited in this step (cur/prev) */
-    int last_reader[32];    /* index of the last op reading group g in the step; -1 none */
-    int deferred_reader[32];/* the deferred product reads group g's previous stage */
-    bool released[32][2];
-    bool pending_prev[32];  /* a previous-step stage still to release */
+    int ngroups;            /* the arrays below have one entry per load group (sched_new) */
+    bool (*waited)[2];      /* full barrier of group g waited in this step (cur/prev) */
+    int *last_reader;       /* index of the last op reading group g in the step; -1 none */
+    int *deferred_reader;   /* the deferred product reads group g's previous stage */
+    bool (*released)[2];
+    bool *pending_prev;     /* a previous-step stage still to release */
+    int *first, *last;      /* group_readers' scratch */
     int pos;                /* index of the op being scheduled */
     bool in_loop;           /* scheduling the compute step (vs setup/finish) */
 } Sched;
 
 static int group_of_buf(PlanKernel *pk, int buf) { return buf >= 0 ? pk->bufs.v[buf].group : -1; }
+
+static Sched sched_new(Lower *L) {
+    int n = L->pk->groups.n;
+    Sched s = {.L = L, .ngroups = n};
+    s.waited = (bool (*)[2])arena_alloc(L->a, sizeof(bool[2]) * (size_t)n);
+    s.released = (bool (*)[2])arena_alloc(L->a, sizeof(bool[2]) * (size_t)n);
+    s.last_reader = ARENA_NEW_N(L->a, int, n);
+    s.deferred_reader = ARENA_NEW_N(L->a, int, n);
+    s.pending_prev = ARENA_NEW_N(L->a, bool, n);
+    s.first = ARENA_NEW_N(L->a, int, n);
+    s.last = ARENA_NEW_N(L->a, int, n);
+    return s;
+}
 
 /* an if or for whose body issues products */
 static bool op_nests_mma(const POp *o) {
@@ -1009,10 +1024,9 @@ static void group_readers(Lower *L, POpList *ops, int *first, int *last) {
 
 static void sched_body(Sched *s, POpList *body) {
     PlanKernel *pk = s->L->pk;
-    int first[32], last[32];
-    group_readers(s->L, body, first, last);
+    group_readers(s->L, body, s->first, s->last);
     for (int g = 0; g < pk->groups.n; g++) {
-        s->last_reader[g] = last[g];
+        s->last_reader[g] = s->last[g];
         s->deferred_reader[g] = -1;
         s->waited[g][0] = s->waited[g][1] = false;
         s->released[g][0] = s->released[g][1] = false;
@@ -1043,11 +1057,11 @@ static void sched_body(Sched *s, POpList *body) {
 /* the state one step hands to the next: products still in flight and stages still to release */
 typedef struct Carry {
     int flights;
-    bool pending[32];
+    bool *pending;      /* one per load group */
 } Carry;
 
 static Carry sched_carry(Sched *s) {
-    Carry c = {.flights = s->flight.n};
+    Carry c = {.flights = s->flight.n, .pending = ARENA_NEW_N(s->L->a, bool, s->ngroups)};
     PlanKernel *pk = s->L->pk;
     for (int g = 0; g < pk->groups.n; g++)
         c.pending[g] = !pk->groups.v[g].once && !s->released[g][0] && s->last_reader[g] >= 0;
@@ -1056,7 +1070,7 @@ static Carry sched_carry(Sched *s) {
 
 static void sched_enter(Sched *s, const Carry *c) {
     for (int i = 0; i < s->flight.n; i++) s->flight.v[i].prev = true;
-    for (int g = 0; g < 32; g++) s->pending_prev[g] = c->pending[g];
+    for (int g = 0; g < s->ngroups; g++) s->pending_prev[g] = c->pending[g];
 }
 
 /* The compute step. The first step is scheduled on its own (it has no previous step: its
@@ -1067,7 +1081,8 @@ static void schedule_compute(Lower *L, POpList *body, POpList *first, POpList *o
     POpList fbody = {0};
     for (int i = 0; i < body->n; i++)
         if (!body->v[i]->skip_first) vec_push(L->a, &fbody, body->v[i]);
-    Sched s = {.L = L, .in_loop = true};
+    Sched s = sched_new(L);
+    s.in_loop = true;
     s.out = first;
     sched_body(&s, &fbody);
     Carry c1 = sched_carry(&s);
@@ -1123,15 +1138,15 @@ static bool ops_read_group(Lower *L, POpList *ops, int g) {
  * (synchronous readers issued, products waited for); -1 when none reads it or a product
  * reading it is still in flight at the end of the step */
 static int release_point(Lower *L, POpList *ops, int g) {
-    int point = -1, pending = 0;
-    POp *inflight[64];
+    int point = -1;
+    POpList inflight = {0};
     for (int i = 0; i < ops->n; i++) {
         POp *o = ops->v[i];
         if (o->kind == POP_WAIT_MMA) {
             for (int k = 0; k < o->done.n; k++)
-                for (int p = 0; p < pending; p++)
-                    if (inflight[p] == o->done.v[k]) {
-                        inflight[p] = inflight[--pending];
+                for (int p = 0; p < inflight.n; p++)
+                    if (inflight.v[p] == o->done.v[k]) {
+                        inflight.v[p] = inflight.v[--inflight.n];
                         point = i;
                         break;
                     }
@@ -1139,12 +1154,12 @@ static int release_point(Lower *L, POpList *ops, int g) {
         }
         if (!op_reads_group(L, o, g)) continue;
         if (o->kind == POP_MMA) {
-            if (o->mma->deferred || pending == 64) return -1;
-            inflight[pending++] = o;
+            if (o->mma->deferred) return -1;
+            vec_push(L->a, &inflight, o);
         }
         point = i;
     }
-    return pending ? -1 : point;
+    return inflight.n ? -1 : point;
 }
 
 static void insert_release(Lower *L, POpList *ops, int at, int g) {
@@ -1254,8 +1269,7 @@ typedef struct TailScan {
     Lower *L;
     PlanTail *t;
     int W;
-    Symbol *compute_lets[64];
-    int nlets;
+    Vec(Symbol *) compute_lets;
     const char *why;    /* the first reason against, or NULL */
 } TailScan;
 
@@ -1271,8 +1285,8 @@ static bool is_neg_inf(const Expr *x) {
  * lets of the compute block */
 static bool tail_uniform(TailScan *ts, const Expr *x) {
     if (!x || (x->ty.kind != TY_INT && x->ty.kind != TY_FLOAT && x->ty.kind != TY_BOOL) || x->ty.varying) return false;
-    for (int i = 0; i < ts->nlets; i++)
-        if (expr_mentions(x, ts->compute_lets[i])) return false;
+    for (int i = 0; i < ts->compute_lets.n; i++)
+        if (expr_mentions(x, ts->compute_lets.v[i])) return false;
     return true;
 }
 
@@ -1319,8 +1333,8 @@ static DeadVal dead_value(TailScan *ts, const Expr *x, DeadVal s_val) {
         switch (x->u.bin.op) {
         case BIN_MUL:
             if (a == DEAD_ZERO) return DEAD_ZERO;
-            if (a == DEAD_NEG_INF && tail_uniform(ts, other) && ts->t->nscales < 4) {
-                ts->t->scales[ts->t->nscales++] = (Expr *)other;
+            if (a == DEAD_NEG_INF && tail_uniform(ts, other)) {
+                vec_push(ts->L->a, &ts->t->scales, (Expr *)other);
                 return DEAD_NEG_INF;
             }
             if (a == DEAD_NEG_INF && !ts->why)
@@ -1385,7 +1399,7 @@ static bool stmts_mention(Lower *L, const StmtList *l, const Symbol *y) {
  * of the masked columns, or DEAD_ANY with ts->why set */
 static DeadVal tail_stmt(TailScan *ts, Stmt *st, DeadVal v, bool in_if) {
     const Symbol *s = ts->t->s;
-    if (st->kind == ST_LET && st->u.let.sym && ts->nlets < 64) ts->compute_lets[ts->nlets++] = st->u.let.sym;
+    if (st->kind == ST_LET && st->u.let.sym) vec_push(ts->L->a, &ts->compute_lets, st->u.let.sym);
     if (!stmt_mentions(ts->L, st, s)) return v;
     if (st->kind == ST_FOR) {
         ts->why = "the score tile is used inside a for loop";
@@ -1501,12 +1515,12 @@ static void plan_tail(Lower *L) {
     pk->tail = t;
     StrBuf sc;
     sb_init(&sc);
-    for (int i = 0; i < t->nscales; i++) sb_printf(&sc, "%s%s > 0", i ? ", " : "", ast_expr_str(L->a, t->scales[i]));
+    for (int i = 0; i < t->scales.n; i++) sb_printf(&sc, "%s%s > 0", i ? ", " : "", ast_expr_str(L->a, t->scales.v[i]));
     note(L, "narrow last step: when the last step leaves at most %d of the %d columns of '%s' unmasked (%s - %s <= %d%s%s), "
             "it runs on %d-column copies ('%s', '%s'): its products, row reductions and elementwise ops skip the masked "
             "columns, whose probabilities are exactly 0",
          t->cols, fm->n, t->s->name, ast_expr_str(L->a, t->bound), ast_expr_str(L->a, t->jw), t->cols,
-         t->nscales ? " and " : "", t->nscales ? sc.s : "", t->cols, t->s_narrow->name, t->op_narrow->name);
+         t->scales.n ? " and " : "", t->scales.n ? sc.s : "", t->cols, t->s_narrow->name, t->op_narrow->name);
     sb_free(&sc);
 }
 
@@ -1578,8 +1592,10 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
     Stmt **loads = NULL;
     int nl = 0, cap = 0;
     if (sk->blocks[BK_LOAD]) collect_g2s(&sk->blocks[BK_LOAD]->u.block.body, &loads, &nl, &cap, L->a);
-    int key[64];
-    for (int i = 0; i < nl && i < 64; i++) {
+    /* key[i]: the first compute op that reads load i's tile */
+    int *key = ARENA_NEW_N(L->a, int, nl);
+    bool *done = ARENA_NEW_N(L->a, bool, nl);
+    for (int i = 0; i < nl; i++) {
         Symbol *y = lhs_root(loads[i]->u.assign.lhs);
         key[i] = 1 << 20; /* unused in compute: its own group, last */
         for (int j = 0; j < compute_ops->n; j++) {
@@ -1591,14 +1607,12 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
             }
         }
     }
-    if (nl > 64) diag_error(L->d, loads[64]->span, "too many loads in one step (at most 64)");
-    bool done[64] = {0};
-    for (int i = 0; i < nl && i < 64; i++) {
+    for (int i = 0; i < nl; i++) {
         if (done[i]) continue;
         PlanGroup g = {.first_use = key[i] < (1 << 20) ? key[i] : -1};
         StrBuf nm;
         sb_init(&nm);
-        for (int j = i; j < nl && j < 64; j++) {
+        for (int j = i; j < nl; j++) {
             if (done[j] || key[j] != key[i]) continue;
             done[j] = true;
             Symbol *y = lhs_root(loads[j]->u.assign.lhs);
@@ -1755,7 +1769,24 @@ static void collect_stores(Lower *L, StmtList *l, BlockKind bk) {
             ps.map = add_map(L, tensor, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, true);
             pk->tma_stores = true;
             vec_push(L->a, &pk->stores, ps);
-        } else if (st->mv == MV_ADD_R2G || st->mv == MV_G2R) {
+        } else if (st->mv == MV_ADD_R2G) {
+            /* atomic adds from registers: red.global.add.f32 (v2 where two columns are adjacent) */
+            Type t = st->u.assign.rhs->ty;
+            if (t.kind == TY_VEC && t.layout != VL_ROW) {
+                diag_error(L->d, st->span, "atomic adds of per_col vectors are not supported by the sm_90a back end yet");
+                continue;
+            }
+            if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the added value")) continue;
+            if (t.dt != DT_FP32) {
+                diag_error(L->d, st->span, "atomic adds of %s values from registers are not supported by the sm_90a back end "
+                           "yet (fp32 values are)", dtype_name[t.dt]);
+                continue;
+            }
+            ps.path = SP_RED;
+            ps.direct = true;
+            ps.wg0_only = t.per_wg && pk->consumers > 1;
+            vec_push(L->a, &pk->stores, ps);
+        } else if (st->mv == MV_G2R) {
             diag_error(L->d, st->span, "%s moves are not supported by the sm_90a back end yet", move_name[st->mv]);
         }
     }
@@ -1801,8 +1832,15 @@ static void lower_staging(Lower *L) {
 
 static void note_staging(Lower *L) {
     PlanKernel *pk = L->pk;
-    bool tiles = false;
-    for (int i = 0; i < pk->stores.n; i++) tiles |= pk->stores.v[i].path == SP_DIRECT && dtype_bytes[pk->stores.v[i].st->u.assign.rhs->ty.dt] == 2;
+    bool tiles = false, reds = false;
+    for (int i = 0; i < pk->stores.n; i++) {
+        tiles |= pk->stores.v[i].path == SP_DIRECT && dtype_bytes[pk->stores.v[i].st->u.assign.rhs->ty.dt] == 2;
+        reds |= pk->stores.v[i].path == SP_RED;
+    }
+    if (reds)
+        note(L, "atomic adds from registers: each consumer thread adds the elements it holds with red.global.add.f32 "
+                "(the v2 form, two adjacent fp32 columns at once, where the tensor's strides and alignment allow), "
+                "skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only");
     if (tiles && !L->sk->staging)
         note(L, "staging = 0: stores from registers write global memory directly, two 16-bit elements per store "
                 "where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for");
@@ -2201,11 +2239,22 @@ static void check_support(Lower *L) {
         if (y->ty.complex) unsupported_plural(L, y->span, "complex tiles");
         else if (y->ty.kind == TY_VEC && y->ty.layout == VL_COL) unsupported_plural(L, y->span, "per_col vectors");
     }
-    if (!sk->pipe) unsupported(L, sk->k->name_span, "a kernel without a pipeline statement");
+}
+
+/* `zeroed` outputs, cleared by the launcher on the stream before the kernel runs */
+static void lower_zeroed(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
     for (int i = 0; i < sk->args.n; i++) {
-        Arg *a = sk->args.v[i];
-        for (int j = 0; j < a->ts.nattrs; j++)
-            if (!strcmp(a->ts.attrs[j], "zeroed")) unsupported_plural(L, a->ts.attr_spans[j], "'zeroed' outputs");
+        const Arg *a = sk->args.v[i];
+        bool z = false;
+        for (int j = 0; j < a->ts.nattrs; j++) z |= !strcmp(a->ts.attrs[j], "zeroed");
+        if (!z || !a->ts.ndims) continue;
+        vec_push(L->a, &pk->zeroed, a);
+        note(L, "'%s' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when "
+                "its strides are contiguous, else a small kernel that writes zeros through its strides, touching "
+                "nothing outside the view)",
+             a->name);
     }
 }
 
@@ -2333,6 +2382,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     check_support(L);
     if (L->d->nerrors > L->errors0) return pk;
     lower_roles(L);
+    lower_zeroed(L);
     lower_regs(L);
     lower_buffers(L);
     if (sk->blocks[BK_SETUP]) lower_stmts(L, &sk->blocks[BK_SETUP]->u.block.body, &pk->setup_ops, BK_SETUP);
@@ -2371,7 +2421,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     if (L->d->nerrors > L->errors0) return pk;
     /* consumers: setup (then wait for the setup tiles), the scheduled step, finish */
     POpList sched = {0}, first = {0}, after = {0};
-    schedule_compute(L, &pk->compute_ops, &first, &sched, &after);
+    if (!pk->no_pipeline) schedule_compute(L, &pk->compute_ops, &first, &sched, &after);
     pk->first_ops = first;
     if (pk->overlap) {
         /* after the loop, the last deferred product */
@@ -2454,15 +2504,21 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
         }
         vec_push(L->a, &pk->after_ops, r);
     }
-    note(L, "pipeline: %d stage%s; the producer refills a stage as soon as every consumer warpgroup releases it",
-         pk->stages, pk->stages == 1 ? "" : "s");
+    if (pk->no_pipeline)
+        note(L, "no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring "
+                "barriers; %s",
+             pk->groups.n ? "the producer loads the setup tiles once per work tile"
+                          : "nothing is loaded, so the producer warpgroup only gives up its registers and exits");
+    else
+        note(L, "pipeline: %d stage%s; the producer refills a stage as soon as every consumer warpgroup releases it",
+             pk->stages, pk->stages == 1 ? "" : "s");
     if (pk->persistent)
         note(L, "persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles "
                 "so the producer prefetches the next tile during the epilogue");
     if (pk->setup_stages > 1)
         note(L, "setup tiles in two copies (setup_stages = 2): work tile k reads copy k %% 2, so the producer loads the "
                 "next tile's setup tiles as soon as the tile before this one released them, not after this one's last step");
-    plan_lookahead(L);
+    if (!pk->no_pipeline) plan_lookahead(L);
     if (pk->lookahead)
         note(L, "lookahead: the first step's products for the next work tile are issued right after this tile's last "
                 "products, before its finish, so the tensor cores work during the epilogue");

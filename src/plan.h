@@ -203,7 +203,8 @@ typedef struct PlanReg {
     X(SP_DIRECT, "direct", "each thread writes the elements it holds (pairs where the strides allow)") \
     X(SP_VECTOR, "vector", "one lane of each quad writes the rows it holds")                          \
     X(SP_TMA, "tma", "a shared tile by TMA stores, one box per swizzle atom, issued by one thread")    \
-    X(SP_TMA_ADD, "tma.add", "a shared tile added into global memory by TMA reduce-adds (one thread)")
+    X(SP_TMA_ADD, "tma.add", "a shared tile added into global memory by TMA reduce-adds (one thread)") \
+    X(SP_RED, "red", "an atomic add from registers: each thread adds its elements with red.global.add")
 
 typedef enum {
 #define X(e, s, m) e,
@@ -215,7 +216,8 @@ extern const char *const storepath_name[];
 typedef struct PlanStore { /* a store to global memory */
     Stmt *st;
     StorePath path;
-    bool direct;        /* path == SP_DIRECT */
+    bool direct;        /* each thread writes its own elements: SP_DIRECT and SP_RED; no map, no chunks */
+    bool wg0_only;      /* SP_RED of a per_wg value: every warpgroup holds all of it, the first one adds it */
     int map;            /* SP_STAGED, SP_TMA, SP_TMA_ADD */
     int chunk_rows, chunk_cols;
     int buf;            /* SP_TMA, SP_TMA_ADD: the shared tile */
@@ -236,8 +238,7 @@ typedef struct PlanTail {
     int cols;
     Expr *bound, *jw;           /* the mask's `bound` and `j * W` */
     Expr *guard;                /* the if around the mask (it must run in the narrow step), or NULL */
-    Expr *scales[4];            /* scalars that multiply -inf scores: positive, or no narrow step */
-    int nscales;
+    Vec(Expr *) scales;         /* scalars that multiply -inf scores: positive, or no narrow step */
 } PlanTail;
 
 typedef struct PlanKernel {
@@ -250,7 +251,11 @@ typedef struct PlanKernel {
     int reg_estimate;
     int reg_overhead;
     int reg_lets;       /* peak registers of block-local (let) temporaries */
-    int stages;
+    int stages;         /* ring stages; 0 without a pipeline */
+    /* no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps,
+     * no ring barriers. Setup loads still go through the producer (one group, once per work
+     * tile); with nothing to load the producer warpgroup only gives up its registers. */
+    bool no_pipeline;
     bool persistent;
     bool paired;            /* persistent with a folded axis: blocks walk tiles in pairs */
     bool staging_halved;    /* two 64 x 32 staging chunks per warpgroup, not 64 x 64 (smem was short) */
@@ -287,6 +292,9 @@ typedef struct PlanKernel {
     Vec(PlanNamedBar) nbars;
     int nbar_staging, nbar_pingpong, nbar_sync, nbar_scratch; /* indices into nbars, or -1 */
     bool tma_stores;    /* some thread issues TMA stores of shared tiles: wait for them before exit */
+    /* `zeroed` outputs: the launcher clears each on the kernel's stream before the launch, with
+     * cudaMemsetAsync when its strides are contiguous, else with a clearing kernel through them */
+    Vec(const Arg *) zeroed;
     int staging_buf;    /* index of the staging buffer, or -1 */
     int staging_per_wg; /* staging chunk buffers per consumer warpgroup: 2, or 1 when 2 do not fit */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */

@@ -159,7 +159,14 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     if (pk->cluster > 1) sb_printf(b, "; clusters of %d blocks along %s", pk->cluster, sk->axes.v[pk->cluster_axis]->name);
     if (pk->order == ORDER_ROW_MAJOR) sb_puts(b, "; order row_major\n");
     else sb_printf(b, "; order %s(%d)\n", pk->order == ORDER_SUPER_M ? "super_m" : "super_n", pk->order_group);
-    if (sk->pipe) {
+    if (pk->zeroed.n) {
+        sb_puts(b, "  launcher: clears");
+        for (int i = 0; i < pk->zeroed.n; i++) sb_printf(b, "%s %s", i ? "," : "", pk->zeroed.v[i]->name);
+        sb_puts(b, " on the stream before the kernel (zeroed)\n");
+    }
+    if (pk->no_pipeline) {
+        sb_puts(b, "  pipeline: none (setup, then finish, once per work tile; no ring, no steps)\n");
+    } else {
         sb_printf(b, "  pipeline: %s < ", sk->loopvar->name);
         ast_print_expr(b, sk->pipe->u.pipe.trips);
         sb_printf(b, "; %d stage%s%s%s\n", pk->stages, pk->stages == 1 ? "" : "s", pk->overlap ? "; overlap" : "",
@@ -224,10 +231,12 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     sb_puts(b, "  consumers:\n");
     sb_puts(b, "    setup:\n");
     dump_ops(b, pk, &pk->setup_ops, 3);
-    sb_puts(b, "    first step:\n");
-    dump_ops(b, pk, &pk->first_ops, 3);
-    sb_puts(b, "    every later step:\n");
-    dump_ops(b, pk, &pk->compute_ops, 3);
+    if (!pk->no_pipeline) {
+        sb_puts(b, "    first step:\n");
+        dump_ops(b, pk, &pk->first_ops, 3);
+        sb_puts(b, "    every later step:\n");
+        dump_ops(b, pk, &pk->compute_ops, 3);
+    }
     if (pk->tail) {
         const PlanTail *t = pk->tail;
         sb_puts(b, "    the last step, narrow, when ");
@@ -240,9 +249,9 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
             ast_print_expr(b, t->guard);
             sb_puts(b, ")");
         }
-        for (int i = 0; i < t->nscales; i++) {
+        for (int i = 0; i < t->scales.n; i++) {
             sb_puts(b, " and ");
-            ast_print_expr(b, t->scales[i]);
+            ast_print_expr(b, t->scales.v[i]);
             sb_puts(b, " > 0");
         }
         sb_printf(b, ":\n      the ops of every later step on %s %s[%d, %d] and %s; %s = ... [wgmma m64n%dk16]; after the "
@@ -250,7 +259,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
                   t->s_narrow->name, dtype_name[t->s_narrow->ty.dt], t->s_narrow->ty.rows, t->cols, t->op_narrow->name,
                   t->s_narrow->name, t->cols, t->deferred->dst->name, t->cols, pk->bufs.v[t->deferred->b.buf].name);
     }
-    sb_puts(b, "    after the steps:\n");
+    sb_puts(b, pk->no_pipeline ? "    after setup:\n" : "    after the steps:\n");
     dump_ops(b, pk, &pk->after_ops, 3);
     sb_puts(b, "    finish:\n");
     dump_ops(b, pk, &pk->finish_ops, 3);
@@ -267,6 +276,11 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         case SP_TMA: case SP_TMA_ADD:
             sb_printf(b, "  [%s of '%s', %s, issued by thread 0 of consumer 0]\n", ps->path == SP_TMA ? "TMA store" : "TMA reduce-add",
                       pk->bufs.v[ps->buf].name, pk->maps.v[ps->map].name);
+            break;
+        case SP_RED:
+            sb_printf(b, "  [atomic add from registers: red.global.add.f32%s%s]\n",
+                      ps->st->u.assign.rhs->ty.kind == TY_TILE ? ", v2 where the strides allow" : "",
+                      ps->wg0_only ? ", by the first warpgroup (per_wg)" : "");
             break;
         }
     }

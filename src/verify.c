@@ -128,6 +128,24 @@ static void verify_kernel(V *v) {
         if (m->swz != SWZ_NONE && m->box[0] * dtype_bytes[m->tensor->ty.dt] > swizzle_bytes(m->swz))
             fail(v, "map %s box row exceeds the swizzle span", m->name);
     }
+    /* no pipeline: no ring, no steps, and nothing scheduled in them */
+    if (pk->no_pipeline) {
+        if (pk->stages != 0 || pk->first_ops.n || pk->compute_ops.n || pk->lookahead || pk->tail || pk->overlap)
+            fail(v, "a kernel without a pipeline has steps (stages %d, %d ops)", pk->stages, pk->first_ops.n + pk->compute_ops.n);
+        for (int g = 0; g < pk->groups.n; g++)
+            if (!pk->groups.v[g].once) fail(v, "a kernel without a pipeline has the ring group %s", pk->groups.v[g].name);
+    } else if (pk->stages < 1) {
+        fail(v, "a pipeline of %d stages", pk->stages);
+    }
+    /* atomic adds from registers: fp32, each thread on its own elements (no map, no staging) */
+    for (int i = 0; i < pk->stores.n; i++) {
+        const PlanStore *ps = &pk->stores.v[i];
+        if (ps->path == SP_RED && (!ps->direct || ps->map >= 0 || ps->st->mv != MV_ADD_R2G ||
+                                      ps->st->u.assign.rhs->ty.dt != DT_FP32))
+            fail(v, "an atomic add from registers that is not a direct fp32 add");
+    }
+    for (int i = 0; i < pk->zeroed.n; i++)
+        if (pk->zeroed.v[i]->mode == ARG_IN || !pk->zeroed.v[i]->ts.ndims) fail(v, "zeroed input '%s'", pk->zeroed.v[i]->name);
     check_ops(v, &pk->setup_ops);
     check_ops(v, &pk->first_ops);
     check_ops(v, &pk->compute_ops);

@@ -1,6 +1,7 @@
 // tkc_ptx.cuh - the inline-PTX helpers that tkc's generated kernels call: shared-memory
 // addresses, mbarriers, TMA loads and stores, wgmma synchronisation and descriptors, setmaxnreg,
-// named barriers, stmatrix, fast math, and the host-side tensor-map encoder.
+// named barriers, stmatrix, fast math, atomic adds (red.global.add), the host-side tensor-map
+// encoder and the launcher's clearing of zeroed outputs.
 // tkc embeds this file in its binary and copies the fragments a kernel uses (each starts at a
 // "// @fragment NAME" line) into the generated .cu, inside an anonymous namespace, so several
 // generated files link together. The file also compiles on its own (tests/compile).
@@ -259,6 +260,50 @@ TKC_DEVICE float tkc_fp16_lo(uint32_t v) { return __half2float(__ushort_as_half(
 TKC_DEVICE float tkc_fp16_hi(uint32_t v) { return __half2float(__ushort_as_half((unsigned short)(v >> 16))); }
 TKC_DEVICE float tkc_round_bf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 TKC_DEVICE float tkc_round_fp16(float x) { return __half2float(__float2half_rn(x)); }
+
+// @fragment red
+// Atomic adds into global memory from registers (`G[...] += x`): red.global.add, which returns
+// nothing, so the thread does not wait for the memory system. The v2 form (sm_90) adds two
+// adjacent fp32 elements at an 8-byte aligned address in one instruction.
+TKC_DEVICE void tkc_red_add_f32(float *p, float v) {
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+TKC_DEVICE void tkc_red_add_v2_f32(float *p, float v0, float v1) {
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v0), "f"(v1) : "memory");
+}
+
+// @fragment zero
+// Host side: clears a `zeroed` output on the stream before the kernel runs. A contiguous tensor
+// is one cudaMemsetAsync; any other strides (a view into a larger tensor) get a small kernel that
+// writes a zero to each element through the strides, so nothing outside the view is touched.
+// The kernel sees 4 dimensions d0..d3 and strides s0..s3 (elements, outermost first; a tensor of
+// lower rank is padded in front with size-1 dimensions); elem is 2 or 4 bytes.
+__global__ void tkc_zero_kernel(unsigned char *p, long long n, int elem, long long d1, long long d2, long long d3,
+                                long long s0, long long s1, long long s2, long long s3) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const long long i3 = i % d3, r3 = i / d3, i2 = r3 % d2, r2 = r3 / d2, i1 = r2 % d1, i0 = r2 / d1;
+        const long long off = i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3;
+        if (elem == 2) reinterpret_cast<unsigned short *>(p)[off] = 0;
+        else reinterpret_cast<unsigned int *>(p)[off] = 0u;
+    }
+}
+// dims and st: rank entries, outermost first (the launcher's checked dimensions and strides)
+static bool tkc_zero(void *p, const int64_t *dims, const int64_t *st, int rank, int elem, cudaStream_t stream) {
+    long long n = 1, c = 1;
+    bool contiguous = true;
+    for (int d = rank - 1; d >= 0; --d) {
+        contiguous &= dims[d] == 1 || st[d] == c;
+        c *= dims[d];
+        n *= dims[d];
+    }
+    if (contiguous) return cudaMemsetAsync(p, 0, (size_t)n * (size_t)elem, stream) == cudaSuccess;
+    long long d4[4] = {1, 1, 1, 1}, s4[4] = {0, 0, 0, 0};
+    for (int i = 0; i < rank; ++i) d4[4 - rank + i] = dims[i], s4[4 - rank + i] = st[i];
+    const long long blocks = (n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096;
+    tkc_zero_kernel<<<(unsigned)blocks, 256, 0, stream>>>(static_cast<unsigned char *>(p), n, elem, d4[1], d4[2], d4[3], s4[0],
+                                                         s4[1], s4[2], s4[3]);
+    return cudaGetLastError() == cudaSuccess;
+}
 
 // @fragment host
 // Host side: the tensor-map encoder comes from the driver through the runtime, so programs

@@ -21,12 +21,13 @@ checked=0
 
 # the store paths a .cu's code shows, one per line (see emit_store in src/emit_cuda.c)
 cu_paths() {
-    grep -q 'tkc_stmatrix_x4(tkc_buf' "$1" && echo staged
-    grep -q 'const bool tkc_pairs' "$1" && echo direct
-    grep -q 'if ((tkc_lane & 3) == 0) {' "$1" && echo vector
-    grep -Eq 'tkc_tma_store_[0-9]d\(&[A-Za-z0-9_]+, .*, [A-Za-z0-9_]+_smem' "$1" && echo tma
-    grep -q 'tkc_tma_add_[0-9]d(' "$1" && echo tma.add
-    grep -q 'tkc_red_' "$1" && echo red
+    grep -v 'TKC_DEVICE' "$1" >"$1.calls"
+    grep -q 'tkc_stmatrix_x4(tkc_buf' "$1.calls" && echo staged
+    grep -Eq '\*reinterpret_cast<(uint32_t|float2) \*>\(tkc_q\) =' "$1.calls" && echo direct
+    grep -Eq 'if \((tkc_gi >= 0 && )?tkc_gi < [^)]*\) [A-Za-z_][A-Za-z0-9_]*\[.*\] = ' "$1.calls" && echo vector
+    grep -Eq 'tkc_tma_store_[0-9]d\(&[A-Za-z0-9_]+, .*, [A-Za-z0-9_]+_smem' "$1.calls" && echo tma
+    grep -q 'tkc_tma_add_[0-9]d(' "$1.calls" && echo tma.add
+    grep -q 'tkc_red_add_[a-z0-9_]*(' "$1.calls" && echo red
 }
 
 check() { # name tk args...

@@ -79,6 +79,8 @@ __global__ void __launch_bounds__(384, 1)
     float r = tkc_exp2(o[8]) + tkc_bf16_lo(a0) + tkc_bf16_hi(a1) + tkc_fp16_lo(a2) + tkc_fp16_hi(a3);
     r += tkc_round_bf16(o[9]) + tkc_round_fp16(o[10]) + (float)tkc_cdiv(threadIdx.x, 7);
     out[blockIdx.x * 256 + threadIdx.x - 128] = r + (r > 0.f ? TKC_INF : 0.f);
+    tkc_red_add_f32(out + threadIdx.x, r);                      // atomic adds from registers
+    tkc_red_add_v2_f32(out + 2 * (threadIdx.x / 2), o[11], o[12]);
 }
 
 // the host side: encode a tensor map the way the launchers do (never called here)
@@ -87,4 +89,10 @@ extern "C" int tkc_templates_probe_map(void *ptr) {
     const uint64_t dims[2] = {64, 128}, strides[1] = {128};
     const uint32_t box[2] = {64, 64};
     return tkc_make_map(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, ptr, dims, strides, box, 3) ? 0 : 1;
+}
+
+// the host side: clear a zeroed output the way the launchers do (never called here)
+extern "C" int tkc_templates_probe_zero(void *ptr, cudaStream_t stream) {
+    const int64_t dims[2] = {64, 128}, st[2] = {256, 1};
+    return tkc_zero(ptr, dims, st, 2, 4, stream) ? 0 : 1;
 }
