@@ -209,6 +209,19 @@ static const char *parent_index(Em *e, const Ctx *c, int pcols, int col0) {
     return arena_printf(e->a, "(%s / %d * %d + %s %% %d + %d)", c->i, hs, hp, c->i, hs, col0 / 2);
 }
 
+/* parent_index for a slice that also starts at row row0 (a whole number of 64-row blocks of a tile
+ * one warpgroup holds whole: lowering checks it) */
+static const char *slice_index(Em *e, const Ctx *c, int pcols, int row0, int col0) {
+    const char *i = parent_index(e, c, pcols, col0);
+    if (!row0) return i;
+    return arena_printf(e->a, "(%s + %d)", i, row0 / 64 * (pcols / 2));
+}
+
+static int slice_lo(const Expr *ix, int arg) {
+    const IndexArg *a = &ix->u.index.args[arg];
+    return a->lo ? (int)a->lo->cval : 0;
+}
+
 static const char *rowslot(Em *e, const Ctx *c) {
     if (c->kind == CX_ROWVEC) return c->i;
     return arena_printf(e->a, "(%s / %d * 2 + ((%s >> 1) & 1))", c->i, c->cols / 2, c->i);
@@ -272,10 +285,13 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
         return;
     }
     case EX_INDEX: {
-        /* a column slice of a register tile */
         const Expr *base = x->u.index.base;
-        int col0 = x->u.index.args[1].lo ? (int)x->u.index.args[1].lo->cval : 0;
-        sb_puts(b, tile_value(e, base->sym->name, base->ty.dt, parent_index(e, c, base->ty.cols, col0)));
+        if (base->ty.kind == TY_VEC) { /* a slice of a per_row vector: whole 64-row blocks */
+            sb_printf(b, "%s[%s + %d]", base->sym->name, rowslot(e, c), slice_lo(x, 0) / 64 * 2);
+            return;
+        }
+        /* a slice of a register tile: columns, and whole 64-row blocks of rows */
+        sb_puts(b, tile_value(e, base->sym->name, base->ty.dt, slice_index(e, c, base->ty.cols, slice_lo(x, 0), slice_lo(x, 1))));
         return;
     }
     case EX_CALL: {
@@ -504,12 +520,13 @@ static const char *assign_rhs(Em *e, const Stmt *st, const char *cur, const Ctx 
 static void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *decl_name, const Type *dt) {
     const Expr *rhs = st->u.assign.rhs;
     const char *name = decl_name;
-    int col0 = 0, pcols = dt->cols;
+    int row0 = 0, col0 = 0, pcols = dt->cols;
     const Type *vt = dt;
     if (!name) {
         if (lhs->kind == EX_INDEX) {
             name = lhs->u.index.base->sym->name;
-            col0 = lhs->u.index.args[1].lo ? (int)lhs->u.index.args[1].lo->cval : 0;
+            row0 = slice_lo(lhs, 0);
+            col0 = lhs->u.index.nargs > 1 ? slice_lo(lhs, 1) : 0;
             pcols = lhs->u.index.base->ty.cols;
             vt = &lhs->ty;
         } else {
@@ -531,7 +548,7 @@ static void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *
         L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", n / 2);
         IN();
         Ctx c0 = tile_ctx(e->pk, vt, "(2 * tkc_p)"), c1 = tile_ctx(e->pk, vt, "(2 * tkc_p + 1)");
-        const char *dst = arena_printf(e->a, "%s[%s >> 1]", name, parent_index(e, &c0, pcols, col0));
+        const char *dst = arena_printf(e->a, "%s[%s >> 1]", name, slice_index(e, &c0, pcols, row0, col0));
         const char *v0 = assign_rhs(e, st, arena_printf(e->a, "tkc_%s_lo(%s)", k, dst), &c0);
         const char *v1 = assign_rhs(e, st, arena_printf(e->a, "tkc_%s_hi(%s)", k, dst), &c1);
         L("%s = tkc_pack_%s(%s, %s);", dst, k, v0, v1);
@@ -541,7 +558,9 @@ static void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *
     }
     const char *iv = vt->kind == TY_TILE ? "tkc_i" : "tkc_r";
     Ctx c = tile_ctx(e->pk, vt, iv);
-    const char *dst = arena_printf(e->a, "%s[%s]", name, vt->kind == TY_TILE ? parent_index(e, &c, pcols, col0) : iv);
+    const char *dst = arena_printf(e->a, "%s[%s]", name,
+                                   vt->kind == TY_TILE ? slice_index(e, &c, pcols, row0, col0)
+                                                       : row0 ? arena_printf(e->a, "%s + %d", iv, row0 / 64 * 2) : iv);
     L("#pragma unroll");
     L("for (int %s = 0; %s < %d; ++%s) %s = %s;", iv, iv, n, iv, dst, assign_rhs(e, st, dst, &c));
 }
@@ -1771,17 +1790,19 @@ static void emit_consumer(Em *e) {
         emit_op(e, pk->first_ops.v[pk->ahead_head]);
         e->mode = STEP_NONE;
     }
-    L("if (tkc_steps > 0) {  // the first step, on its own: it has no previous step%s",
-      pk->lookahead ? " (its first products were issued before)" : "");
-    IN();
-    L("const int %s = 0;", sk->loopvar->name);
-    L("(void)%s;", sk->loopvar->name);
-    e->mode = STEP_FIRST;
-    if (pk->lookahead) emit_op_range(e, &pk->first_ops, pk->ahead_head + 1, pk->first_ops.n);
-    else emit_ops(e, &pk->first_ops);
-    emit_stage_advance(e);
-    OUT();
-    L("}");
+    if (pk->peel_first) {
+        L("if (tkc_steps > 0) {  // the first step, on its own: it has no previous step%s",
+          pk->lookahead ? " (its first products were issued before)" : "");
+        IN();
+        L("const int %s = 0;", sk->loopvar->name);
+        L("(void)%s;", sk->loopvar->name);
+        e->mode = STEP_FIRST;
+        if (pk->lookahead) emit_op_range(e, &pk->first_ops, pk->ahead_head + 1, pk->first_ops.n);
+        else emit_ops(e, &pk->first_ops);
+        emit_stage_advance(e);
+        OUT();
+        L("}");
+    }
     const char *jv = sk->loopvar->name;
     if (pk->tail) {
         const PlanTail *t = pk->tail;
@@ -1800,7 +1821,8 @@ static void emit_consumer(Em *e) {
         OUT();
         L("}");
     }
-    L("for (int %s = 1; %s < tkc_steps%s; ++%s) {  // the steady state", jv, jv, pk->tail ? " - tkc_narrow" : "", jv);
+    L("for (int %s = %d; %s < tkc_steps%s; ++%s) {  // %s", jv, pk->peel_first ? 1 : 0, jv, pk->tail ? " - tkc_narrow" : "", jv,
+      pk->peel_first ? "the steady state" : "every step");
     IN();
     e->mode = STEP_LOOP;
     emit_ops(e, &pk->compute_ops);

@@ -952,6 +952,18 @@ static void wait_for_conflicts(Sched *s, Effects *e, bool is_mma, Symbol *mma_ds
     if (newest >= 0) emit_wait_mma(s, s->flight.n - 1 - newest, "registers of a product in flight");
 }
 
+static void sched_op(Sched *s, POp *o);
+
+/* a branch or loop body: scheduled like a block of its own that starts and ends with no product
+ * in flight (the barrier waits for its tiles come before the branch) */
+static void sched_nested(Sched *s, POpList *in, POpList *out) {
+    Sched sub = *s;
+    sub.out = out;
+    memset(&sub.flight, 0, sizeof sub.flight);
+    for (int i = 0; i < in->n; i++) sched_op(&sub, in->v[i]);
+    if (sub.flight.n) emit_wait_mma(&sub, 0, "products inside a branch or loop finish inside it");
+}
+
 static void sched_op(Sched *s, POp *o) {
     PlanKernel *pk = s->L->pk;
     Effects e;
@@ -989,12 +1001,16 @@ static void sched_op(Sched *s, POp *o) {
     if (o->kind == POP_IF || o->kind == POP_FOR) {
         if (op_nests_mma(o)) {
             if (s->flight.n) emit_wait_mma(s, 0, "products inside a branch or loop start with none in flight");
-            /* nested products finish inside their branch */
-            POp *w0 = pop_new(s->L, POP_WAIT_MMA);
-            w0->n = 0;
-            w0->note = "products inside a branch or loop finish inside it";
-            vec_push(s->L->a, &o->then_ops, w0);
-            if (o->else_ops.n) vec_push(s->L->a, &o->else_ops, w0);
+            /* the branch's (or loop body's) own schedule, into a copy of the op: the same op is
+             * walked for the first step and for the steady state */
+            POp *c = pop_new(s->L, o->kind);
+            *c = *o;
+            c->then_ops = (POpList){0};
+            c->else_ops = (POpList){0};
+            sched_nested(s, &o->then_ops, &c->then_ops);
+            if (o->else_ops.n) sched_nested(s, &o->else_ops, &c->else_ops);
+            emit_op(s, c);
+            return;
         } else {
             wait_for_conflicts(s, &e, false, NULL);
         }
@@ -1116,6 +1132,19 @@ static void schedule_compute(Lower *L, POpList *body, POpList *first, POpList *o
         r->note = "the last step's stage";
         vec_push(L->a, after, r);
     }
+}
+
+/* setup or finish (once per work tile): products and their waits, and the setup tiles' barrier
+ * before the first op that reads them (in finish they were waited for in setup) */
+static void schedule_block(Lower *L, POpList *ops, bool setup_waited, const char *why) {
+    Sched s = sched_new(L);
+    POpList out = {0};
+    s.out = &out;
+    s.in_loop = false;
+    for (int g = 0; g < L->pk->groups.n; g++) s.waited[g][0] = setup_waited;
+    for (int i = 0; i < ops->n; i++) sched_op(&s, ops->v[i]);
+    if (s.flight.n) emit_wait_mma(&s, 0, why);
+    *ops = out;
 }
 
 /* ---- the early release of setup tiles ---------------------------------------------------------- */
@@ -2089,6 +2118,43 @@ static void apply_overlap(Lower *L) {
     }
 }
 
+/* ---- the first step: peeled or not ---------------------------------------------------------- */
+
+static bool op_lists_equal(const POpList *a, const POpList *b);
+
+static bool ops_equal(const POp *x, const POp *y) {
+    if (x == y) return true;
+    if (x->kind != y->kind || x->st != y->st || x->mma != y->mma || x->group != y->group || x->prev != y->prev ||
+        x->skip_first != y->skip_first || x->last_step != y->last_step || x->no_steps != y->no_steps || x->n != y->n ||
+        x->mv != y->mv || x->bar != y->bar || x->buf != y->buf || x->bulk_read != y->bulk_read || x->store != y->store)
+        return false;
+    return op_lists_equal(&x->then_ops, &y->then_ops) && op_lists_equal(&x->else_ops, &y->else_ops);
+}
+
+static bool op_lists_equal(const POpList *a, const POpList *b) {
+    if (a->n != b->n) return false;
+    for (int i = 0; i < a->n; i++)
+        if (!ops_equal(a->v[i], b->v[i])) return false;
+    return true;
+}
+
+static bool ops_zero_first(const POpList *ops) {
+    for (int i = 0; i < ops->n; i++)
+        if ((ops->v[i]->kind == POP_MMA && ops->v[i]->mma->zero_first) || ops_zero_first(&ops->v[i]->then_ops) ||
+            ops_zero_first(&ops->v[i]->else_ops))
+            return true;
+    return false;
+}
+
+static void plan_peel(Lower *L) {
+    PlanKernel *pk = L->pk;
+    if (pk->no_pipeline) return;
+    pk->peel_first = pk->lookahead || ops_zero_first(&pk->first_ops) || !op_lists_equal(&pk->first_ops, &pk->compute_ops);
+    if (!pk->peel_first)
+        note(L, "the first step's schedule is every later step's (nothing is carried from one step to the next), so "
+                "the loop starts at step 0 and the step is emitted once");
+}
+
 /* ---- named barriers -------------------------------------------------------------------------- */
 
 static void relink_bars(POpList *ops, int from, int to) {
@@ -2156,6 +2222,23 @@ static void unsupported_(Lower *L, Span sp, const char *what, bool plural) {
 #define unsupported(L, sp, what) unsupported_((L), (sp), (what), false)
 #define unsupported_plural(L, sp, what) unsupported_((L), (sp), (what), true)
 
+/* rows of a register tile (or entries of a per_row vector) are held in blocks of 64 by each
+ * warpgroup: a row slice must take whole blocks of a value one warpgroup holds whole */
+static void check_row_slice(Lower *L, const Expr *e) {
+    const Type *bt = &e->u.index.base->ty;
+    const IndexArg *a = &e->u.index.args[0];
+    int lo = a->lo ? (int)a->lo->cval : 0, hi = a->hi ? (int)a->hi->cval : bt->rows;
+    if (!bt->per_wg && L->pk->consumers > 1)
+        diag_error(L->d, e->span,
+                   "'%s' is split over %d consumer warpgroups by rows, so its rows cannot be sliced; declare it per_wg "
+                   "(every warpgroup holds all of it) or use one consumer warpgroup",
+                   e->u.index.base->sym->name, L->pk->consumers);
+    else if (lo % 64 || hi % 64)
+        diag_error(L->d, a->span,
+                   "a row slice of a register %s takes whole blocks of 64 rows (the wgmma fragment layout); got %d:%d",
+                   bt->kind == TY_TILE ? "tile" : "vector", lo, hi);
+}
+
 static void support_expr(Lower *L, Expr *e) {
     if (!e) return;
     switch (e->kind) {
@@ -2166,11 +2249,12 @@ static void support_expr(Lower *L, Expr *e) {
     case EX_INDEX:
         if (e->ty.kind == TY_VEC && e->u.index.base->ty.kind == TY_TILE)
             unsupported(L, e->span, "taking one row or column of a register tile");
-        else if (e->u.index.base->ty.kind == TY_TILE && e->u.index.base->ty.space == MS_REG &&
-                 (e->u.index.args[0].lo || e->u.index.args[0].hi))
-            unsupported(L, e->span, "slicing the rows of a register tile (columns can be sliced)");
+        else if (e->u.index.base->ty.space == MS_REG &&
+                 ((e->u.index.base->ty.kind == TY_TILE && (e->u.index.args[0].lo || e->u.index.args[0].hi)) ||
+                  (e->u.index.base->ty.kind == TY_VEC && e->u.index.base->ty.layout == VL_ROW)))
+            check_row_slice(L, e);
         else if (e->u.index.base->ty.kind == TY_VEC && e->u.index.base->ty.space == MS_REG)
-            unsupported(L, e->span, "slicing a register vector");
+            unsupported(L, e->span, "slicing a per_col register vector");
         support_expr(L, e->u.index.base);
         return;
     case EX_CALL:
@@ -2210,7 +2294,6 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
                 unsupported(L, st->span, "moving vectors between registers and shared memory");
             if (st->mv == MV_G2R) unsupported(L, st->span, "loading a vector from global memory into registers");
             if (stmt_is_mma(st)) {
-                if (bk != BK_COMPUTE) unsupported(L, st->span, "a product outside the compute block");
                 support_expr(L, st->u.assign.rhs->u.bin.l);
                 break;
             }
@@ -2419,6 +2502,10 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     lower_staging(L);
     layout_smem(L);
     if (L->d->nerrors > L->errors0) return pk;
+    /* setup and finish: products there are waited for before their results are used, and
+     * before the block ends */
+    schedule_block(L, &pk->setup_ops, false, "the setup block's products");
+    schedule_block(L, &pk->finish_ops, true, "the finish block's products");
     /* consumers: setup (then wait for the setup tiles), the scheduled step, finish */
     POpList sched = {0}, first = {0}, after = {0};
     if (!pk->no_pipeline) schedule_compute(L, &pk->compute_ops, &first, &sched, &after);
@@ -2464,6 +2551,9 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     /* setup tiles: wait before the loop (after setup's own statements), release after finish */
     for (int g = 0; g < pk->groups.n; g++) {
         if (!pk->groups.v[g].once) continue;
+        bool waited = false; /* by schedule_block, before the setup op that first reads them */
+        for (int i = 0; i < pk->setup_ops.n; i++)
+            waited |= pk->setup_ops.v[i]->kind == POP_WAIT_FULL && pk->setup_ops.v[i]->group == g;
         POp *w = pop_new(L, POP_WAIT_FULL);
         w->group = g;
         /* before the first setup statement that reads the setup tiles, else at the end of setup */
@@ -2474,9 +2564,11 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
             for (int j = 0; j < pk->groups.v[g].bufs.n; j++)
                 if (symset_has(&e.bufs, pk->bufs.v[pk->groups.v[g].bufs.v[j]].sym)) at = i;
         }
-        vec_push(L->a, &pk->setup_ops, NULL);
-        for (int i = pk->setup_ops.n - 1; i > at; i--) pk->setup_ops.v[i] = pk->setup_ops.v[i - 1];
-        pk->setup_ops.v[at] = w;
+        if (!waited) {
+            vec_push(L->a, &pk->setup_ops, NULL);
+            for (int i = pk->setup_ops.n - 1; i > at; i--) pk->setup_ops.v[i] = pk->setup_ops.v[i - 1];
+            pk->setup_ops.v[at] = w;
+        }
         POp *r = pop_new(L, POP_RELEASE);
         r->group = g;
         r->note = "the setup tiles are no longer read";
@@ -2532,6 +2624,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     POpList *lists[] = {&pk->setup_ops, &pk->first_ops, &pk->compute_ops, &pk->after_ops, &pk->finish_ops};
     for (int i = 0; i < 5; i++) link_stores(L, lists[i]);
     plan_named_bars(L);
+    plan_peel(L);
     return pk;
 }
 

@@ -267,6 +267,10 @@ typedef struct PlanKernel {
      * always issued); first_ops[ahead_head] is a wait for all of the head's products */
     bool lookahead;
     int ahead_head, ahead_split;
+    /* the first step runs on its own (peeled) only when its schedule differs from every later
+     * step's (fewer waits or releases, a scale-d 0 product, the lookahead's head); otherwise the
+     * loop starts at step 0 and first_ops is not emitted */
+    bool peel_first;
     const char *no_lookahead;   /* why not, for the notes (NULL: applied, or not asked for) */ /* the last step releases the setup tiles (see lower.c) */
     int cluster;        /* blocks per cluster along cluster_axis */
     int cluster_axis;   /* the folded grid axis if there is one, else the first */

@@ -231,10 +231,13 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     sb_puts(b, "  consumers:\n");
     sb_puts(b, "    setup:\n");
     dump_ops(b, pk, &pk->setup_ops, 3);
-    if (!pk->no_pipeline) {
+    if (!pk->no_pipeline && pk->peel_first) {
         sb_puts(b, "    first step:\n");
         dump_ops(b, pk, &pk->first_ops, 3);
         sb_puts(b, "    every later step:\n");
+        dump_ops(b, pk, &pk->compute_ops, 3);
+    } else if (!pk->no_pipeline) {
+        sb_puts(b, "    every step (the first one too):\n");
         dump_ops(b, pk, &pk->compute_ops, 3);
     }
     if (pk->tail) {
