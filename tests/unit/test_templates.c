@@ -1,7 +1,7 @@
 /* test_templates.c - unit tests of src/templates.c: template_fill (regions replaced with their
  * marker lines, other lines copied, every malformed template refused with a message), and the
- * embedded files: template_text finds the Python runtime of --emit=torch, whose regions are the
- * ones emit_torch.c fills, and template_fragment finds the CUDA fragments. */
+ * embedded files: template_text finds the binding and the Python runtime of --emit=torch, whose
+ * regions are the ones emit_torch.c fills, and template_fragment finds the CUDA fragments. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,6 +90,25 @@ static void test_embedded_files(void **state) {
     assert_string_equal(b.s + b.len - 2, "K\n");
     assert_null(strstr(b.s, "@tkc"));
     assert_non_null(strstr(b.s, "\ndef tkc_build("));
+    sb_free(&b);
+    /* the binding's: the regions emit_torch.c fills, with "//" markers */
+    const char *cpp = template_text("tkc_torch_binding.cpp", &len);
+    assert_non_null(cpp);
+    const TemplateRegion rc[] = {
+        {"header", "// H\n"}, {"stream", ""}, {"launchers", ""}, {"kernels", ""}, {"module", "// M\n"},
+    };
+    sb_init(&b);
+    assert_int_equal(template_fill(&b, cpp, len, "//", rc, 5, err, sizeof err), 0);
+    static const char head[] = "// H\n#include <torch/extension.h>\n";
+    assert_true(!strncmp(b.s, head, sizeof head - 1));
+    assert_string_equal(b.s + b.len - 5, "// M\n");
+    assert_null(strstr(b.s, "@tkc"));
+    assert_non_null(strstr(b.s, "\nvoid tkc_tensor("));
+    sb_free(&b);
+    /* "#" markers are not "//" ones: the Python template's regions are not found */
+    sb_init(&b);
+    assert_int_equal(template_fill(&b, py, len = strlen(py), "//", r, 6, err, sizeof err), -1);
+    assert_string_equal(err, "no region 'docstring'");
     sb_free(&b);
     size_t flen = 0;
     const char *frag = template_fragment("tkc_ptx.cuh", "prelude", &flen);
