@@ -2,14 +2,17 @@
  *   DIR/<stem>_kernels.cu    the CUDA of the kernels and their launchers (emit_cuda's output)
  *   DIR/<stem>_binding.cpp   one pybind11 function per kernel: checks its tensors (device, dtype,
  *                            shape), passes their strides, sets the device guard, launches on
- *                            the current CUDA stream and returns the launcher's status
+ *                            the current CUDA stream and returns the launcher's status; its
+ *                            shared part is templates/tkc_torch_binding.cpp
  *   DIR/<stem>.py            builds the extension on first use (torch.utils.cpp_extension.load,
  *                            sm_90a) and exposes one function per kernel: tensors in, tensors
- *                            out, with Python errors that name the argument
- * Everything is printed from the KernelApi (api.h), like the launchers themselves, so the three
- * files and the .cu cannot disagree about a parameter. <stem> is the .tk file's name made a
- * Python identifier; the extension's name adds a hash of the two C++ sources, so two .tk files,
- * or two -D variants of one, never share a build.
+ *                            out, with Python errors that name the argument; its shared part is
+ *                            templates/tkc_torch_runtime.py
+ * The two templates are embedded into tkc (templates.h); their marked regions are filled in here
+ * (template_fill). What depends on the kernels is printed from the KernelApi (api.h), like the
+ * launchers themselves, so the three files and the .cu cannot disagree about a parameter. <stem>
+ * is the .tk file's name made a Python identifier; the extension's name adds a hash of the two
+ * C++ sources, so two .tk files, or two -D variants of one, never share a build.
  * Invariant: the files depend only on the plan and options: same input, same bytes. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,294 +25,7 @@
 
 #include "api.h"
 #include "emit.h"
-
-/* The part of every generated .py that does not depend on the kernels: building the extension,
- * the argument checks, and turning a launcher's status into an exception. Plain Python, one
- * line per string (C11 limits the length of one string literal). */
-static const char *const py_runtime[] = {
-    "# ---- the runtime every tkc torch module shares ---------------------------------------------\n",
-    "\n",
-    "_tkc_ext = None\n",
-    "_tkc_lock = _tkc_threading.Lock()\n",
-    "_tkc_capability = {}\n",
-    "\n",
-    "\n",
-    "class TkcError(RuntimeError):\n",
-    "    \"\"\"A launcher returned a TKC_ERR_* status this module cannot pin on one argument.\"\"\"\n",
-    "\n",
-    "    def __init__(self, message, status):\n",
-    "        super().__init__(message)\n",
-    "        self.status = status\n",
-    "        self.status_name = TKC_STATUS.get(status, (\"TKC_ERR_UNKNOWN\", \"\"))[0]\n",
-    "\n",
-    "\n",
-    "def tkc_build(verbose=False):\n",
-    "    \"\"\"Builds (or loads the cached build of) the CUDA extension and returns it.\n",
-    "\n",
-    "    Builds into TKC_TORCH_BUILD_DIR/<name> if that variable is set, else _build/<name> beside\n",
-    "    this file, else (neither writable) torch's default extension cache. verbose, or\n",
-    "    TKC_TORCH_VERBOSE=1, shows the compiler's output.\n",
-    "    \"\"\"\n",
-    "    global _tkc_ext\n",
-    "    with _tkc_lock:\n",
-    "        if _tkc_ext is not None:\n",
-    "            return _tkc_ext\n",
-    "        from torch.utils.cpp_extension import load\n",
-    "\n",
-    "        here = _tkc_os.path.dirname(_tkc_os.path.abspath(__file__))\n",
-    "        root = _tkc_os.environ.get(\"TKC_TORCH_BUILD_DIR\") or _tkc_os.path.join(here, \"_build\")\n",
-    "        build_dir = _tkc_os.path.join(root, _TKC_NAME)\n",
-    "        try:\n",
-    "            _tkc_os.makedirs(build_dir, exist_ok=True)\n",
-    "            probe = _tkc_os.path.join(build_dir, \".tkc_write_probe\")\n",
-    "            with open(probe, \"w\"):\n",
-    "                pass\n",
-    "            _tkc_os.remove(probe)\n",
-    "        except OSError:\n",
-    "            build_dir = None  # torch's default cache, keyed by the extension's name\n",
-    "        _tkc_ext = load(\n",
-    "            name=_TKC_NAME,\n",
-    "            sources=[_tkc_os.path.join(here, s) for s in _TKC_SOURCES],\n",
-    "            extra_cflags=[\"-O3\"],\n",
-    "            extra_cuda_cflags=[\"-O3\", \"-std=c++17\", \"-gencode=arch=compute_90a,code=sm_90a\"],\n",
-    "            build_directory=build_dir,\n",
-    "            verbose=bool(verbose or _tkc_os.environ.get(\"TKC_TORCH_VERBOSE\")),\n",
-    "        )\n",
-    "        return _tkc_ext\n",
-    "\n",
-    "\n",
-    "class _TkcTensor:\n",
-    "    __slots__ = (\"name\", \"mode\", \"dt\", \"shape\", \"tma\", \"zeroed\")\n",
-    "\n",
-    "    def __init__(self, name, mode, dt, shape, tma, zeroed=False):\n",
-    "        self.name, self.mode, self.dt, self.shape, self.tma, self.zeroed = name, mode, dt, shape, tma, zeroed\n",
-    "\n",
-    "\n",
-    "class _TkcScalar:\n",
-    "    __slots__ = (\"name\", \"dt\")\n",
-    "    mode = \"scalar\"\n",
-    "\n",
-    "    def __init__(self, name, dt):\n",
-    "        self.name, self.dt = name, dt\n",
-    "\n",
-    "\n",
-    "class _TkcKernel:\n",
-    "    __slots__ = (\"name\", \"signature\", \"args\", \"dims\", \"requires\")\n",
-    "\n",
-    "    def __init__(self, name, signature, args, dims, requires):\n",
-    "        self.name, self.signature, self.args, self.dims, self.requires = name, signature, args, dims, requires\n",
-    "\n",
-    "\n",
-    "# .tk dtype -> (torch dtype, bytes per element)\n",
-    "_TKC_DTYPES = {\n",
-    "    \"bf16\": (_tkc_torch.bfloat16, 2),\n",
-    "    \"fp16\": (_tkc_torch.float16, 2),\n",
-    "    \"fp32\": (_tkc_torch.float32, 4),\n",
-    "    \"i32\": (_tkc_torch.int32, 4),\n",
-    "}\n",
-    "\n",
-    "\n",
-    "def _tkc_decl(a):\n",
-    "    \"\"\"'bf16[M, K]' for a tensor spec.\"\"\"\n",
-    "    return \"%s[%s]\" % (a.dt, \", \".join(d if isinstance(d, str) else d[1] for d in a.shape))\n",
-    "\n",
-    "\n",
-    "def _tkc_tensor(fn, a, t):\n",
-    "    \"\"\"Checks what can be checked without a GPU: type, layout, dtype, rank.\"\"\"\n",
-    "    if not isinstance(t, _tkc_torch.Tensor):\n",
-    "        raise TypeError(\"%s: %s must be a torch.Tensor (%s), got %s\" % (fn, a.name, _tkc_decl(a), type(t).__name__))\n",
-    "    if t.layout != _tkc_torch.strided:\n",
-    "        raise TypeError(\"%s: %s must be a dense (strided) tensor, got layout %s\" % (fn, a.name, t.layout))\n",
-    "    want = _TKC_DTYPES[a.dt][0]\n",
-    "    if t.dtype != want:\n",
-    "        raise TypeError(\"%s: %s must have dtype %s (%s), got %s\" % (fn, a.name, want, _tkc_decl(a), t.dtype))\n",
-    "    if t.dim() != len(a.shape):\n",
-    "        raise ValueError(\"%s: %s must be a %d-d tensor %s, got shape %s\"\n",
-    "                         % (fn, a.name, len(a.shape), _tkc_decl(a), tuple(t.shape)))\n",
-    "\n",
-    "\n",
-    "def _tkc_scalar(fn, a, v):\n",
-    "    if a.dt == \"fp32\":\n",
-    "        if isinstance(v, bool) or not isinstance(v, _tkc_numbers.Real):\n",
-    "            raise TypeError(\"%s: %s must be a float (fp32 scalar), got %s\" % (fn, a.name, type(v).__name__))\n",
-    "        return float(v)\n",
-    "    if isinstance(v, bool) or not isinstance(v, _tkc_numbers.Integral):\n",
-    "        raise TypeError(\"%s: %s must be an int (%s scalar), got %s\" % (fn, a.name, a.dt, type(v).__name__))\n",
-    "    if not -2**31 <= int(v) < 2**31:\n",
-    "        raise ValueError(\"%s: %s must fit in 32 bits (%s scalar), got %d\" % (fn, a.name, a.dt, int(v)))\n",
-    "    return int(v)\n",
-    "\n",
-    "\n",
-    "def _tkc_check_device(fn, named, default=None):\n",
-    "    \"\"\"All tensors on one CUDA device, and that device an sm_90 GPU; returns the device.\"\"\"\n",
-    "    dev = None\n",
-    "    first = None\n",
-    "    for name, t in named:\n",
-    "        if t.device.type != \"cuda\":\n",
-    "            raise ValueError(\"%s: %s must be a CUDA tensor, got a tensor on %s (move it with %s.cuda())\"\n",
-    "                             % (fn, name, t.device, name))\n",
-    "        if dev is None:\n",
-    "            dev, first = t.device, name\n",
-    "        elif t.device != dev:\n",
-    "            raise ValueError(\"%s: all tensors must be on one device: %s is on %s, %s is on %s\"\n",
-    "                             % (fn, first, dev, name, t.device))\n",
-    "    if dev is None:\n",
-    "        dev = _tkc_torch.device(default if default is not None else \"cuda\")\n",
-    "        if dev.type != \"cuda\":\n",
-    "            raise ValueError(\"%s: device must be a CUDA device, got %s\" % (fn, dev))\n",
-    "    idx = dev.index if dev.index is not None else _tkc_torch.cuda.current_device()\n",
-    "    cap = _tkc_capability.get(idx)\n",
-    "    if cap is None:\n",
-    "        cap = _tkc_capability[idx] = _tkc_torch.cuda.get_device_capability(idx)\n",
-    "    if cap != (9, 0):\n",
-    "        raise RuntimeError(\"%s: cuda:%d (%s) is sm_%d%d; tkc kernels use wgmma and TMA and run only on sm_90 \"\n",
-    "                           \"(Hopper: H100, H200, GH200)\"\n",
-    "                           % (fn, idx, _tkc_torch.cuda.get_device_name(idx), cap[0], cap[1]))\n",
-    "    return _tkc_torch.device(\"cuda\", idx)\n",
-    "\n",
-    "\n",
-    "def _tkc_strides(a, t):\n",
-    "    \"\"\"The strides the C++ binding passes for t (a size-1 dimension is never stepped over, so\n",
-    "    its stride is replaced by one TMA accepts), for messages.\"\"\"\n",
-    "    n = len(a.shape)\n",
-    "    q = 16 // _TKC_DTYPES[a.dt][1]\n",
-    "    out = [0] * n\n",
-    "    span = 1\n",
-    "    for d in range(n - 1, -1, -1):\n",
-    "        size, st = t.shape[d], t.stride(d)\n",
-    "        if size == 1:\n",
-    "            st = 1 if d == n - 1 else span\n",
-    "            if a.tma and d != n - 1:\n",
-    "                st = (st + q - 1) // q * q\n",
-    "        out[d] = st\n",
-    "        span = max(span, st * size)\n",
-    "    return out\n",
-    "\n",
-    "\n",
-    "def _tkc_layout_error(fn, k, tensors):\n",
-    "    \"\"\"The first tensor whose address or strides the launcher cannot use, explained; or None.\"\"\"\n",
-    "    for a, t in tensors:\n",
-    "        e = _TKC_DTYPES[a.dt][1]\n",
-    "        q = 16 // e\n",
-    "        st = _tkc_strides(a, t)\n",
-    "        shape = tuple(t.shape)\n",
-    "        role = \"%s (the output %s, allocated contiguous)\" % (a.name, _tkc_decl(a)) if a.mode == \"out\" else a.name\n",
-    "        if a.tma:\n",
-    "            ptr = t.data_ptr()\n",
-    "            if ptr % 16:\n",
-    "                return (\"%s: %s is moved by TMA, which needs a 16-byte aligned data pointer; got 0x%x, %d bytes \"\n",
-    "                        \"past a 16-byte boundary (a view with a storage offset?): pass %s.contiguous(), a fresh \"\n",
-    "                        \"aligned copy\" % (fn, role, ptr, ptr % 16, a.name))\n",
-    "            bad = [d for d in range(len(shape)) if shape[d] > 1 and\n",
-    "                   (st[d] < 1 or (st[d] != 1 if d == len(shape) - 1 else (st[d] % q or st[d] * e >= 2**40)))]\n",
-    "            if bad:\n",
-    "                need = (\"TMA needs the last stride to be 1 and every other stride to be a positive multiple of 16 \"\n",
-    "                        \"bytes (%d %s elements)\" % (q, a.dt))\n",
-    "                msg = \"%s: %s is moved by TMA: %s; got strides %s for shape %s\" % (fn, role, need, tuple(st), shape)\n",
-    "                # would a contiguous copy do?\n",
-    "                c, ok = 1, True\n",
-    "                for d in range(len(shape) - 1, -1, -1):\n",
-    "                    if d < len(shape) - 1 and shape[d] > 1 and (c % q):\n",
-    "                        ok = False\n",
-    "                    c *= shape[d]\n",
-    "                if a.mode == \"out\":\n",
-    "                    return msg + \": make the sizes of its inner dimensions multiples of %d elements\" % q\n",
-    "                if ok:\n",
-    "                    return msg + \": pass %s.contiguous()\" % a.name\n",
-    "                return (msg + \": even %s.contiguous() has rows of %d bytes; pad its last dimension to a multiple \"\n",
-    "                        \"of %d elements (and pass a view of the padded tensor)\" % (a.name, shape[-1] * e, q))\n",
-    "        else:\n",
-    "            ptr = t.data_ptr()\n",
-    "            if ptr % e:\n",
-    "                return (\"%s: %s is not aligned to its element size (%d bytes): pass %s.contiguous()\"\n",
-    "                        % (fn, role, e, a.name))\n",
-    "            bad = [d for d in range(len(shape)) if shape[d] > 1 and st[d] < 1]\n",
-    "            if bad:\n",
-    "                return (\"%s: %s needs positive strides, got %s for shape %s (a broadcast view, from expand?): \"\n",
-    "                        \"pass %s.contiguous()\" % (fn, role, tuple(st), shape, a.name))\n",
-    "    return None\n",
-    "\n",
-    "\n",
-    "def _tkc_run(k, values, kw, device=None):\n",
-    "    fn = k.name + \"()\"\n",
-    "    given, scalars = [], {}\n",
-    "    it = iter(values)\n",
-    "    for a in k.args:\n",
-    "        if a.mode == \"scalar\":\n",
-    "            scalars[a.name] = _tkc_scalar(fn, a, next(it))\n",
-    "        elif a.mode != \"out\":\n",
-    "            t = next(it)\n",
-    "            _tkc_tensor(fn, a, t)\n",
-    "            given.append((a, t))\n",
-    "    # run-time dimensions: from keywords, then from the shapes, in .tk order\n",
-    "    dims, origin = {}, {}\n",
-    "    for name, v in kw.items():\n",
-    "        if isinstance(v, bool) or not isinstance(v, _tkc_numbers.Integral):\n",
-    "            raise TypeError(\"%s: %s must be an int (a run-time dimension), got %s\" % (fn, name, type(v).__name__))\n",
-    "        dims[name], origin[name] = int(v), \"the argument \" + name\n",
-    "    for a, t in given:\n",
-    "        for i, d in enumerate(a.shape):\n",
-    "            got = t.shape[i]\n",
-    "            if isinstance(d, str):\n",
-    "                if d not in dims:\n",
-    "                    dims[d], origin[d] = got, \"%s.shape[%d]\" % (a.name, i)\n",
-    "                elif dims[d] != got:\n",
-    "                    raise ValueError(\"%s: %s.shape[%d] is %d, but %s = %d from %s (%s is %s, got shape %s)\"\n",
-    "                                     % (fn, a.name, i, got, d, dims[d], origin[d], a.name, _tkc_decl(a),\n",
-    "                                        tuple(t.shape)))\n",
-    "            elif got != d[0]:\n",
-    "                if d[1] == str(d[0]):\n",
-    "                    fixed = \"%d (fixed in the .tk)\" % d[0]\n",
-    "                else:\n",
-    "                    fixed = (\"%s = %d, a compile-time param (tkc -D %s=%d generates a module for %d)\"\n",
-    "                             % (d[1], d[0], d[1], got, got))\n",
-    "                raise ValueError(\"%s: %s.shape[%d] must be %s; got %d (%s is %s)\"\n",
-    "                                 % (fn, a.name, i, fixed, got, a.name, _tkc_decl(a)))\n",
-    "    for d in k.dims:\n",
-    "        if not 1 <= dims[d] <= 2**31 - 1:\n",
-    "            raise ValueError(\"%s: %s = %d (from %s); tkc kernels need every dimension in [1, 2^31 - 1]\"\n",
-    "                             % (fn, d, dims[d], origin[d]))\n",
-    "    dev = _tkc_check_device(fn, [(a.name, t) for a, t in given], device)\n",
-    "    # outputs, then the call in the launcher's order: tensors, dimensions, scalars\n",
-    "    by_name = dict((a.name, t) for a, t in given)\n",
-    "    tensors, outs = [], []\n",
-    "    for a in k.args:\n",
-    "        if a.mode == \"scalar\":\n",
-    "            continue\n",
-    "        if a.mode == \"out\":\n",
-    "            shape = [dims[d] if isinstance(d, str) else d[0] for d in a.shape]\n",
-    "            t = _tkc_torch.empty(shape, dtype=_TKC_DTYPES[a.dt][0], device=dev)\n",
-    "            outs.append(t)\n",
-    "        else:\n",
-    "            t = by_name[a.name]\n",
-    "        tensors.append((a, t))\n",
-    "    ext = _tkc_ext if _tkc_ext is not None else tkc_build()\n",
-    "    status = getattr(ext, k.name)(*([t for _, t in tensors] + [dims[d] for d in k.dims] +\n",
-    "                                    [scalars[a.name] for a in k.args if a.mode == \"scalar\"]))\n",
-    "    if status:\n",
-    "        _tkc_raise(fn, k, status, tensors, dims)\n",
-    "    if not outs:\n",
-    "        return None\n",
-    "    return outs[0] if len(outs) == 1 else tuple(outs)\n",
-    "\n",
-    "\n",
-    "def _tkc_raise(fn, k, status, tensors, dims):\n",
-    "    name, meaning = TKC_STATUS.get(status, (\"TKC_ERR_UNKNOWN\", \"an unknown status\"))\n",
-    "    shown = \", \".join(\"%s=%d\" % (d, dims[d]) for d in k.dims)\n",
-    "    if name in (\"TKC_ERR_STRIDE\", \"TKC_ERR_ALIGN\"):\n",
-    "        msg = _tkc_layout_error(fn, k, tensors)\n",
-    "        raise ValueError(msg or \"%s: the launcher returned %s (%s); TMA needs 16-byte aligned data pointers, last \"\n",
-    "                         \"strides of 1 and other strides that are multiples of 16 bytes: pass .contiguous() tensors\"\n",
-    "                         % (fn, name, meaning))\n",
-    "    if name == \"TKC_ERR_REQUIRE\":\n",
-    "        raise ValueError(\"%s: the kernel requires %s; got %s (%s)\" % (fn, \" and \".join(k.requires), shown, name))\n",
-    "    if name == \"TKC_ERR_DIM\":\n",
-    "        raise ValueError(\"%s: the launcher rejected the dimensions %s: %s (%s)\" % (fn, shown, meaning, name))\n",
-    "    hint = \"\"\n",
-    "    if name == \"TKC_ERR_LAUNCH\":\n",
-    "        hint = \"; run with CUDA_LAUNCH_BLOCKING=1 to find the failing call\"\n",
-    "    raise TkcError(\"%s: the launcher returned %s (%d): %s%s\" % (fn, name, status, meaning, hint), status)\n",
-};
+#include "templates.h"
 
 /* ---- names ---------------------------------------------------------------------------------- */
 
@@ -439,6 +155,28 @@ static bool has_inputs(const KernelApi *k) {
     return false;
 }
 
+/* ---- the templates -------------------------------------------------------------------------- */
+
+#define BINDING_TEMPLATE "tkc_torch_binding.cpp" /* regions marked "// @tkc begin NAME" */
+#define PY_TEMPLATE "tkc_torch_runtime.py"       /* regions marked "# @tkc begin NAME" */
+
+/* The embedded template with its regions filled in, or NULL (with a message on stderr) if it is
+ * broken: what every binding or module shares is in these files, what depends on the kernels is
+ * printed below. */
+static char *fill_template(const char *file, const char *comment, const TemplateRegion *regions, int n) {
+    size_t len = 0;
+    const char *tmpl = template_text(file, &len);
+    char err[256] = "it is not embedded";
+    StrBuf b;
+    sb_init(&b);
+    if (!tmpl || template_fill(&b, tmpl, len, comment, regions, n, err, sizeof err)) {
+        fprintf(stderr, "tkc: internal error: templates/%s: %s\n", file, err);
+        sb_free(&b);
+        return NULL;
+    }
+    return sb_take(&b);
+}
+
 /* ---- the C++ binding ------------------------------------------------------------------------ */
 
 static void cpp_kernel(StrBuf *b, const KernelApi *k) {
@@ -497,9 +235,9 @@ static void cpp_kernel(StrBuf *b, const KernelApi *k) {
 }
 
 static char *emit_binding(const Plan *p, const EmitOptions *o, const char *stem, KernelApi **apis) {
-    StrBuf b;
-    sb_init(&b);
-    sb_printf(&b,
+    StrBuf header, launchers, kernels, module;
+    sb_init(&header);
+    sb_printf(&header,
               "// %s_binding.cpp - generated by tkc %s from %s. Do not edit: change the .tk and run\n"
               "// `tkc --emit=torch` again. The PyTorch side of %s_kernels.cu's launchers: one function per\n"
               "// kernel that checks its tensors (device, dtype, shape), passes their strides, sets the device\n"
@@ -507,57 +245,39 @@ static char *emit_binding(const Plan *p, const EmitOptions *o, const char *stem,
               "// TKC_ERR_* code). %s.py calls these; it checks the same things first with friendlier messages\n"
               "// and turns a status into an exception.\n",
               stem, o->tkc_version, path_base(o->source_path), stem, stem);
-    sb_puts(&b, "#include <torch/extension.h>\n\n#include <ATen/cuda/CUDAContext.h>\n#include <c10/cuda/CUDAGuard.h>\n\n"
-                "#include <algorithm>\n#include <cstdint>\n\n");
-    sb_puts(&b, API_STREAM_TYPEDEF_CXX "\n");
-    sb_printf(&b, "// the launchers, defined in %s_kernels.cu\n", stem);
+    sb_init(&launchers);
+    sb_printf(&launchers, "// the launchers, defined in %s_kernels.cu\n", stem);
     for (int i = 0; i < p->kernels.n; i++) {
         StrBuf params;
         sb_init(&params);
         api_c_params(&params, apis[i]);
-        sb_printf(&b, "extern \"C\" int %s(%s);\n", apis[i]->fn, params.s);
+        sb_printf(&launchers, "extern \"C\" int %s(%s);\n", apis[i]->fn, params.s);
         sb_free(&params);
     }
-    sb_puts(&b,
-            "\nnamespace {\n\n"
-            "// Checks one tensor argument and writes the element strides its launcher gets. A dimension of\n"
-            "// size 1 is never stepped over, so its stride (which torch leaves arbitrary) is replaced by one\n"
-            "// TMA accepts: 1 for the last dimension, else the span of the inner ones, for TMA rounded up to\n"
-            "// 16 bytes.\n"
-            "void tkc_tensor(const char *kernel, const char *name, const at::Tensor &t, const at::Device &dev,\n"
-            "                at::ScalarType dt, int64_t elem, bool tma, int64_t rank, const int64_t *shape, int64_t *strides) {\n"
-            "    TORCH_CHECK_VALUE(t.defined(), kernel, \"(): \", name, \" is an undefined tensor\");\n"
-            "    TORCH_CHECK_VALUE(t.device() == dev, kernel, \"(): \", name, \" must be on \", dev, \", got \", t.device());\n"
-            "    TORCH_CHECK_TYPE(t.layout() == at::kStrided, kernel, \"(): \", name, \" must be a dense (strided) tensor\");\n"
-            "    TORCH_CHECK_TYPE(t.scalar_type() == dt, kernel, \"(): \", name, \" must be \", dt, \", got \", t.scalar_type());\n"
-            "    TORCH_CHECK_VALUE(t.dim() == rank, kernel, \"(): \", name, \" must have \", rank, \" dimensions, got \", t.dim());\n"
-            "    int64_t span = 1;\n"
-            "    for (int64_t d = rank - 1; d >= 0; --d) {\n"
-            "        TORCH_CHECK_VALUE(t.size(d) == shape[d], kernel, \"(): \", name, \".shape[\", d, \"] must be \", shape[d],\n"
-            "                          \", got \", t.size(d));\n"
-            "        int64_t st = t.stride(d);\n"
-            "        if (t.size(d) == 1) {\n"
-            "            const int64_t q = 16 / elem;\n"
-            "            st = d == rank - 1 ? 1 : span;\n"
-            "            if (tma && d != rank - 1) st = (st + q - 1) / q * q;\n"
-            "        }\n"
-            "        strides[d] = st;\n"
-            "        span = std::max(span, st * t.size(d));\n"
-            "    }\n"
-            "}\n\n"
-            "}  // namespace\n\n");
-    for (int i = 0; i < p->kernels.n; i++) cpp_kernel(&b, apis[i]);
-    sb_puts(&b, "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n");
-    sb_printf(&b, "    m.doc() = \"tkc kernels of %s; call them through %s.py\";\n", path_base(o->source_path), stem);
+    sb_init(&kernels);
+    for (int i = 0; i < p->kernels.n; i++) cpp_kernel(&kernels, apis[i]);
+    sb_init(&module);
+    sb_puts(&module, "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n");
+    sb_printf(&module, "    m.doc() = \"tkc kernels of %s; call them through %s.py\";\n", path_base(o->source_path), stem);
     for (int i = 0; i < p->kernels.n; i++) {
         const KernelApi *k = apis[i];
-        sb_printf(&b, "    m.def(\"%s\", &tkc_torch_%s, \"launches %s on the current stream; returns its status\"", k->kernel,
-                  k->kernel, k->fn);
-        for (int j = 0; j < k->params.n; j++) sb_printf(&b, ", pybind11::arg(\"%s\")", k->params.v[j].name);
-        sb_puts(&b, ");\n");
+        sb_printf(&module, "    m.def(\"%s\", &tkc_torch_%s, \"launches %s on the current stream; returns its status\"",
+                  k->kernel, k->kernel, k->fn);
+        for (int j = 0; j < k->params.n; j++) sb_printf(&module, ", pybind11::arg(\"%s\")", k->params.v[j].name);
+        sb_puts(&module, ");\n");
     }
-    sb_puts(&b, "}\n");
-    return sb_take(&b);
+    sb_puts(&module, "}\n");
+
+    const TemplateRegion regions[] = {
+        {"header", header.s},   {"stream", API_STREAM_TYPEDEF_CXX}, {"launchers", launchers.s},
+        {"kernels", kernels.s}, {"module", module.s},
+    };
+    char *text = fill_template(BINDING_TEMPLATE, "//", regions, (int)(sizeof regions / sizeof *regions));
+    sb_free(&header);
+    sb_free(&launchers);
+    sb_free(&kernels);
+    sb_free(&module);
+    return text;
 }
 
 /* ---- the Python module ---------------------------------------------------------------------- */
@@ -732,17 +452,20 @@ static void py_kernel(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi
     sb_puts(b, has_inputs(k) ? "})\n" : "}, device)\n");
 }
 
-static char *emit_module(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o, const char *stem,
-                         KernelApi **apis, const char *ext_name) {
-    const char *source = path_base(o->source_path);
+/* The runtime every module shares (building the extension, the argument checks, turning a
+ * launcher's status into an exception) is Python in templates/tkc_torch_runtime.py. */
+
+/* the module's docstring: its functions, params, and where the extension is built */
+static char *py_module_doc(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o, const char *stem,
+                           KernelApi **apis) {
     StrBuf b;
     sb_init(&b);
-    sb_printf(&b, "\"\"\"%s: PyTorch functions for the kernels of %s, generated by tkc %s.\n\n", stem, source, o->tkc_version);
+    sb_printf(&b, "\"\"\"%s: PyTorch functions for the kernels of %s, generated by tkc %s.\n\n", stem,
+              path_base(o->source_path), o->tkc_version);
     sb_puts(&b, "Do not edit: change the .tk and run `tkc --emit=torch` again.\n\n");
     for (int i = 0; i < p->kernels.n; i++) {
-        const PlanKernel *pk = p->kernels.v[i];
         sb_puts(&b, "    ");
-        py_call_sig(a, &b, pk, apis[i]);
+        py_call_sig(a, &b, p->kernels.v[i], apis[i]);
         sb_putc(&b, '\n');
     }
     sb_puts(&b, "\nCompile-time params:");
@@ -754,32 +477,54 @@ static char *emit_module(Arena *a, const Plan *p, const Program *prog, const Emi
                   "torch.utils.cpp_extension.load on first use (or by tkc_build()), into _build/ beside this file,\n"
                   "or $TKC_TORCH_BUILD_DIR, or where neither is writable torch's extension cache; later runs reuse\n"
                   "the build. TKC_TORCH_VERBOSE=1 shows the compiler. The functions run on sm_90 GPUs (Hopper) on\n"
-                  "the current CUDA stream; the launchers' status codes are in TKC_STATUS.\n\"\"\"\n\n",
+                  "the current CUDA stream; the launchers' status codes are in TKC_STATUS.\n\"\"\"\n",
               stem, stem);
-    sb_puts(&b, "import numbers as _tkc_numbers\nimport os as _tkc_os\nimport threading as _tkc_threading\n\n"
-                "import torch as _tkc_torch\n\n");
-    sb_puts(&b, "__all__ = [");
-    for (int i = 0; i < p->kernels.n; i++) sb_printf(&b, "\"%s\", ", py_ident(a, p->kernels.v[i]->name, true));
-    sb_puts(&b, "\"tkc_build\", \"tkc_params\", \"TkcError\", \"TKC_STATUS\"]\n\n");
-    sb_puts(&b, "# the compile-time params the kernels were generated with\ntkc_params = {");
+    return sb_take(&b);
+}
+
+/* the module's text, or NULL (with a message on stderr) if the embedded template is broken */
+static char *emit_module(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o, const char *stem,
+                         KernelApi **apis, const char *ext_name) {
+    const char *source = path_base(o->source_path);
+    StrBuf all, params, status, ext, kernels;
+    sb_init(&all);
+    sb_puts(&all, "__all__ = [");
+    for (int i = 0; i < p->kernels.n; i++) sb_printf(&all, "\"%s\", ", py_ident(a, p->kernels.v[i]->name, true));
+    sb_puts(&all, "\"tkc_build\", \"tkc_params\", \"TkcError\", \"TKC_STATUS\"]\n");
+    sb_init(&params);
+    sb_puts(&params, "tkc_params = {");
     for (int i = 0; i < prog->params.n; i++) {
-        if (i) sb_puts(&b, ", ");
-        py_str(&b, prog->params.v[i]->name);
-        sb_printf(&b, ": %" PRId64, prog->params.v[i]->sym->cval);
+        if (i) sb_puts(&params, ", ");
+        py_str(&params, prog->params.v[i]->name);
+        sb_printf(&params, ": %" PRId64, prog->params.v[i]->sym->cval);
     }
-    sb_puts(&b, "}\n\n# the launchers' status codes: {code: (name, meaning)}\nTKC_STATUS = {\n");
+    sb_puts(&params, "}\n");
+    sb_init(&status);
 #define X(n, v, m)                                                                                                     \
-    sb_printf(&b, "    %d: (\"%s\", ", v, #n);                                                                         \
-    py_str(&b, m);                                                                                                     \
-    sb_puts(&b, "),\n");
+    sb_printf(&status, "    %d: (\"%s\", ", v, #n);                                                                    \
+    py_str(&status, m);                                                                                                \
+    sb_puts(&status, "),\n");
     TK_STATUS(X)
 #undef X
-    sb_puts(&b, "}\n\n");
-    sb_printf(&b, "_TKC_NAME = \"%s\"  # the extension: stem and a hash of its sources\n", ext_name);
-    sb_printf(&b, "_TKC_SOURCES = (\"%s_kernels.cu\", \"%s_binding.cpp\")\n\n", stem, stem);
-    for (size_t i = 0; i < sizeof py_runtime / sizeof *py_runtime; i++) sb_puts(&b, py_runtime[i]);
-    for (int i = 0; i < p->kernels.n; i++) py_kernel(a, &b, p->kernels.v[i], apis[i], source);
-    return sb_take(&b);
+    sb_init(&ext);
+    sb_printf(&ext, "_TKC_NAME = \"%s\"  # the extension: stem and a hash of its sources\n", ext_name);
+    sb_printf(&ext, "_TKC_SOURCES = (\"%s_kernels.cu\", \"%s_binding.cpp\")\n", stem, stem);
+    sb_init(&kernels);
+    for (int i = 0; i < p->kernels.n; i++) py_kernel(a, &kernels, p->kernels.v[i], apis[i], source);
+
+    char *doc = py_module_doc(a, p, prog, o, stem, apis);
+    const TemplateRegion regions[] = {
+        {"docstring", doc}, {"all", all.s},  {"params", params.s},
+        {"status", status.s}, {"extension", ext.s}, {"kernels", kernels.s},
+    };
+    char *text = fill_template(PY_TEMPLATE, "#", regions, (int)(sizeof regions / sizeof *regions));
+    free(doc);
+    sb_free(&all);
+    sb_free(&params);
+    sb_free(&status);
+    sb_free(&ext);
+    sb_free(&kernels);
+    return text;
 }
 
 /* ---- files ---------------------------------------------------------------------------------- */
@@ -843,9 +588,18 @@ int emit_torch(Arena *a, const Plan *p, const Program *prog, const EmitOptions *
     KernelApi **apis = ARENA_NEW_N(a, KernelApi *, p->kernels.n > 0 ? p->kernels.n : 1);
     for (int i = 0; i < p->kernels.n; i++) apis[i] = api_of(a, p->kernels.v[i]);
     char *cpp = emit_binding(p, o, stem, apis);
+    if (!cpp) {
+        free(cu);
+        return 2;
+    }
     uint64_t h = fnv1a(fnv1a(14695981039346656037ULL, cu), cpp);
     const char *ext_name = arena_printf(a, "tkc_%s_%012" PRIx64, stem, h >> 16);
     char *py = emit_module(a, p, prog, o, stem, apis, ext_name);
+    if (!py) {
+        free(cu);
+        free(cpp);
+        return 2;
+    }
 
     int rc = put_file(dir, cu_name, cu);
     if (!rc) rc = put_file(dir, cpp_name, cpp);

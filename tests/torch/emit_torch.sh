@@ -3,10 +3,12 @@
 # that the three files are written (into a directory tkc creates), that the .cu is exactly what
 # --emit=cu prints, that the output is byte-identical across runs and differs (with the
 # extension's name) for a -D variant, that the binding declares the launchers exactly as the .cu
-# defines them, usage errors, and that the module is valid Python. Where python3 can import
-# torch it also compiles the binding's C++ for syntax against torch's headers and runs
-# check_module.py (the module's argument checks and status mapping, with a stand-in extension);
-# where it cannot, it says so and skips those two steps.
+# defines them, usage errors, that the module and the binding are templates/tkc_torch_runtime.py
+# and templates/tkc_torch_binding.cpp with their regions filled in, and that the module and its
+# template are valid Python (and, where pyflakes is installed, lint-clean). Where python3 can
+# import torch it also compiles the bindings and their template for syntax against torch's
+# headers and runs check_module.py (the module's argument checks and status mapping, with a
+# stand-in extension); where it cannot, it says so and skips those two steps.
 #
 #   usage: emit_torch.sh TKC ROOT      (ROOT: the source tree, for kernels.tk/)
 #   TKC_TEST_PYTHON: the Python to use (default python3); CXX: the C++ compiler (default c++)
@@ -77,6 +79,30 @@ for stem in gemm attn_fwd; do
         diff "$tmp/def" "$tmp/decl" | sed 's/^/    /' | head -n 10
     fi
 
+    # the module is the template with every region filled in: no marker is left
+    if grep -n '^# @tkc ' "$out/$stem.py" >"$tmp/err"; then
+        fail "$stem: $stem.py still has template markers"; sed 's/^/    /' "$tmp/err" | head -n 5
+    else ok "$stem: $stem.py has no template markers left"; fi
+    # and outside the regions it is the template, line for line: every line of the template's
+    # runtime part (from its first def to its last) is in the module, in order
+    sed -n '/^# ---- the runtime every tkc torch module shares/,/^# @tkc begin kernels/p' \
+        "$root/templates/tkc_torch_runtime.py" | sed '$d' >"$tmp/runtime"
+    n=$(wc -l <"$tmp/runtime")
+    first=$(grep -n '^# ---- the runtime every tkc torch module shares' "$out/$stem.py" | cut -d: -f1)
+    if [ "$n" -gt 100 ] && [ -n "$first" ] && sed -n "$first,$((first + n - 1))p" "$out/$stem.py" | cmp -s - "$tmp/runtime"
+    then ok "$stem: $stem.py has the template's runtime ($n lines) as it is"
+    else fail "$stem: $stem.py does not have templates/tkc_torch_runtime.py's runtime as it is"; fi
+
+    # the binding too: templates/tkc_torch_binding.cpp, filled in; its helpers as they are
+    if grep -n '^// @tkc ' "$out/${stem}_binding.cpp" >"$tmp/err"; then
+        fail "$stem: ${stem}_binding.cpp still has template markers"; sed 's/^/    /' "$tmp/err" | head -n 5
+    else ok "$stem: ${stem}_binding.cpp has no template markers left"; fi
+    sed -n '/^namespace {$/,/^}  \/\/ namespace$/p' "$root/templates/tkc_torch_binding.cpp" >"$tmp/helpers"
+    sed -n '/^namespace {$/,/^}  \/\/ namespace$/p' "$out/${stem}_binding.cpp" >"$tmp/helpers.out"
+    if [ "$(wc -l <"$tmp/helpers")" -gt 20 ] && cmp -s "$tmp/helpers" "$tmp/helpers.out"
+    then ok "$stem: ${stem}_binding.cpp has the template's helpers as they are"
+    else fail "$stem: ${stem}_binding.cpp does not have templates/tkc_torch_binding.cpp's helpers as they are"; fi
+
     # one Python function and one binding function per kernel
     if grep -q "^def $stem(" "$out/$stem.py" && grep -q "m.def(\"$stem\", &tkc_torch_$stem" "$out/${stem}_binding.cpp"
     then ok "$stem: def $stem() in the module, m.def(\"$stem\") in the binding"
@@ -110,6 +136,25 @@ else
         if "$py" -m py_compile "$tmp/a/$stem/nested/$stem.py" 2>"$tmp/err"; then ok "$stem.py compiles (py_compile)"
         else fail "$stem.py: py_compile failed"; sed 's/^/    /' "$tmp/err" | head -n 10; fi
     done
+    # the template the modules are made from is valid Python by itself (compiled into $tmp, so
+    # that the source tree gets no __pycache__)
+    if "$py" -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)' \
+        "$root/templates/tkc_torch_runtime.py" "$tmp/runtime.pyc" 2>"$tmp/err"; then
+        ok "templates/tkc_torch_runtime.py compiles (py_compile)"
+    else
+        fail "templates/tkc_torch_runtime.py: py_compile failed"; sed 's/^/    /' "$tmp/err" | head -n 10
+    fi
+    # and lint-clean (unused or undefined names), where pyflakes is installed
+    if "$py" -m pyflakes --version >/dev/null 2>&1; then
+        if "$py" -m pyflakes "$root/templates/tkc_torch_runtime.py" "$tmp/a/gemm/nested/gemm.py" \
+            "$tmp/a/attn_fwd/nested/attn_fwd.py" >"$tmp/err" 2>&1; then
+            ok "pyflakes: the template, gemm.py and attn_fwd.py are clean"
+        else
+            fail "pyflakes"; sed 's/^/    /' "$tmp/err" | head -n 10
+        fi
+    else
+        echo "SKIP: $py has no pyflakes: the template and the modules were not linted"
+    fi
     # the include flags of the installed torch, if any
     if "$py" - >"$tmp/flags" 2>/dev/null <<'EOF'
 import os, sysconfig
@@ -123,13 +168,14 @@ inc = inc + [os.path.join(cuda, "include"), sysconfig.get_paths()["include"]]
 print(" ".join("-isystem " + p for p in inc))
 EOF
     then
-        for stem in gemm attn_fwd; do
+        for cpp in "$tmp/a/gemm/nested/gemm_binding.cpp" "$tmp/a/attn_fwd/nested/attn_fwd_binding.cpp" \
+            "$root/templates/tkc_torch_binding.cpp"; do
             # shellcheck disable=SC2046
             if "$cxx" -std=c++20 -fsyntax-only -DTORCH_EXTENSION_NAME=tkc_check -DTORCH_API_INCLUDE_EXTENSION_H \
-                $(cat "$tmp/flags") "$tmp/a/$stem/nested/${stem}_binding.cpp" 2>"$tmp/err"; then
-                ok "${stem}_binding.cpp compiles against torch's headers ($cxx -fsyntax-only)"
+                $(cat "$tmp/flags") "$cpp" 2>"$tmp/err"; then
+                ok "$(basename "$cpp") compiles against torch's headers ($cxx -fsyntax-only)"
             else
-                fail "${stem}_binding.cpp does not compile against torch's headers"
+                fail "$(basename "$cpp") does not compile against torch's headers"
                 sed 's/^/    /' "$tmp/err" | head -n 20
             fi
         done

@@ -1,0 +1,332 @@
+# @tkc begin docstring
+"""tkc_torch_runtime.py - the template of the Python module `tkc --emit=torch` writes.
+
+tkc embeds this file when it is built (templates/embed.c, CMakeLists.txt) and writes it out as
+DIR/<stem>.py (src/emit_torch.c): every line as it is here, except the regions that start at a
+line "# @tkc begin NAME" and end at the line "# @tkc end NAME". Each region, its two marker
+lines included, is replaced by what tkc generates for NAME from the .tk file:
+
+    docstring   this docstring: the module's kernels, their signatures and params
+    all         __all__: the kernels' functions, then the module's own names
+    params      tkc_params, the compile-time params
+    status      the entries of TKC_STATUS, the launchers' status codes (api.h)
+    extension   _TKC_NAME, the extension's name, and _TKC_SOURCES, its two C++ sources
+    kernels     per kernel a _TkcKernel description and the function that runs it
+
+Everything outside the regions is shared by every module, so it is written here, as Python.
+The stand-ins inside the regions make this file a valid module by itself (with no kernels):
+tests/torch/emit_torch.sh compiles it, and each module tkc writes, with python3 -m py_compile.
+"""
+# @tkc end docstring
+
+import numbers as _tkc_numbers
+import os as _tkc_os
+import threading as _tkc_threading
+
+import torch as _tkc_torch
+
+# @tkc begin all
+__all__ = ["tkc_build", "tkc_params", "TkcError", "TKC_STATUS"]
+# @tkc end all
+
+# the compile-time params the kernels were generated with
+# @tkc begin params
+tkc_params = {}
+# @tkc end params
+
+# the launchers' status codes: {code: (name, meaning)}
+TKC_STATUS = {
+# @tkc begin status
+    0: ("TKC_OK", "success"),
+# @tkc end status
+}
+
+# @tkc begin extension
+_TKC_NAME = "tkc_template_000000000000"  # the extension: stem and a hash of its sources
+_TKC_SOURCES = ("template_kernels.cu", "template_binding.cpp")
+# @tkc end extension
+
+# ---- the runtime every tkc torch module shares ---------------------------------------------
+
+_tkc_ext = None
+_tkc_lock = _tkc_threading.Lock()
+_tkc_capability = {}
+
+
+class TkcError(RuntimeError):
+    """A launcher returned a TKC_ERR_* status this module cannot pin on one argument."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+        self.status_name = TKC_STATUS.get(status, ("TKC_ERR_UNKNOWN", ""))[0]
+
+
+def tkc_build(verbose=False):
+    """Builds (or loads the cached build of) the CUDA extension and returns it.
+
+    Builds into TKC_TORCH_BUILD_DIR/<name> if that variable is set, else _build/<name> beside
+    this file, else (neither writable) torch's default extension cache. verbose, or
+    TKC_TORCH_VERBOSE=1, shows the compiler's output.
+    """
+    global _tkc_ext
+    with _tkc_lock:
+        if _tkc_ext is not None:
+            return _tkc_ext
+        from torch.utils.cpp_extension import load
+
+        here = _tkc_os.path.dirname(_tkc_os.path.abspath(__file__))
+        root = _tkc_os.environ.get("TKC_TORCH_BUILD_DIR") or _tkc_os.path.join(here, "_build")
+        build_dir = _tkc_os.path.join(root, _TKC_NAME)
+        try:
+            _tkc_os.makedirs(build_dir, exist_ok=True)
+            probe = _tkc_os.path.join(build_dir, ".tkc_write_probe")
+            with open(probe, "w"):
+                pass
+            _tkc_os.remove(probe)
+        except OSError:
+            build_dir = None  # torch's default cache, keyed by the extension's name
+        _tkc_ext = load(
+            name=_TKC_NAME,
+            sources=[_tkc_os.path.join(here, s) for s in _TKC_SOURCES],
+            extra_cflags=["-O3"],
+            extra_cuda_cflags=["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"],
+            build_directory=build_dir,
+            verbose=bool(verbose or _tkc_os.environ.get("TKC_TORCH_VERBOSE")),
+        )
+        return _tkc_ext
+
+
+class _TkcTensor:
+    __slots__ = ("name", "mode", "dt", "shape", "tma", "zeroed")
+
+    def __init__(self, name, mode, dt, shape, tma, zeroed=False):
+        self.name, self.mode, self.dt, self.shape, self.tma, self.zeroed = name, mode, dt, shape, tma, zeroed
+
+
+class _TkcScalar:
+    __slots__ = ("name", "dt")
+    mode = "scalar"
+
+    def __init__(self, name, dt):
+        self.name, self.dt = name, dt
+
+
+class _TkcKernel:
+    __slots__ = ("name", "signature", "args", "dims", "requires")
+
+    def __init__(self, name, signature, args, dims, requires):
+        self.name, self.signature, self.args, self.dims, self.requires = name, signature, args, dims, requires
+
+
+# .tk dtype -> (torch dtype, bytes per element)
+_TKC_DTYPES = {
+    "bf16": (_tkc_torch.bfloat16, 2),
+    "fp16": (_tkc_torch.float16, 2),
+    "fp32": (_tkc_torch.float32, 4),
+    "i32": (_tkc_torch.int32, 4),
+}
+
+
+def _tkc_decl(a):
+    """'bf16[M, K]' for a tensor spec."""
+    return "%s[%s]" % (a.dt, ", ".join(d if isinstance(d, str) else d[1] for d in a.shape))
+
+
+def _tkc_tensor(fn, a, t):
+    """Checks what can be checked without a GPU: type, layout, dtype, rank."""
+    if not isinstance(t, _tkc_torch.Tensor):
+        raise TypeError("%s: %s must be a torch.Tensor (%s), got %s" % (fn, a.name, _tkc_decl(a), type(t).__name__))
+    if t.layout != _tkc_torch.strided:
+        raise TypeError("%s: %s must be a dense (strided) tensor, got layout %s" % (fn, a.name, t.layout))
+    want = _TKC_DTYPES[a.dt][0]
+    if t.dtype != want:
+        raise TypeError("%s: %s must have dtype %s (%s), got %s" % (fn, a.name, want, _tkc_decl(a), t.dtype))
+    if t.dim() != len(a.shape):
+        raise ValueError("%s: %s must be a %d-d tensor %s, got shape %s"
+                         % (fn, a.name, len(a.shape), _tkc_decl(a), tuple(t.shape)))
+
+
+def _tkc_scalar(fn, a, v):
+    if a.dt == "fp32":
+        if isinstance(v, bool) or not isinstance(v, _tkc_numbers.Real):
+            raise TypeError("%s: %s must be a float (fp32 scalar), got %s" % (fn, a.name, type(v).__name__))
+        return float(v)
+    if isinstance(v, bool) or not isinstance(v, _tkc_numbers.Integral):
+        raise TypeError("%s: %s must be an int (%s scalar), got %s" % (fn, a.name, a.dt, type(v).__name__))
+    if not -2**31 <= int(v) < 2**31:
+        raise ValueError("%s: %s must fit in 32 bits (%s scalar), got %d" % (fn, a.name, a.dt, int(v)))
+    return int(v)
+
+
+def _tkc_check_device(fn, named, default=None):
+    """All tensors on one CUDA device, and that device an sm_90 GPU; returns the device."""
+    dev = None
+    first = None
+    for name, t in named:
+        if t.device.type != "cuda":
+            raise ValueError("%s: %s must be a CUDA tensor, got a tensor on %s (move it with %s.cuda())"
+                             % (fn, name, t.device, name))
+        if dev is None:
+            dev, first = t.device, name
+        elif t.device != dev:
+            raise ValueError("%s: all tensors must be on one device: %s is on %s, %s is on %s"
+                             % (fn, first, dev, name, t.device))
+    if dev is None:
+        dev = _tkc_torch.device(default if default is not None else "cuda")
+        if dev.type != "cuda":
+            raise ValueError("%s: device must be a CUDA device, got %s" % (fn, dev))
+    idx = dev.index if dev.index is not None else _tkc_torch.cuda.current_device()
+    cap = _tkc_capability.get(idx)
+    if cap is None:
+        cap = _tkc_capability[idx] = _tkc_torch.cuda.get_device_capability(idx)
+    if cap != (9, 0):
+        raise RuntimeError("%s: cuda:%d (%s) is sm_%d%d; tkc kernels use wgmma and TMA and run only on sm_90 "
+                           "(Hopper: H100, H200, GH200)"
+                           % (fn, idx, _tkc_torch.cuda.get_device_name(idx), cap[0], cap[1]))
+    return _tkc_torch.device("cuda", idx)
+
+
+def _tkc_strides(a, t):
+    """The strides the C++ binding passes for t (a size-1 dimension is never stepped over, so
+    its stride is replaced by one TMA accepts), for messages."""
+    n = len(a.shape)
+    q = 16 // _TKC_DTYPES[a.dt][1]
+    out = [0] * n
+    span = 1
+    for d in range(n - 1, -1, -1):
+        size, st = t.shape[d], t.stride(d)
+        if size == 1:
+            st = 1 if d == n - 1 else span
+            if a.tma and d != n - 1:
+                st = (st + q - 1) // q * q
+        out[d] = st
+        span = max(span, st * size)
+    return out
+
+
+def _tkc_layout_error(fn, k, tensors):
+    """The first tensor whose address or strides the launcher cannot use, explained; or None."""
+    for a, t in tensors:
+        e = _TKC_DTYPES[a.dt][1]
+        q = 16 // e
+        st = _tkc_strides(a, t)
+        shape = tuple(t.shape)
+        role = "%s (the output %s, allocated contiguous)" % (a.name, _tkc_decl(a)) if a.mode == "out" else a.name
+        if a.tma:
+            ptr = t.data_ptr()
+            if ptr % 16:
+                return ("%s: %s is moved by TMA, which needs a 16-byte aligned data pointer; got 0x%x, %d bytes "
+                        "past a 16-byte boundary (a view with a storage offset?): pass %s.contiguous(), a fresh "
+                        "aligned copy" % (fn, role, ptr, ptr % 16, a.name))
+            bad = [d for d in range(len(shape)) if shape[d] > 1 and
+                   (st[d] < 1 or (st[d] != 1 if d == len(shape) - 1 else (st[d] % q or st[d] * e >= 2**40)))]
+            if bad:
+                need = ("TMA needs the last stride to be 1 and every other stride to be a positive multiple of 16 "
+                        "bytes (%d %s elements)" % (q, a.dt))
+                msg = "%s: %s is moved by TMA: %s; got strides %s for shape %s" % (fn, role, need, tuple(st), shape)
+                # would a contiguous copy do?
+                c, ok = 1, True
+                for d in range(len(shape) - 1, -1, -1):
+                    if d < len(shape) - 1 and shape[d] > 1 and (c % q):
+                        ok = False
+                    c *= shape[d]
+                if a.mode == "out":
+                    return msg + ": make the sizes of its inner dimensions multiples of %d elements" % q
+                if ok:
+                    return msg + ": pass %s.contiguous()" % a.name
+                return (msg + ": even %s.contiguous() has rows of %d bytes; pad its last dimension to a multiple "
+                        "of %d elements (and pass a view of the padded tensor)" % (a.name, shape[-1] * e, q))
+        else:
+            ptr = t.data_ptr()
+            if ptr % e:
+                return ("%s: %s is not aligned to its element size (%d bytes): pass %s.contiguous()"
+                        % (fn, role, e, a.name))
+            bad = [d for d in range(len(shape)) if shape[d] > 1 and st[d] < 1]
+            if bad:
+                return ("%s: %s needs positive strides, got %s for shape %s (a broadcast view, from expand?): "
+                        "pass %s.contiguous()" % (fn, role, tuple(st), shape, a.name))
+    return None
+
+
+def _tkc_run(k, values, kw, device=None):
+    fn = k.name + "()"
+    given, scalars = [], {}
+    it = iter(values)
+    for a in k.args:
+        if a.mode == "scalar":
+            scalars[a.name] = _tkc_scalar(fn, a, next(it))
+        elif a.mode != "out":
+            t = next(it)
+            _tkc_tensor(fn, a, t)
+            given.append((a, t))
+    # run-time dimensions: from keywords, then from the shapes, in .tk order
+    dims, origin = {}, {}
+    for name, v in kw.items():
+        if isinstance(v, bool) or not isinstance(v, _tkc_numbers.Integral):
+            raise TypeError("%s: %s must be an int (a run-time dimension), got %s" % (fn, name, type(v).__name__))
+        dims[name], origin[name] = int(v), "the argument " + name
+    for a, t in given:
+        for i, d in enumerate(a.shape):
+            got = t.shape[i]
+            if isinstance(d, str):
+                if d not in dims:
+                    dims[d], origin[d] = got, "%s.shape[%d]" % (a.name, i)
+                elif dims[d] != got:
+                    raise ValueError("%s: %s.shape[%d] is %d, but %s = %d from %s (%s is %s, got shape %s)"
+                                     % (fn, a.name, i, got, d, dims[d], origin[d], a.name, _tkc_decl(a),
+                                        tuple(t.shape)))
+            elif got != d[0]:
+                if d[1] == str(d[0]):
+                    fixed = "%d (fixed in the .tk)" % d[0]
+                else:
+                    fixed = ("%s = %d, a compile-time param (tkc -D %s=%d generates a module for %d)"
+                             % (d[1], d[0], d[1], got, got))
+                raise ValueError("%s: %s.shape[%d] must be %s; got %d (%s is %s)"
+                                 % (fn, a.name, i, fixed, got, a.name, _tkc_decl(a)))
+    for d in k.dims:
+        if not 1 <= dims[d] <= 2**31 - 1:
+            raise ValueError("%s: %s = %d (from %s); tkc kernels need every dimension in [1, 2^31 - 1]"
+                             % (fn, d, dims[d], origin[d]))
+    dev = _tkc_check_device(fn, [(a.name, t) for a, t in given], device)
+    # outputs, then the call in the launcher's order: tensors, dimensions, scalars
+    by_name = dict((a.name, t) for a, t in given)
+    tensors, outs = [], []
+    for a in k.args:
+        if a.mode == "scalar":
+            continue
+        if a.mode == "out":
+            shape = [dims[d] if isinstance(d, str) else d[0] for d in a.shape]
+            t = _tkc_torch.empty(shape, dtype=_TKC_DTYPES[a.dt][0], device=dev)
+            outs.append(t)
+        else:
+            t = by_name[a.name]
+        tensors.append((a, t))
+    ext = _tkc_ext if _tkc_ext is not None else tkc_build()
+    status = getattr(ext, k.name)(*([t for _, t in tensors] + [dims[d] for d in k.dims] +
+                                    [scalars[a.name] for a in k.args if a.mode == "scalar"]))
+    if status:
+        _tkc_raise(fn, k, status, tensors, dims)
+    if not outs:
+        return None
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _tkc_raise(fn, k, status, tensors, dims):
+    name, meaning = TKC_STATUS.get(status, ("TKC_ERR_UNKNOWN", "an unknown status"))
+    shown = ", ".join("%s=%d" % (d, dims[d]) for d in k.dims)
+    if name in ("TKC_ERR_STRIDE", "TKC_ERR_ALIGN"):
+        msg = _tkc_layout_error(fn, k, tensors)
+        raise ValueError(msg or "%s: the launcher returned %s (%s); TMA needs 16-byte aligned data pointers, last "
+                         "strides of 1 and other strides that are multiples of 16 bytes: pass .contiguous() tensors"
+                         % (fn, name, meaning))
+    if name == "TKC_ERR_REQUIRE":
+        raise ValueError("%s: the kernel requires %s; got %s (%s)" % (fn, " and ".join(k.requires), shown, name))
+    if name == "TKC_ERR_DIM":
+        raise ValueError("%s: the launcher rejected the dimensions %s: %s (%s)" % (fn, shown, meaning, name))
+    hint = ""
+    if name == "TKC_ERR_LAUNCH":
+        hint = "; run with CUDA_LAUNCH_BLOCKING=1 to find the failing call"
+    raise TkcError("%s: the launcher returned %s (%d): %s%s" % (fn, name, status, meaning, hint), status)
+# @tkc begin kernels
+# @tkc end kernels
