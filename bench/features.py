@@ -50,7 +50,9 @@ def cdiv(a, b):
 # device is the CPU, the launcher description comes from parsing the .tk's kernel header
 # (fake_launcher), and instead of launching, the reference is written into the outputs. To see
 # failures reported: 2 one wrong element per output, 3 a guard element written, 4 the process
-# dies in the second case, 5 it hangs there, 6 it raises there.
+# dies in the second case, 5 it hangs there, 6 it raises there. 7 calls the real launchers (from
+# a build) on host memory: without a GPU they return TKC_ERR_TENSOR_MAP or TKC_ERR_LAUNCH once
+# every argument check has passed, so any other code means the harness passed something wrong.
 FAKE = int(os.environ.get("TKC_FEATURES_FAKE", "0") or 0)
 DEV = "cpu" if FAKE else "cuda"
 
@@ -570,7 +572,7 @@ def run_child(args):
     import torch
     name = args.feature
     spec = FEATURES[name]
-    if FAKE:
+    if FAKE and FAKE != 7:
         launcher = fake_launcher(name)
         fn = None
     else:
@@ -684,6 +686,11 @@ def run_case(torch, spec, launcher, fn, dims, strided, tdt, idt, ci):
             argv.append(spec.get("scalars", {})[p["name"]])
         elif k == "stream":
             argv.append(None if FAKE else torch.cuda.current_stream().cuda_stream)
+    if FAKE == 7:  # the real launcher on host memory: its argument checks pass, then it fails without a GPU
+        rc = fn(*argv)
+        ok = rc in (6, 7)  # TKC_ERR_TENSOR_MAP, TKC_ERR_LAUNCH
+        return dict(status="ok" if ok else "FAIL", err=None, note=f"launcher returned {rc}" + (
+            "" if ok else " (an argument check failed: the harness passes something wrong)"))
     if FAKE:
         ref = spec["ref"](init, dims)
         for name in outs:
@@ -765,7 +772,7 @@ def run_feature(args, name):
     """The rows of one feature (build failures included)."""
     cases = case_list(name)
     st = os.path.join(args.lib, name + ".build.json")
-    if FAKE:
+    if FAKE and FAKE != 7:
         pass
     elif not os.path.exists(st):
         return [dict(feature=name, case="-", status="FAIL", err=None, note="not built (run features.py build)")]
