@@ -271,6 +271,13 @@ FEATURES = {
         strided=[dict(M=333, N=200)],
         tol={"O": 0},
         ref=lambda t, d: {"O": hp(t["X"]), "Q": hp(t["X"]) * 2 + 1}),
+    "move_sr_bf16_2wg": dict(
+        what="(b) shared -> registers and register tile stores with 2 consumers (128-row tiles)",
+        tk="move_sr_bf16.tk", defines={"CONSUMERS": 2},
+        cases=[dict(M=m, N=n) for m, n in ((128, 64), (100, 72), (333, 200))],
+        strided=[dict(M=333, N=200)],
+        tol={"O": 0},
+        ref=lambda t, d: {"O": hp(t["X"]), "Q": hp(t["X"]) * 2 + 1}),
     "move_sr_fp32": dict(
         what="(b) shared -> registers (fp32 setup tile, in setup and finish)",
         cases=[dict(M=m) for m in MS],
@@ -294,6 +301,13 @@ FEATURES = {
         strided=[dict(M=333, N=264)],
         derive=lambda d: dict(NB=cdiv(d["N"], 64)),
         ref=ref_store_block),
+    "store_block_2wg": dict(
+        what="(c) store block with 2 consumers (128-row tiles)",
+        tk="store_block.tk", defines={"CONSUMERS": 2},
+        cases=[dict(M=m, N=n) for m, n in ((128, 64), (100, 200), (333, 264))],
+        strided=[dict(M=333, N=264)],
+        derive=lambda d: dict(NB=cdiv(d["N"], 64)),
+        ref=ref_store_block),
     "fp32_store": dict(
         what="(c) fp32 register tile stores in finish (2 consumers)",
         cases=[dict(M=64, K=64, N=64), dict(M=100, K=72, N=200), dict(M=333, K=136, N=264)],
@@ -303,6 +317,13 @@ FEATURES = {
     "shared_store": dict(
         what="(d) TMA store of a ring tile (store block) and of a scratch tile written from registers",
         cases=[dict(M=m, N=n) for m, n in ((64, 64), (100, 72), (333, 200))],
+        strided=[dict(M=333, N=200)],
+        tol={"O": 0},
+        ref=ref_shared_store),
+    "shared_store_2wg": dict(
+        what="(d) TMA stores of shared tiles with 2 consumers (both write the scratch tile)",
+        tk="shared_store.tk", defines={"CONSUMERS": 2},
+        cases=[dict(M=m, N=n) for m, n in ((128, 64), (100, 72), (333, 200))],
         strided=[dict(M=333, N=200)],
         tol={"O": 0},
         ref=ref_shared_store),
@@ -319,6 +340,13 @@ FEATURES = {
         tol={"G": 1e-5},
         ref=ref_shared_reduce),
     # (e) vectors
+    "shared_reduce_128": dict(
+        what="(d) shared reduce-add of a 128-row fp32 tile",
+        tk="shared_reduce.tk", defines={"BM": 128},
+        cases=[dict(M=m, N=n) for m, n in ((128, 64), (100, 72), (333, 200))],
+        strided=[dict(M=333, N=200)],
+        tol={"G": 1e-5},
+        ref=ref_shared_reduce),
     "vec_load_reg": dict(
         what="(e) vector loads global -> registers (per_row fp32, per_col bf16), broadcasts",
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 72), (333, 136))],
@@ -837,7 +865,8 @@ def write_csv(path, row):
             out[k] = dims.pop(k)
     if "strided" in row["case"]:
         out["layout"] = "strided"
-    note = [f"{k}={v}" for k, v in dims.items()] + ([row["note"]] if row.get("note") else [])
+    defines = FEATURES.get(row["feature"], {}).get("defines", {})
+    note = [f"{k}={v}" for k, v in list(dims.items()) + list(defines.items())] + ([row["note"]] if row.get("note") else [])
     if note:
         out["note"] = "; ".join(note)
     with open(path, "a", newline="") as f:
