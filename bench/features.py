@@ -351,7 +351,8 @@ FEATURES = {
         what="(e) vector loads global -> registers (per_row fp32, per_col bf16), broadcasts",
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 72), (333, 136))],
         strided=[dict(M=333, K=136)],
-        ref=lambda t, d: {"O": (hp(t["A"]) @ hp(t["B"])) * hp(t["X"])[:, None] + hp(t["Y"])[None, :],
+        ref=lambda t, d: {"O": (hp(t["A"]) @ hp(t["B"])) * hp(t["X"])[:, None] * hp(t["Y"])[None, :]
+                          + hp(t["Y"])[None, :],
                           "V": 2 * hp(t["X"]) + (hp(t["A"]) @ hp(t["B"])).sum(dim=1)}),
     "vec_load_shared": dict(
         what="(e) TMA loads of shared vectors (setup and ring), shared -> register vectors, per_col broadcast",
