@@ -50,7 +50,9 @@ def cdiv(a, b):
 # device is the CPU, the launcher description comes from parsing the .tk's kernel header
 # (fake_launcher), and instead of launching, the reference is written into the outputs. To see
 # failures reported: 2 one wrong element per output, 3 a guard element written, 4 the process
-# dies in the second case, 5 it hangs there, 6 it raises there.
+# dies in the second case, 5 it hangs there, 6 it raises there. 7 calls the real launchers (from
+# a build) on host memory: without a GPU they return TKC_ERR_TENSOR_MAP or TKC_ERR_LAUNCH once
+# every argument check has passed, so any other code means the harness passed something wrong.
 FAKE = int(os.environ.get("TKC_FEATURES_FAKE", "0") or 0)
 DEV = "cpu" if FAKE else "cuda"
 
@@ -269,6 +271,13 @@ FEATURES = {
         strided=[dict(M=333, N=200)],
         tol={"O": 0},
         ref=lambda t, d: {"O": hp(t["X"]), "Q": hp(t["X"]) * 2 + 1}),
+    "move_sr_bf16_2wg": dict(
+        what="(b) shared -> registers and register tile stores with 2 consumers (128-row tiles)",
+        tk="move_sr_bf16.tk", defines={"CONSUMERS": 2},
+        cases=[dict(M=m, N=n) for m, n in ((128, 64), (100, 72), (333, 200))],
+        strided=[dict(M=333, N=200)],
+        tol={"O": 0},
+        ref=lambda t, d: {"O": hp(t["X"]), "Q": hp(t["X"]) * 2 + 1}),
     "move_sr_fp32": dict(
         what="(b) shared -> registers (fp32 setup tile, in setup and finish)",
         cases=[dict(M=m) for m in MS],
@@ -292,6 +301,13 @@ FEATURES = {
         strided=[dict(M=333, N=264)],
         derive=lambda d: dict(NB=cdiv(d["N"], 64)),
         ref=ref_store_block),
+    "store_block_2wg": dict(
+        what="(c) store block with 2 consumers (128-row tiles)",
+        tk="store_block.tk", defines={"CONSUMERS": 2},
+        cases=[dict(M=m, N=n) for m, n in ((128, 64), (100, 200), (333, 264))],
+        strided=[dict(M=333, N=264)],
+        derive=lambda d: dict(NB=cdiv(d["N"], 64)),
+        ref=ref_store_block),
     "fp32_store": dict(
         what="(c) fp32 register tile stores in finish (2 consumers)",
         cases=[dict(M=64, K=64, N=64), dict(M=100, K=72, N=200), dict(M=333, K=136, N=264)],
@@ -301,6 +317,13 @@ FEATURES = {
     "shared_store": dict(
         what="(d) TMA store of a ring tile (store block) and of a scratch tile written from registers",
         cases=[dict(M=m, N=n) for m, n in ((64, 64), (100, 72), (333, 200))],
+        strided=[dict(M=333, N=200)],
+        tol={"O": 0},
+        ref=ref_shared_store),
+    "shared_store_2wg": dict(
+        what="(d) TMA stores of shared tiles with 2 consumers (both write the scratch tile)",
+        tk="shared_store.tk", defines={"CONSUMERS": 2},
+        cases=[dict(M=m, N=n) for m, n in ((128, 64), (100, 72), (333, 200))],
         strided=[dict(M=333, N=200)],
         tol={"O": 0},
         ref=ref_shared_store),
@@ -317,11 +340,19 @@ FEATURES = {
         tol={"G": 1e-5},
         ref=ref_shared_reduce),
     # (e) vectors
+    "shared_reduce_128": dict(
+        what="(d) shared reduce-add of a 128-row fp32 tile",
+        tk="shared_reduce.tk", defines={"BM": 128},
+        cases=[dict(M=m, N=n) for m, n in ((128, 64), (100, 72), (333, 200))],
+        strided=[dict(M=333, N=200)],
+        tol={"G": 1e-5},
+        ref=ref_shared_reduce),
     "vec_load_reg": dict(
         what="(e) vector loads global -> registers (per_row fp32, per_col bf16), broadcasts",
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 72), (333, 136))],
         strided=[dict(M=333, K=136)],
-        ref=lambda t, d: {"O": (hp(t["A"]) @ hp(t["B"])) * hp(t["X"])[:, None] + hp(t["Y"])[None, :],
+        ref=lambda t, d: {"O": (hp(t["A"]) @ hp(t["B"])) * hp(t["X"])[:, None] * hp(t["Y"])[None, :]
+                          + hp(t["Y"])[None, :],
                           "V": 2 * hp(t["X"]) + (hp(t["A"]) @ hp(t["B"])).sum(dim=1)}),
     "vec_load_shared": dict(
         what="(e) TMA loads of shared vectors (setup and ring), shared -> register vectors, per_col broadcast",
@@ -570,7 +601,7 @@ def run_child(args):
     import torch
     name = args.feature
     spec = FEATURES[name]
-    if FAKE:
+    if FAKE and FAKE != 7:
         launcher = fake_launcher(name)
         fn = None
     else:
@@ -684,6 +715,11 @@ def run_case(torch, spec, launcher, fn, dims, strided, tdt, idt, ci):
             argv.append(spec.get("scalars", {})[p["name"]])
         elif k == "stream":
             argv.append(None if FAKE else torch.cuda.current_stream().cuda_stream)
+    if FAKE == 7:  # the real launcher on host memory: its argument checks pass, then it fails without a GPU
+        rc = fn(*argv)
+        ok = rc in (6, 7)  # TKC_ERR_TENSOR_MAP, TKC_ERR_LAUNCH
+        return dict(status="ok" if ok else "FAIL", err=None, note=f"launcher returned {rc}" + (
+            "" if ok else " (an argument check failed: the harness passes something wrong)"))
     if FAKE:
         ref = spec["ref"](init, dims)
         for name in outs:
@@ -765,7 +801,7 @@ def run_feature(args, name):
     """The rows of one feature (build failures included)."""
     cases = case_list(name)
     st = os.path.join(args.lib, name + ".build.json")
-    if FAKE:
+    if FAKE and FAKE != 7:
         pass
     elif not os.path.exists(st):
         return [dict(feature=name, case="-", status="FAIL", err=None, note="not built (run features.py build)")]
@@ -830,7 +866,8 @@ def write_csv(path, row):
             out[k] = dims.pop(k)
     if "strided" in row["case"]:
         out["layout"] = "strided"
-    note = [f"{k}={v}" for k, v in dims.items()] + ([row["note"]] if row.get("note") else [])
+    defines = FEATURES.get(row["feature"], {}).get("defines", {})
+    note = [f"{k}={v}" for k, v in list(dims.items()) + list(defines.items())] + ([row["note"]] if row.get("note") else [])
     if note:
         out["note"] = "; ".join(note)
     with open(path, "a", newline="") as f:
