@@ -18,6 +18,11 @@
 enum { MAX_FRAGS = 64 };
 enum { STEP_NONE, STEP_FIRST, STEP_LOOP };
 
+typedef struct Hoisted {
+    const Expr *expr;           /* the reduction call, or the tile / per_row vector division */
+    const char *name;           /* the small array that holds its values */
+} Hoisted;
+
 typedef struct Em {
     const EmitOptions *o;
     Arena *a;
@@ -32,11 +37,10 @@ typedef struct Em {
     int ahead_bump;             /* lookahead: groups the wgmma waits leave in flight beyond the plan's */
     const char *slot;           /* setup_stages = 2: the copy of the setup tiles the code being emitted reads */
     const PlanTail *nar;        /* set while the narrow last step is emitted: the score tile reads as its copy */
-    /* per-row values hoisted out of the statement being emitted: row reductions, and the
-     * reciprocals of per_row divisors; elem() reads them by expression */
-    const Expr *hoisted_expr[16];
-    const char *hoisted_name[16];
-    int nhoisted;
+    /* values hoisted out of the statement being emitted: row and column reductions, and the
+     * reciprocals of per_row divisors; elem() reads them by expression (as many as the
+     * statement has: a growable arena vector) */
+    Vec(Hoisted) hoisted;
 } Em;
 
 static void need(Em *e, const char *file, const char *frag) {
@@ -171,10 +175,14 @@ static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host) {
  *   row = 64 (i / (C/2)) + 16 w + l/4 + 8 ((j >> 1) & 1),  col = 8 (j >> 2) + 2 (l % 4) + (j & 1).
  * A per_row vector holds the 2 rows of each 64-row block a thread owns: slot r is row
  *   64 (r / 2) + 16 w + l/4 + 8 (r % 2).
+ * A per_col vector of C entries holds the C/4 columns a thread owns in the tile layout (the same
+ * in every row block, warp and warpgroup): slot k is column
+ *   8 (k / 2) + 2 (l % 4) + (k % 2),
+ * so tile value i reads slot 2 ((i % (C/2)) >> 2) + (i & 1) and a broadcast needs no shuffles.
  * 16-bit tiles pack value pairs (2i, 2i+1) into one 32-bit register, which is exactly the
  * register A operand layout of wgmma, so a converted tile feeds a product directly. */
 
-typedef enum { CX_TILE, CX_ROWVEC, CX_SCALAR } CtxKind;
+typedef enum { CX_TILE, CX_ROWVEC, CX_COLVEC, CX_SCALAR } CtxKind;
 
 typedef struct Ctx {
     CtxKind kind;
@@ -188,12 +196,14 @@ static int rows_wg(const PlanKernel *pk, const Type *t) { return t->per_wg ? t->
 
 static int frag_count(const PlanKernel *pk, const Type *t) {
     if (t->kind == TY_TILE) return rows_wg(pk, t) * t->cols / 128;
+    if (t->layout == VL_COL) return t->rows / 4;
     return 2 * (rows_wg(pk, t) / 64);
 }
 
 static bool is16(DType d) { return d == DT_BF16 || d == DT_FP16; }
 
 static const char *row_expr(Em *e, const Ctx *c) {
+    if (c->kind == CX_COLVEC) return "TKC_INTERNAL_ERROR_row_of_a_per_col_vector";  /* sema rejects it */
     const char *wgpart = c->per_wg ? "" : arena_printf(e->a, "wg * %d + ", c->rwg);
     if (c->kind == CX_ROWVEC)
         return arena_printf(e->a, "(%stkc_lrow + 8 * (%s & 1) + 64 * (%s >> 1))", wgpart, c->i, c->i);
@@ -202,6 +212,7 @@ static const char *row_expr(Em *e, const Ctx *c) {
 
 static const char *col_expr(Em *e, const Ctx *c, int col0) {
     const char *off = col0 ? arena_printf(e->a, "%d + ", col0) : "";
+    if (c->kind == CX_COLVEC) return arena_printf(e->a, "(%stkc_lcol + 8 * (%s >> 1) + (%s & 1))", off, c->i, c->i);
     return arena_printf(e->a, "(%stkc_lcol + 8 * ((%s %% %d) >> 2) + (%s & 1))", off, c->i, c->cols / 2, c->i);
 }
 
@@ -218,6 +229,15 @@ static const char *rowslot(Em *e, const Ctx *c) {
     return arena_printf(e->a, "(%s / %d * 2 + ((%s >> 1) & 1))", c->i, c->cols / 2, c->i);
 }
 
+/* the slot of a per_col vector that holds the column of value c->i */
+static const char *colslot(Em *e, const Ctx *c) {
+    if (c->kind == CX_COLVEC) return c->i;
+    return arena_printf(e->a, "(2 * ((%s %% %d) >> 2) + (%s & 1))", c->i, c->cols / 2, c->i);
+}
+
+/* the slot of a vector of layout lay that holds the element c->i */
+static const char *vecslot(Em *e, const Ctx *c, VecLayout lay) { return lay == VL_COL ? colslot(e, c) : rowslot(e, c); }
+
 static const char *tile_value(Em *e, const char *name, DType dt, const char *idx) {
     if (!is16(dt)) return arena_printf(e->a, "%s[%s]", name, idx);
     const char *k = dt == DT_BF16 ? "bf16" : "fp16";
@@ -226,6 +246,13 @@ static const char *tile_value(Em *e, const char *name, DType dt, const char *idx
 }
 
 static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c);
+
+/* the array a hoisted value lives in (hoist_row_values ran on the statement first), or NULL */
+static const char *hoisted_name(const Em *e, const Expr *x) {
+    for (int i = 0; i < e->hoisted.n; i++)
+        if (e->hoisted.v[i].expr == x) return e->hoisted.v[i].name;
+    return NULL;
+}
 
 static const char *elem_str(Em *e, const Expr *x, const Ctx *c) {
     StrBuf b;
@@ -259,7 +286,7 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
             return;
         }
         if (t->kind == TY_VEC) {
-            sb_printf(b, "%s[%s]", y->name, rowslot(e, c));
+            sb_printf(b, "%s[%s]", y->name, vecslot(e, c, t->layout));
             return;
         }
         scalar_expr(e, b, x, false);
@@ -275,14 +302,11 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
     case EX_CALL: {
         Expr **A = x->u.call.args;
         switch (x->fn) {
-        case FN_ROWMAX: case FN_ROWMIN: case FN_ROWSUM:
-            for (int i = 0; i < e->nhoisted; i++)
-                if (e->hoisted_expr[i] == x) {
-                    sb_printf(b, "%s[%s]", e->hoisted_name[i], rowslot(e, c));
-                    return;
-                }
-            sb_puts(b, "/* reduction not hoisted */ 0.f");
+        case FN_ROWMAX: case FN_ROWMIN: case FN_ROWSUM: case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: {
+            const char *h = hoisted_name(e, x);
+            sb_printf(b, "%s[%s]", h ? h : "TKC_INTERNAL_ERROR_reduction_not_hoisted", vecslot(e, c, t->layout));
             return;
+        }
         case FN_WHERE:
             sb_puts(b, "(");
             elem(e, b, A[0], c);
@@ -348,13 +372,12 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
         return;
     }
     case EX_BINARY:
-        for (int i = 0; i < e->nhoisted; i++)
-            if (e->hoisted_expr[i] == x) { /* tile / per_row vector: times the hoisted reciprocal */
-                sb_putc(b, '(');
-                elem(e, b, x->u.bin.l, c);
-                sb_printf(b, " * %s[%s])", e->hoisted_name[i], rowslot(e, c));
-                return;
-            }
+        if (hoisted_name(e, x)) { /* tile / per_row vector: times the hoisted reciprocal */
+            sb_putc(b, '(');
+            elem(e, b, x->u.bin.l, c);
+            sb_printf(b, " * %s[%s])", hoisted_name(e, x), rowslot(e, c));
+            return;
+        }
         sb_putc(b, '(');
         elem(e, b, x->u.bin.l, c);
         sb_printf(b, " %s ", binop_name[x->u.bin.op]);
@@ -382,7 +405,7 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
 }
 
 static Ctx tile_ctx(const PlanKernel *pk, const Type *t, const char *i) {
-    Ctx c = {.kind = t->kind == TY_TILE ? CX_TILE : CX_ROWVEC, .cols = t->cols, .rwg = rows_wg(pk, t),
+    Ctx c = {.kind = t->kind == TY_TILE ? CX_TILE : t->layout == VL_COL ? CX_COLVEC : CX_ROWVEC, .cols = t->cols, .rwg = rows_wg(pk, t),
              .per_wg = t->per_wg, .i = i};
     return c;
 }
@@ -393,6 +416,76 @@ static const Type *value_type(Em *e, const Expr *x) {
     return &x->ty;
 }
 
+/* a column reduction into a per_col array (see plan_colred): the thread's rows, the 8 lanes of
+ * the warp with the same lane % 4 (3 shuffles), then the warps' partial results through the
+ * scratch buffer, read back in one order by every thread */
+static void hoist_col_reduction(Em *e, const Expr *x) {
+    const PlanKernel *pk = e->pk;
+    const Expr *src = x->u.call.args[0];
+    const Type *st = value_type(e, src);
+    int n = frag_count(pk, st), slots = st->cols / 4;
+    const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
+    const char *op = x->fn == FN_COLMAX ? "fmaxf" : x->fn == FN_COLMIN ? "fminf" : NULL;
+    const char *init = x->fn == FN_COLMAX ? "-TKC_INF" : x->fn == FN_COLMIN ? "TKC_INF" : "0.f";
+    need(e, "tkc_ptx.cuh", "named_barrier");
+    need(e, "tkc_ptx.cuh", "shared_f32");
+    L("float %s[%d];  // %s: the %d columns this thread holds (per_col slots)", name, slots, ast_expr_str(e->a, x), slots);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s;", slots, name, init);
+    Ctx c = tile_ctx(pk, st, "tkc_i");
+    L("#pragma unroll");
+    L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) {", n);
+    IN();
+    const char *v = elem_str(e, src, &c), *cs = colslot(e, &c);
+    if (op) L("%s[%s] = %s(%s[%s], %s);", name, cs, op, name, cs, v);
+    else L("%s[%s] += %s;", name, cs, v);
+    OUT();
+    L("}");
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // the 8 lanes of a warp with the same lane %% 4 hold a column", slots);
+    IN();
+    for (int s = 4; s <= 16; s *= 2) {
+        if (op) L("%s[tkc_r] = %s(%s[tkc_r], __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d));", name, op, name, name, s);
+        else L("%s[tkc_r] += __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d);", name, name, s);
+    }
+    OUT();
+    L("}");
+    const PlanBuf *sb = &pk->bufs.v[pk->colred_buf];
+    const PlanNamedBar *nb = &pk->nbars.v[st->per_wg ? pk->colred_wg_bar : pk->colred_bar];
+    int parts = st->per_wg ? 4 : 4 * pk->consumers, pitch = sb->cols * 4;
+    const char *base = st->per_wg ? arena_printf(e->a, "%s_smem + (uint32_t)wg * %d", sb->name, 4 * pitch)
+                                  : arena_printf(e->a, "%s_smem", sb->name);
+    const char *bar = st->per_wg ? arena_printf(e->a, "%d + wg", nb->id) : arena_printf(e->a, "%d", nb->id);
+    const char *warp = st->per_wg ? "tkc_warp" : "(wg * 4 + tkc_warp)";
+    L("{  // the partial results of %d warps meet in '%s' (named barrier %s: %s)", parts, sb->name, nb->name, nb->why);
+    IN();
+    L("const uint32_t tkc_cb = %s;", base);
+    L("tkc_bar_sync(%s, %d);  // every thread has read the last reduction's partial results", bar, nb->threads);
+    L("if (tkc_lane < 4) {");
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r)", slots);
+    L("    tkc_st_shared_f32(tkc_cb + (uint32_t)(%s * %d + (8 * (tkc_r >> 1) + tkc_lcol + (tkc_r & 1)) * 4), %s[tkc_r]);", warp,
+      pitch, name);
+    OUT();
+    L("}");
+    L("tkc_bar_sync(%s, %d);", bar, nb->threads);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", slots);
+    IN();
+    L("const uint32_t tkc_ca = tkc_cb + (uint32_t)(8 * (tkc_r >> 1) + tkc_lcol + (tkc_r & 1)) * 4;");
+    L("float tkc_s = tkc_ld_shared_f32(tkc_ca);");
+    L("#pragma unroll");
+    L("for (int tkc_w = 1; tkc_w < %d; ++tkc_w) tkc_s %s tkc_ld_shared_f32(tkc_ca + (uint32_t)tkc_w * %d)%s;", parts,
+      op ? arena_printf(e->a, "= %s(tkc_s,", op) : "+=", pitch, op ? ")" : "");
+    L("%s[tkc_r] = tkc_s;", name);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
+}
+
 /* row reductions inside x, and reciprocals of per_row divisors, are computed first into small
  * arrays, one per expression */
 static void hoist_row_values(Em *e, const Expr *x) {
@@ -400,6 +493,7 @@ static void hoist_row_values(Em *e, const Expr *x) {
     switch (x->kind) {
     case EX_CALL:
         for (int i = 0; i < x->u.call.nargs; i++) hoist_row_values(e, x->u.call.args[i]);
+        if (x->fn == FN_COLMAX || x->fn == FN_COLMIN || x->fn == FN_COLSUM) hoist_col_reduction(e, x);
         if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM) {
             const Expr *src = x->u.call.args[0];
             const PlanKernel *pk = e->pk;
@@ -435,17 +529,14 @@ static void hoist_row_values(Em *e, const Expr *x) {
                 OUT();
                 L("}");
             }
-            if (e->nhoisted < 16) {
-                e->hoisted_expr[e->nhoisted] = x;
-                e->hoisted_name[e->nhoisted++] = name;
-            }
+            vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
         }
         return;
     case EX_BINARY:
         hoist_row_values(e, x->u.bin.l);
         hoist_row_values(e, x->u.bin.r);
         if (x->u.bin.op == BIN_DIV && x->ty.kind == TY_TILE && x->u.bin.r->ty.kind == TY_VEC &&
-            x->u.bin.r->ty.layout == VL_ROW && e->nhoisted < 16) {
+            x->u.bin.r->ty.layout == VL_ROW) {
             /* a tile divided by a per_row vector: one reciprocal per row, then a product per element */
             const Expr *v = x->u.bin.r;
             int slots = frag_count(e->pk, &v->ty);
@@ -454,8 +545,7 @@ static void hoist_row_values(Em *e, const Expr *x) {
             L("float %s[%d];  // 1 / %s, once per row", name, slots, ast_expr_str(e->a, v));
             L("#pragma unroll");
             L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = 1.f / %s;", slots, name, elem_str(e, v, &c));
-            e->hoisted_expr[e->nhoisted] = x;
-            e->hoisted_name[e->nhoisted++] = name;
+            vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
         }
         return;
     case EX_UNARY: hoist_row_values(e, x->u.un.e); return;
@@ -475,6 +565,9 @@ static const char *reg_decl(Em *e, const Symbol *y) {
     if (t->kind == TY_TILE)
         return arena_printf(e->a, "float %s[%d];  // %s %s[%d, %d]: %d values per thread", y->name, n,
                             t->per_wg ? "per_wg" : "row-split", dtype_name[t->dt], t->rows, t->cols, n);
+    if (t->layout == VL_COL)
+        return arena_printf(e->a, "float %s[%d];  // %s[%d] per_col: the %d columns this thread holds, slot k = column "
+                            "8 (k / 2) + 2 (lane %% 4) + k %% 2", y->name, n, dtype_name[t->dt], t->rows, n);
     return arena_printf(e->a, "float %s[%d];  // %s[%d] per_row: the %d rows this thread holds", y->name, n,
                         dtype_name[t->dt], t->rows, n);
 }
@@ -515,7 +608,7 @@ static void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *
             }
         }
     }
-    e->nhoisted = 0;
+    e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     int n = frag_count(e->pk, vt);
     if (vt->kind == TY_TILE && is16(vt->dt)) {
@@ -614,7 +707,7 @@ static void emit_vec_store(Em *e, const Stmt *st) {
     const Symbol *t = ix->u.index.base->sym;
     const Arg *arg = e->sk->args.v[t->index];
     int n = ix->u.index.nargs;
-    e->nhoisted = 0;
+    e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     Ctx c = tile_ctx(e->pk, &rhs->ty, "tkc_r");
     L("if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value");
@@ -650,7 +743,7 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     int n = ix->u.index.nargs;
     need(e, "tkc_ptx.cuh", "math");
     if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
-    e->nhoisted = 0;
+    e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
     const char *ct = t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
@@ -745,7 +838,7 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     need(e, "tkc_ptx.cuh", "math");
     /* the pack rounds to 16 bits, so an explicit conversion of the whole value is implied */
     if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
-    e->nhoisted = 0;
+    e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
     L("{");
@@ -851,7 +944,7 @@ static void emit_mma(Em *e, const POp *o) {
                 const char *k = m->in_dt == DT_BF16 ? "bf16" : "fp16";
                 need(e, "tkc_ptx.cuh", "math");
                 const Expr *src = m->a_expr->kind == EX_CALL ? m->a_expr->u.call.args[0] : m->a_expr;
-                e->nhoisted = 0;
+                e->hoisted.n = 0;
                 hoist_row_values(e, src);
                 L("#pragma unroll");
                 L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) %s[tkc_p] = tkc_pack_%s(%s, %s);", frag_count(pk, &m->a_expr->ty) / 2, apairs, k,
@@ -1025,7 +1118,7 @@ static void emit_op(Em *e, const POp *o) {
         const Expr *src = m->a_expr->kind == EX_CALL && (m->a_expr->fn == FN_BF16 || m->a_expr->fn == FN_FP16)
                               ? m->a_expr->u.call.args[0] : m->a_expr;
         need(e, "tkc_ptx.cuh", "math");
-        e->nhoisted = 0;
+        e->hoisted.n = 0;
         hoist_row_values(e, src);
         const Type *at = value_type(e, m->a_expr);
         Ctx c0 = tile_ctx(pk, at, "(2 * tkc_p)"), c1 = tile_ctx(pk, at, "(2 * tkc_p + 1)");
@@ -1934,8 +2027,8 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     if (prog->params.n) sb_putc(&out, '\n');
     /* the fragments the kernels use, in a fixed order: tkc_ptx.cuh's as they appear in the
      * file, tkc_sched.cuh's (one so far), then the wgmma shapes sorted by name */
-    static const char *const order[] = {"smem", "mbarrier", "tma_load", "cluster", "tma_store", "wgmma_sync", "setmaxnreg",
-                                        "named_barrier", "stmatrix", "math", "host"};
+    static const char *const order[] = {"smem", "mbarrier", "tma_load", "tma_load_1d", "cluster", "tma_store", "wgmma_sync", "setmaxnreg",
+                                        "named_barrier", "shared_f32", "stmatrix", "math", "host"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (int i = 0; i < e->nfrag; i++)
             if (!strcmp(e->frag[i], order[k]) && !strcmp(e->frag_file[i], "tkc_ptx.cuh")) {

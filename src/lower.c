@@ -1700,6 +1700,97 @@ retry:
     }
 }
 
+/* ---- column reductions ------------------------------------------------------------------------ */
+
+typedef struct ColReds {
+    int cols;           /* the widest reduced tile */
+    bool split, per_wg; /* of a row-split tile, of a per_wg tile */
+    int n;
+} ColReds;
+
+static void find_colreds_expr(const Expr *e, ColReds *cr) {
+    if (!e) return;
+    switch (e->kind) {
+    case EX_CALL:
+        if (e->fn == FN_COLSUM || e->fn == FN_COLMAX || e->fn == FN_COLMIN) {
+            const Type *t = &e->u.call.args[0]->ty;
+            if (t->cols > cr->cols) cr->cols = t->cols;
+            if (t->per_wg) cr->per_wg = true;
+            else cr->split = true;
+            cr->n++;
+        }
+        for (int i = 0; i < e->u.call.nargs; i++) find_colreds_expr(e->u.call.args[i], cr);
+        return;
+    case EX_BINARY: find_colreds_expr(e->u.bin.l, cr); find_colreds_expr(e->u.bin.r, cr); return;
+    case EX_UNARY: find_colreds_expr(e->u.un.e, cr); return;
+    case EX_COND: find_colreds_expr(e->u.cond.a, cr); find_colreds_expr(e->u.cond.b, cr); return;
+    case EX_INDEX: find_colreds_expr(e->u.index.base, cr); return;
+    default: return;
+    }
+}
+
+static void find_colreds(const StmtList *l, ColReds *cr) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        switch (st->kind) {
+        case ST_ASSIGN: find_colreds_expr(st->u.assign.rhs, cr); break;
+        case ST_LET: find_colreds_expr(st->u.let.e, cr); break;
+        case ST_IF: find_colreds(&st->u.if_.then_s, cr); find_colreds(&st->u.if_.else_s, cr); break;
+        case ST_FOR: find_colreds(&st->u.for_.body, cr); break;
+        case ST_EXPR: break;
+        }
+    }
+}
+
+/* the first of n consecutive named barrier ids that no one uses: 0 is __syncthreads, 1 + wg the
+ * store staging, 4 + wg pingpong, 8 sync(); then the ones handed out before */
+static int add_named_barrier(Lower *L, const char *name, int count, int threads, const char *why) {
+    PlanKernel *pk = L->pk;
+    int id = 9;
+    for (int i = 0; i < pk->nbars.n; i++) {
+        int end = pk->nbars.v[i].id + pk->nbars.v[i].count;
+        if (end > id) id = end;
+    }
+    if (id + count > 16) {
+        diag_error(L->d, L->sk->k->name_span, "this kernel needs more than the 16 named barriers of a block");
+        return -1;
+    }
+    PlanNamedBar nb = {.name = name, .id = id, .count = count, .threads = threads, .why = why};
+    vec_push(L->a, &pk->nbars, nb);
+    return pk->nbars.n - 1;
+}
+
+/* Column reductions reduce a thread's rows, then the 8 lanes of a warp that hold the same columns
+ * (shuffles), then the 4 warps of a warpgroup and, for a row-split tile, the consumer warpgroups:
+ * lanes 0..3 of each warp write their partial results into a scratch row of the widest reduced
+ * tile's columns, and after a named barrier every thread reads its columns' partial results in
+ * the same order, so every thread holding a column gets the same value. */
+static void plan_colred(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    pk->colred_buf = pk->colred_bar = pk->colred_wg_bar = -1;
+    ColReds cr = {0};
+    for (int b = 0; b < BK_COUNT; b++)
+        if (sk->blocks[b] && b != BK_LOAD) find_colreds(&sk->blocks[b]->u.block.body, &cr);
+    if (!cr.n) return;
+    PlanBuf b = {.name = "colred", .kind = BUF_SCRATCH, .dt = DT_FP32, .rows = 4 * pk->consumers, .cols = cr.cols,
+                 .swz = SWZ_NONE, .atom_cols = cr.cols, .natoms = 1, .copies = 1, .align = 16, .group = -1};
+    b.bytes = b.rows * b.cols * 4;
+    vec_push(L->a, &pk->bufs, b);
+    pk->colred_buf = pk->bufs.n - 1;
+    if (cr.split)
+        pk->colred_bar = add_named_barrier(L, "colred", 1, 128 * pk->consumers,
+                                           "column reductions of row-split tiles: every consumer warpgroup's warps");
+    if (cr.per_wg)
+        pk->colred_wg_bar = add_named_barrier(L, "colred_wg", pk->consumers, 128,
+                                              "column reductions of per_wg tiles: the 4 warps of one warpgroup");
+    note(L, "column reduction%s: each thread reduces its rows, 3 shuffles reduce the 8 lanes of a warp that hold "
+            "a column, and the partial results of the %s meet in 'colred' (one row of %d fp32 per warp) between two "
+            "named barriers",
+         cr.n > 1 ? "s" : "", cr.split && pk->consumers > 1 ? "warps of every consumer warpgroup" : "4 warps of a warpgroup",
+         cr.cols);
+}
+
 /* ---- zero folding and overlap --------------------------------------------------------------- */
 
 /* `acc = 0;` in setup followed by `acc += a @ b` as acc's first use in compute: the first
@@ -1857,7 +1948,6 @@ static void support_expr(Lower *L, Expr *e) {
         return;
     case EX_CALL:
         switch (e->fn) {
-        case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: unsupported_plural(L, e->span, "column reductions"); break;
         case FN_CUMSUM: unsupported(L, e->span, "cumsum()"); break;
         case FN_RAND: unsupported(L, e->span, "rand()"); break;
         case FN_REAL: case FN_IMAG: case FN_COMPLEX: unsupported_plural(L, e->span, "complex tiles"); break;
@@ -1866,16 +1956,12 @@ static void support_expr(Lower *L, Expr *e) {
         for (int i = 0; i < e->u.call.nargs; i++) support_expr(L, e->u.call.args[i]);
         return;
     case EX_BINARY:
-        if (e->ty.kind == TY_TILE && e->u.bin.l->ty.kind == TY_VEC && e->u.bin.r->ty.kind == TY_VEC)
-            unsupported(L, e->span, "combining a per_row and a per_col vector into a tile");
         support_expr(L, e->u.bin.l);
         support_expr(L, e->u.bin.r);
         return;
     case EX_UNARY: support_expr(L, e->u.un.e); return;
     case EX_COND: support_expr(L, e->u.cond.c); support_expr(L, e->u.cond.a); support_expr(L, e->u.cond.b); return;
-    default:
-        if (e->ty.kind == TY_VEC && e->ty.layout == VL_COL) unsupported_plural(L, e->span, "per_col vectors");
-        return;
+    default: return;
     }
 }
 
@@ -1895,8 +1981,9 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
                 support_expr(L, st->u.assign.rhs->u.bin.l);
                 break;
             }
-            if (st->u.assign.lhs->ty.kind == TY_VEC && st->u.assign.lhs->ty.layout == VL_COL)
-                unsupported_plural(L, st->u.assign.lhs->span, "per_col vectors");
+            if (st->u.assign.lhs->ty.kind == TY_VEC && st->u.assign.rhs->ty.kind == TY_VEC &&
+                st->u.assign.lhs->ty.layout != st->u.assign.rhs->ty.layout)
+                unsupported(L, st->span, "changing a vector's layout between per_row and per_col");
             if (st->u.assign.lhs->kind == EX_INDEX && st->mv == MV_NONE) support_expr(L, st->u.assign.lhs);
             support_expr(L, st->u.assign.rhs);
             break;
@@ -1918,7 +2005,6 @@ static void check_support(Lower *L) {
     for (int i = 0; i < sk->regs.n; i++) {
         Symbol *y = sk->regs.v[i];
         if (y->ty.complex) unsupported_plural(L, y->span, "complex tiles");
-        else if (y->ty.kind == TY_VEC && y->ty.layout == VL_COL) unsupported_plural(L, y->span, "per_col vectors");
     }
     if (!sk->pipe) unsupported(L, sk->k->name_span, "a kernel without a pipeline statement");
     for (int i = 0; i < sk->args.n; i++) {
@@ -2079,6 +2165,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
              REG_HEAVY_ESTIMATE);
     check_reg_budget(L);
     if (sk->blocks[BK_FINISH]) collect_stores(L, &sk->blocks[BK_FINISH]->u.block.body);
+    plan_colred(L);
     lower_staging(L);
     layout_smem(L);
     if (L->d->nerrors > L->errors0) return pk;

@@ -52,6 +52,16 @@ typedef struct PlanBarrier {
     const char *why;
 } PlanBarrier;
 
+/* named barriers (bar.sync id, threads) that lowering hands out; ids in use besides these:
+ * 0 (__syncthreads), 1 + wg (store staging), 4 + wg (pingpong), 8 (sync()) */
+typedef struct PlanNamedBar {
+    const char *name;
+    int id;             /* the first id */
+    int count;          /* ids id .. id + count - 1: one per consumer warpgroup, or 1 */
+    int threads;        /* threads that meet at one id */
+    const char *why;
+} PlanNamedBar;
+
 typedef struct PlanMap {    /* one CUtensorMap */
     const char *name;
     Symbol *tensor;
@@ -219,6 +229,12 @@ typedef struct PlanKernel {
     Vec(PlanMap) maps;
     Vec(PlanReg) regs;
     Vec(PlanStore) stores;
+    Vec(PlanNamedBar) nbars;
+    /* column reductions (colsum, colmax, colmin): after the shuffles inside each warp, the 4 warps
+     * of a warpgroup (and the consumer warpgroups, for row-split tiles) meet in a shared scratch
+     * buffer: colred_buf (-1: no column reductions), colred_bar (row-split tiles: all consumer
+     * warpgroups) and colred_wg_bar (per_wg tiles: one id per warpgroup) index nbars (-1: none) */
+    int colred_buf, colred_bar, colred_wg_bar;
     int staging_buf;    /* index of the staging buffer, or -1 */
     int staging_per_wg; /* staging chunk buffers per consumer warpgroup: 2, or 1 when 2 do not fit */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */

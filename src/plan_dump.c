@@ -168,6 +168,13 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         if (pb->tx_bytes) sb_printf(b, ", %s bytes per phase", fmt_bytes(pb->tx_bytes));
         sb_printf(b, " (%s)\n", pb->why);
     }
+    if (pk->nbars.n) sb_puts(b, "  named barriers:\n");
+    for (int i = 0; i < pk->nbars.n; i++) {
+        const PlanNamedBar *nbar = &pk->nbars.v[i];
+        if (nbar->count > 1) sb_printf(b, "    %s: ids %d..%d (one per consumer warpgroup)", nbar->name, nbar->id, nbar->id + nbar->count - 1);
+        else sb_printf(b, "    %s: id %d", nbar->name, nbar->id);
+        sb_printf(b, ", %d threads (%s)\n", nbar->threads, nbar->why);
+    }
     sb_puts(b, "  tma maps:\n");
     for (int i = 0; i < pk->maps.n; i++) {
         const PlanMap *m = &pk->maps.v[i];

@@ -128,6 +128,18 @@ static void verify_kernel(V *v) {
         if (m->swz != SWZ_NONE && m->box[0] * dtype_bytes[m->tensor->ty.dt] > swizzle_bytes(m->swz))
             fail(v, "map %s box row exceeds the swizzle span", m->name);
     }
+    /* named barriers: ids above the fixed ones (0, staging 1..3, pingpong 4..6, sync() 8), not shared */
+    for (int i = 0; i < pk->nbars.n; i++) {
+        const PlanNamedBar *nb = &pk->nbars.v[i];
+        if (nb->id < 9 || nb->count < 1 || nb->id + nb->count > 16 || nb->threads % 32 || nb->threads < 32)
+            fail(v, "named barrier %s: ids %d + %d, %d threads", nb->name, nb->id, nb->count, nb->threads);
+        for (int j = 0; j < i; j++)
+            if (nb->id < pk->nbars.v[j].id + pk->nbars.v[j].count && pk->nbars.v[j].id < nb->id + nb->count)
+                fail(v, "named barriers %s and %s share an id", nb->name, pk->nbars.v[j].name);
+    }
+    if (pk->colred_buf >= pk->bufs.n || pk->colred_bar >= pk->nbars.n || pk->colred_wg_bar >= pk->nbars.n ||
+        (pk->colred_buf < 0 && (pk->colred_bar >= 0 || pk->colred_wg_bar >= 0)))
+        fail(v, "column reductions without their scratch buffer or barrier");
     check_ops(v, &pk->setup_ops);
     check_ops(v, &pk->first_ops);
     check_ops(v, &pk->compute_ops);
