@@ -710,6 +710,21 @@ static void emit_vec_store(Em *e, const Stmt *st) {
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     Ctx c = tile_ctx(e->pk, &rhs->ty, "tkc_r");
+    if (rhs->ty.layout == VL_COL) {
+        L("if (tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once (each warpgroup the same values)");
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(e->pk, &rhs->ty));
+        IN();
+        L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, rhs->ty.rows), col_expr(e, &c, 0));
+        L("if (%stkc_gi < %s) %s[%s] = %s;", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+          scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"), elem_str(e, rhs, &c));
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+        return;
+    }
     L("if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value");
     IN();
     L("#pragma unroll");
@@ -720,6 +735,27 @@ static void emit_vec_store(Em *e, const Stmt *st) {
       scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"), elem_str(e, rhs, &c));
     OUT();
     L("}");
+    OUT();
+    L("}");
+}
+
+/* `v <- X[...]`: each thread loads the entries of the register vector it holds (per_row: its rows,
+ * per_col: its columns) straight from global memory; entries past the tensor's end (or before its
+ * start, with at()) read 0 */
+static void emit_vec_load(Em *e, const Stmt *st) {
+    const Expr *ix = st->u.assign.rhs, *lhs = st->u.assign.lhs;
+    const Symbol *t = ix->u.index.base->sym, *v = lhs->sym;
+    const Arg *arg = e->sk->args.v[t->index];
+    int n = ix->u.index.nargs;
+    Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
+    const char *idx = v->ty.layout == VL_COL ? col_expr(e, &c, 0) : row_expr(e, &c);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // each thread its own %s; past the end: 0", frag_count(e->pk, &v->ty),
+      v->ty.layout == VL_COL ? "columns" : "rows");
+    IN();
+    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, v->ty.rows), idx);
+    L("%s[tkc_r] = %stkc_gi < %s ? (float)tkc_load_f32(%s, %s) : 0.f;", v->name, is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+      scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"));
     OUT();
     L("}");
 }
@@ -1059,6 +1095,10 @@ static void emit_stmt(Em *e, const Stmt *st) {
             L("// %s", ast_expr_str(e->a, st->u.assign.rhs));
             if (st->u.assign.rhs->ty.kind == TY_TILE) emit_tile_store(e, st);
             else emit_vec_store(e, st);
+            return;
+        }
+        if (st->mv == MV_G2R) {
+            emit_vec_load(e, st);
             return;
         }
         emit_reg_assign(e, st, st->u.assign.lhs, NULL, &st->u.assign.lhs->ty);
@@ -1677,6 +1717,7 @@ static bool stmts_direct(const StmtList *l, const Symbol *t) {
         if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
             st->u.assign.lhs->u.index.base->sym == t)
             return true;
+        if (st->kind == ST_ASSIGN && st->mv == MV_G2R && st->u.assign.rhs->u.index.base->sym == t) return true;
         if (st->kind == ST_LET && expr_mentions(st->u.let.e, t)) return true;
         if (st->kind == ST_IF && (stmts_direct(&st->u.if_.then_s, t) || stmts_direct(&st->u.if_.else_s, t))) return true;
         if (st->kind == ST_FOR && stmts_direct(&st->u.for_.body, t)) return true;

@@ -1547,12 +1547,7 @@ static void collect_stores(Lower *L, StmtList *l) {
             Symbol *tensor = lhs_root(st->u.assign.lhs->u.index.base);
             ps.map = add_map(L, tensor, cc, 64, false, swizzle_choose(cc * eb), true);
             vec_push(L->a, &pk->stores, ps);
-        } else if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC) {
-            if (st->u.assign.rhs->ty.layout != VL_ROW) {
-                diag_error(L->d, st->span, "storing per_col vectors is not supported by the sm_90a back end yet");
-                continue;
-            }
-        } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G || st->mv == MV_ADD_R2G || st->mv == MV_G2R) {
+        } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G || st->mv == MV_ADD_R2G) {
             diag_error(L->d, st->span, "%s moves are not supported by the sm_90a back end yet", move_name[st->mv]);
         }
     }
@@ -1975,7 +1970,6 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
                 break;
             }
             if (st->mv == MV_R2S || st->mv == MV_S2R) unsupported(L, st->span, "moving tiles between registers and shared memory");
-            if (st->mv == MV_G2R) unsupported(L, st->span, "loading a vector from global memory into registers");
             if (stmt_is_mma(st)) {
                 if (bk != BK_COMPUTE) unsupported(L, st->span, "a product outside the compute block");
                 support_expr(L, st->u.assign.rhs->u.bin.l);
