@@ -760,6 +760,26 @@ static void emit_vec_load(Em *e, const Stmt *st) {
     L("}");
 }
 
+static const char *buf_addr(Em *e, int buf, bool prev);
+
+/* `v <- sv`: each thread reads the entries of the register vector it holds from the shared vector
+ * (per_row: its rows, per_col: its columns), widened to fp32 */
+static void emit_vec_from_shared(Em *e, const Stmt *st) {
+    const Symbol *v = st->u.assign.lhs->sym, *sv = st->u.assign.rhs->sym;
+    int buf = -1;
+    for (int i = 0; i < e->pk->bufs.n; i++)
+        if (e->pk->bufs.v[i].sym == sv) buf = i;
+    const PlanBuf *b = &e->pk->bufs.v[buf];
+    Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
+    const char *idx = v->ty.layout == VL_COL ? col_expr(e, &c, 0) : row_expr(e, &c);
+    const char *ld = b->dt == DT_BF16 ? "tkc_ld_shared_bf16" : b->dt == DT_FP16 ? "tkc_ld_shared_fp16" : "tkc_ld_shared_f32";
+    need(e, "tkc_ptx.cuh", "shared_f32");
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s(%s + (uint32_t)%s * %d);  // each thread its own %s",
+      frag_count(e->pk, &v->ty), v->name, ld, buf_addr(e, buf, false), idx, dtype_bytes[b->dt],
+      v->ty.layout == VL_COL ? "columns" : "rows");
+}
+
 static const PlanStore *store_of(const PlanKernel *pk, const Stmt *st) {
     for (int i = 0; i < pk->stores.n; i++)
         if (pk->stores.v[i].st == st) return &pk->stores.v[i];
@@ -1101,6 +1121,10 @@ static void emit_stmt(Em *e, const Stmt *st) {
             emit_vec_load(e, st);
             return;
         }
+        if (st->mv == MV_S2R) {
+            emit_vec_from_shared(e, st);
+            return;
+        }
         emit_reg_assign(e, st, st->u.assign.lhs, NULL, &st->u.assign.lhs->ty);
         return;
     default:
@@ -1401,12 +1425,14 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
       m->box[1], m->box[0]);
     const char *dst = buf_addr(e, pl->buf, false);
     (void)pg;
+    if (m->rank == 1) need(e, "tkc_ptx.cuh", "tma_load_1d");
     int box_bytes = b->rows * b->atom_cols * dtype_bytes[b->dt];
     for (int a = 0; a < b->natoms; a++) {
         StrBuf co;
         sb_init(&co);
         if (b->is_vec) {
             sb_printf(&co, "%s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols));
+            if (a) sb_printf(&co, " + %d", a * b->atom_cols);
             for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
         } else {
             sb_printf(&co, "%s + %d, %s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols), a * b->atom_cols,

@@ -406,8 +406,11 @@ static void lower_buffers(Lower *L) {
             b.rows = 1;
             b.cols = y->ty.rows;
             b.swz = SWZ_NONE;
+            /* TMA loads it in 1-d boxes of at most 256 elements (the widest multiple of 16 that
+             * divides the length): 16-element multiples keep every box a multiple of 16 bytes */
             b.atom_cols = b.cols;
-            b.natoms = 1;
+            while (b.atom_cols > TMA_BOX_MAX || b.cols % b.atom_cols) b.atom_cols -= 16;
+            b.natoms = b.cols / b.atom_cols;
             b.bytes = b.cols * eb;
             b.align = 128;
         } else {
@@ -1965,17 +1968,15 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
         Stmt *st = l->v[i];
         switch (st->kind) {
         case ST_ASSIGN:
-            if (st->mv == MV_G2S) {
-                if (st->u.assign.lhs->ty.kind == TY_VEC) unsupported(L, st->span, "loading vectors with TMA");
-                break;
-            }
-            if (st->mv == MV_R2S || st->mv == MV_S2R) unsupported(L, st->span, "moving tiles between registers and shared memory");
+            if (st->mv == MV_G2S) break;
+            if ((st->mv == MV_R2S || st->mv == MV_S2R) && !(st->mv == MV_S2R && st->u.assign.lhs->ty.kind == TY_VEC))
+                unsupported(L, st->span, "moving tiles between registers and shared memory");
             if (stmt_is_mma(st)) {
                 if (bk != BK_COMPUTE) unsupported(L, st->span, "a product outside the compute block");
                 support_expr(L, st->u.assign.rhs->u.bin.l);
                 break;
             }
-            if (st->u.assign.lhs->ty.kind == TY_VEC && st->u.assign.rhs->ty.kind == TY_VEC &&
+            if (st->mv == MV_NONE && st->u.assign.lhs->ty.kind == TY_VEC && st->u.assign.rhs->ty.kind == TY_VEC &&
                 st->u.assign.lhs->ty.layout != st->u.assign.rhs->ty.layout)
                 unsupported(L, st->span, "changing a vector's layout between per_row and per_col");
             if (st->u.assign.lhs->kind == EX_INDEX && st->mv == MV_NONE) support_expr(L, st->u.assign.lhs);

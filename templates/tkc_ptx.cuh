@@ -85,11 +85,18 @@ TKC_DEVICE void tkc_tma_prefetch_map(const CUtensorMap *map) {
 }
 
 // @fragment tma_load_1d
-// A TMA load of a 1-d box (a vector from a rank-1 tensor), completing on an mbarrier.
+// TMA loads of a 1-d box (a vector from a rank-1 tensor), completing on an mbarrier.
 TKC_DEVICE void tkc_tma_load_1d(uint32_t dst, const CUtensorMap *map, int c0, uint32_t bar) {
     asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];" ::"r"(dst),
                  "l"((uint64_t)map), "r"(c0), "r"(bar)
                  : "memory");
+}
+// the same box multicast into the blocks of a cluster in mask (with a cluster of blocks)
+TKC_DEVICE void tkc_tma_load_1d_mc(uint32_t dst, const CUtensorMap *map, int c0, uint32_t bar, uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2}], [%3], %4;" ::"r"(dst),
+        "l"((uint64_t)map), "r"(c0), "r"(bar), "h"(mask)
+        : "memory");
 }
 
 // @fragment cluster
