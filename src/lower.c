@@ -1701,10 +1701,28 @@ retry:
 /* ---- column reductions ------------------------------------------------------------------------ */
 
 typedef struct ColReds {
+    Lower *L;
     int cols;           /* the widest reduced tile */
     bool split, per_wg; /* of a row-split tile, of a per_wg tile */
     int n;
+    int wg_depth;       /* inside an if or for whose condition or bounds read wg */
+    bool compute;       /* walking the compute block */
 } ColReds;
+
+static bool mentions_wg(const Expr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case EX_NAME: return e->sym && e->sym->kind == SYM_BUILTIN && e->sym->builtin == BI_WG;
+    case EX_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (mentions_wg(e->u.call.args[i])) return true;
+        return false;
+    case EX_BINARY: return mentions_wg(e->u.bin.l) || mentions_wg(e->u.bin.r);
+    case EX_UNARY: return mentions_wg(e->u.un.e);
+    case EX_COND: return mentions_wg(e->u.cond.c) || mentions_wg(e->u.cond.a) || mentions_wg(e->u.cond.b);
+    default: return false;
+    }
+}
 
 static void find_colreds_expr(const Expr *e, ColReds *cr) {
     if (!e) return;
@@ -1716,6 +1734,15 @@ static void find_colreds_expr(const Expr *e, ColReds *cr) {
             if (t->per_wg) cr->per_wg = true;
             else cr->split = true;
             cr->n++;
+            if (!t->per_wg && cr->L->pk->consumers > 1 && cr->wg_depth)
+                diag_error(cr->L->d, e->span,
+                           "%s() of a row-split tile under a condition on wg: it combines the rows of every consumer "
+                           "warpgroup, so every one must reach it, or they deadlock",
+                           e->u.call.fn);
+            else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->compute && cr->L->pk->pingpong)
+                diag_error(cr->L->d, e->span,
+                           "column reductions of row-split tiles in a pingpong compute block are not supported by the "
+                           "sm_90a back end yet");
         }
         for (int i = 0; i < e->u.call.nargs; i++) find_colreds_expr(e->u.call.args[i], cr);
         return;
@@ -1733,8 +1760,21 @@ static void find_colreds(const StmtList *l, ColReds *cr) {
         switch (st->kind) {
         case ST_ASSIGN: find_colreds_expr(st->u.assign.rhs, cr); break;
         case ST_LET: find_colreds_expr(st->u.let.e, cr); break;
-        case ST_IF: find_colreds(&st->u.if_.then_s, cr); find_colreds(&st->u.if_.else_s, cr); break;
-        case ST_FOR: find_colreds(&st->u.for_.body, cr); break;
+        case ST_IF: {
+            int w = mentions_wg(st->u.if_.cond);
+            cr->wg_depth += w;
+            find_colreds(&st->u.if_.then_s, cr);
+            find_colreds(&st->u.if_.else_s, cr);
+            cr->wg_depth -= w;
+            break;
+        }
+        case ST_FOR: {
+            int w = mentions_wg(st->u.for_.lo) || mentions_wg(st->u.for_.hi);
+            cr->wg_depth += w;
+            find_colreds(&st->u.for_.body, cr);
+            cr->wg_depth -= w;
+            break;
+        }
         case ST_EXPR: break;
         }
     }
@@ -1767,9 +1807,12 @@ static void plan_colred(Lower *L) {
     SemaKernel *sk = L->sk;
     PlanKernel *pk = L->pk;
     pk->colred_buf = pk->colred_bar = pk->colred_wg_bar = -1;
-    ColReds cr = {0};
+    ColReds cr = {.L = L};
     for (int b = 0; b < BK_COUNT; b++)
-        if (sk->blocks[b] && b != BK_LOAD) find_colreds(&sk->blocks[b]->u.block.body, &cr);
+        if (sk->blocks[b] && b != BK_LOAD) {
+            cr.compute = b == BK_COMPUTE;
+            find_colreds(&sk->blocks[b]->u.block.body, &cr);
+        }
     if (!cr.n) return;
     PlanBuf b = {.name = "colred", .kind = BUF_SCRATCH, .dt = DT_FP32, .rows = 4 * pk->consumers, .cols = cr.cols,
                  .swz = SWZ_NONE, .atom_cols = cr.cols, .natoms = 1, .copies = 1, .align = 16, .group = -1};
