@@ -320,6 +320,20 @@ static void lower_regs(Lower *L) {
     }
     for (int b = 0; b < BK_COUNT; b++)
         if (sk->blocks[b] && b != BK_LOAD) collect_let_regs(L, &sk->blocks[b]->u.block.body);
+    StrBuf cols;
+    sb_init(&cols);
+    int ncols = 0;
+    for (int i = 0; i < pk->regs.n; i++) {
+        const Symbol *y = pk->regs.v[i].sym;
+        if (y->ty.kind != TY_VEC || y->ty.layout != VL_COL) continue;
+        sb_printf(&cols, "%s'%s'", ncols++ ? ", " : "", y->name);
+    }
+    if (ncols)
+        note(L, "per_col vector%s %s: each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, "
+                "slot k = column 8 (k / 2) + 2 (lane %% 4) + k %% 2, the same in every warp and warpgroup, so "
+                "broadcasting into a tile reads a register (no shuffles)",
+             ncols > 1 ? "s" : "", cols.s);
+    sb_free(&cols);
 }
 
 /* the estimate: declared values + temporaries + a fixed overhead for addresses, loop
