@@ -711,7 +711,10 @@ static void emit_vec_store(Em *e, const Stmt *st) {
     hoist_row_values(e, rhs);
     Ctx c = tile_ctx(e->pk, &rhs->ty, "tkc_r");
     if (rhs->ty.layout == VL_COL) {
-        L("if (tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once (each warpgroup the same values)");
+        bool wg0 = false;
+        for (int i = 0; i < e->pk->col_stores_wg0.n; i++) wg0 |= e->pk->col_stores_wg0.v[i] == st;
+        if (wg0) L("if (wg == 0 && tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once");
+        else L("if (tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once");
         IN();
         L("#pragma unroll");
         L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(e->pk, &rhs->ty));

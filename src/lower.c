@@ -1794,6 +1794,28 @@ static void find_colreds(const StmtList *l, ColReds *cr) {
     }
 }
 
+/* stores of row-split per_col vectors: one thread per column writes it, in warpgroup 0, unless a
+ * condition on wg decides which warpgroups reach the store */
+static void plan_col_stores(Lower *L, const StmtList *l, int wg_depth) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind == ST_IF) {
+            int w = mentions_wg(st->u.if_.cond);
+            plan_col_stores(L, &st->u.if_.then_s, wg_depth + w);
+            plan_col_stores(L, &st->u.if_.else_s, wg_depth + w);
+        } else if (st->kind == ST_FOR) {
+            plan_col_stores(L, &st->u.for_.body, wg_depth + (mentions_wg(st->u.for_.lo) || mentions_wg(st->u.for_.hi)));
+        } else if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
+                   st->u.assign.rhs->ty.layout == VL_COL && !st->u.assign.rhs->ty.per_wg) {
+            if (!wg_depth) vec_push(L->a, &L->pk->col_stores_wg0, st);
+            note(L, "'%s <- ...' (a per_col vector): %s", ast_expr_str(L->a, st->u.assign.lhs),
+                 wg_depth ? "under a condition on wg, so lanes 0..3 of the first warp of each warpgroup that gets "
+                            "there write it (every warpgroup holds the same columns)"
+                          : "lanes 0..3 of the first warp of consumer warpgroup 0 write it, one thread per column");
+        }
+    }
+}
+
 /* the first of n consecutive named barrier ids that no one uses: 0 is __syncthreads, 1 + wg the
  * store staging, 4 + wg pingpong, 8 sync(); then the ones handed out before */
 static int add_named_barrier(Lower *L, const char *name, int count, int threads, const char *why) {
@@ -2218,6 +2240,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     check_reg_budget(L);
     if (sk->blocks[BK_FINISH]) collect_stores(L, &sk->blocks[BK_FINISH]->u.block.body);
     plan_colred(L);
+    if (sk->blocks[BK_FINISH]) plan_col_stores(L, &sk->blocks[BK_FINISH]->u.block.body, 0);
     lower_staging(L);
     layout_smem(L);
     if (L->d->nerrors > L->errors0) return pk;

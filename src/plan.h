@@ -235,6 +235,9 @@ typedef struct PlanKernel {
      * buffer: colred_buf (-1: no column reductions), colred_bar (row-split tiles: all consumer
      * warpgroups) and colred_wg_bar (per_wg tiles: one id per warpgroup) index nbars (-1: none) */
     int colred_buf, colred_bar, colred_wg_bar;
+    /* stores of row-split per_col vectors that only consumer warpgroup 0 writes: every warpgroup
+     * holds the same columns; a store under a condition on wg is written by whichever reaches it */
+    Vec(const Stmt *) col_stores_wg0;
     int staging_buf;    /* index of the staging buffer, or -1 */
     int staging_per_wg; /* staging chunk buffers per consumer warpgroup: 2, or 1 when 2 do not fit */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */
