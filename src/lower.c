@@ -615,6 +615,7 @@ static void op_effects(Lower *L, POp *o, Effects *e) {
 }
 
 static int let_peak(Lower *L, POpList *ops);
+static int stmt_colred_regs(const Stmt *st);
 static int o_nested_peak(Lower *L, POp *o) {
     if (o->kind != POP_IF && o->kind != POP_FOR) return 0;
     int a = let_peak(L, &o->then_ops), b = let_peak(L, &o->else_ops);
@@ -622,7 +623,8 @@ static int o_nested_peak(Lower *L, POp *o) {
 }
 
 /* register values declared with `let` in a block live from their statement to their last use;
- * returns the most registers such temporaries hold at once in the list */
+ * returns the most registers such temporaries hold at once in the list, counting the per_col
+ * arrays of a statement's column reductions (length / 4 registers each) while it runs */
 static int let_peak(Lower *L, POpList *ops) {
     PlanKernel *pk = L->pk;
     int peak = 0;
@@ -640,6 +642,7 @@ static int let_peak(Lower *L, POpList *ops) {
             }
             if (last >= i) live += value_regs(pk, &y->ty);
         }
+        if (ops->v[i]->kind == POP_STMT) live += stmt_colred_regs(ops->v[i]->st);
         if (o_nested_peak(L, ops->v[i]) + live > peak) peak = o_nested_peak(L, ops->v[i]) + live;
     }
     return peak;
@@ -1715,7 +1718,8 @@ retry:
 /* ---- column reductions ------------------------------------------------------------------------ */
 
 typedef struct ColReds {
-    Lower *L;
+    Lower *L;           /* NULL: only count */
+    int regs;           /* the per_col arrays' registers (length / 4 each) */
     int cols;           /* the widest reduced tile */
     bool split, per_wg; /* of a row-split tile, of a per_wg tile */
     int n;
@@ -1748,7 +1752,9 @@ static void find_colreds_expr(const Expr *e, ColReds *cr) {
             if (t->per_wg) cr->per_wg = true;
             else cr->split = true;
             cr->n++;
-            if (!t->per_wg && cr->L->pk->consumers > 1 && cr->wg_depth)
+            cr->regs += t->cols / 4;
+            if (!cr->L) {
+            } else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->wg_depth)
                 diag_error(cr->L->d, e->span,
                            "%s() of a row-split tile under a condition on wg: it combines the rows of every consumer "
                            "warpgroup, so every one must reach it, or they deadlock",
@@ -1792,6 +1798,14 @@ static void find_colreds(const StmtList *l, ColReds *cr) {
         case ST_EXPR: break;
         }
     }
+}
+
+/* registers the column reductions of one statement (an assignment or a let) hold while it runs */
+static int stmt_colred_regs(const Stmt *st) {
+    ColReds cr = {0};
+    if (st->kind == ST_ASSIGN) find_colreds_expr(st->u.assign.rhs, &cr);
+    else if (st->kind == ST_LET) find_colreds_expr(st->u.let.e, &cr);
+    return cr.regs;
 }
 
 /* stores of row-split per_col vectors: one thread per column writes it, in warpgroup 0, unless a
