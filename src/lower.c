@@ -1385,6 +1385,20 @@ static int add_map(Lower *L, Symbol *tensor, int box0, int box1, bool vec, Swizz
     return pk->maps.n - 1;
 }
 
+/* a shared vector loaded by TMA from a tensor of rank 2 or more: the tensor's rows must be 16-byte
+ * multiples, as for tiles (sema checks the tiles' loads; a vector's box itself is always a
+ * multiple of 16 bytes) */
+static void check_vec_rows(Lower *L, const Stmt *st, const Symbol *t) {
+    const Arg *arg = L->sk->args.v[t->index];
+    const Expr *inner = arg->ts.dims[arg->ts.ndims - 1];
+    int eb = dtype_bytes[t->ty.dt];
+    if (arg->ts.ndims >= 2 && inner->is_const && (inner->cval * eb) % 16)
+        diag_error(L->d, st->span,
+                   "TMA needs 16-byte aligned rows: the last dimension of '%s' is %" PRId64 " x %d B = %" PRId64
+                   " B, not a multiple of 16 (load the vector into registers instead: a register vector <- %s[...])",
+                   t->name, inner->cval, eb, inner->cval * eb, t->name);
+}
+
 static void collect_g2s(StmtList *l, Stmt ***v, int *n, int *cap, Arena *a) {
     for (int i = 0; i < l->n; i++)
         if (l->v[i]->kind == ST_ASSIGN && l->v[i]->mv == MV_G2S) {
@@ -1465,6 +1479,7 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(loads[j]->u.assign.rhs->u.index.base);
             pl.map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false);
+            if (pb->is_vec) check_vec_rows(L, loads[j], t);
             vec_push(L->a, &g.loads, pl);
         }
         g.name = arena_strdup(L->a, nm.s ? nm.s : "g");
@@ -1508,6 +1523,7 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(sl[j]->u.assign.rhs->u.index.base);
             PlanLoad pl = {.st = sl[j], .buf = b, .map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false)};
+            if (pb->is_vec) check_vec_rows(L, sl[j], t);
             vec_push(L->a, &g.loads, pl);
         }
         g.name = arena_strdup(L->a, nm.s ? nm.s : "setup");
