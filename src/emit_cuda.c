@@ -20,6 +20,11 @@ typedef struct Frag {
 } Frag;
 enum { STEP_NONE, STEP_FIRST, STEP_LOOP };
 
+typedef struct Hoisted {
+    const Expr *expr;           /* the reduction call, or the tile / per_row vector division */
+    const char *name;           /* the small array that holds its values */
+} Hoisted;
+
 typedef struct Em {
     const EmitOptions *o;
     Arena *a;
@@ -31,11 +36,10 @@ typedef struct Em {
     int mode;                   /* what is being emitted: STEP_FIRST, STEP_LOOP or STEP_NONE */
     const char *slot;           /* setup_stages = 2: the copy of the setup tiles the code being emitted reads */
     const PlanTail *nar;        /* set while the narrow last step is emitted: the score tile reads as its copy */
-    /* per-row values hoisted out of the statement being emitted: row reductions, and the
-     * reciprocals of per_row divisors; elem() reads them by expression */
-    const Expr *hoisted_expr[16];
-    const char *hoisted_name[16];
-    int nhoisted;
+    /* values hoisted out of the statement being emitted: row and column reductions, and the
+     * reciprocals of per_row divisors; elem() reads them by expression (as many as the
+     * statement has: a growable arena vector) */
+    Vec(Hoisted) hoisted;
 } Em;
 
 static void need(Em *e, const char *file, const char *frag) {
@@ -167,10 +171,14 @@ static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host) {
  *   row = 64 (i / (C/2)) + 16 w + l/4 + 8 ((j >> 1) & 1),  col = 8 (j >> 2) + 2 (l % 4) + (j & 1).
  * A per_row vector holds the 2 rows of each 64-row block a thread owns: slot r is row
  *   64 (r / 2) + 16 w + l/4 + 8 (r % 2).
+ * A per_col vector of C entries holds the C/4 columns a thread owns in the tile layout (the same
+ * in every row block, warp and warpgroup): slot k is column
+ *   8 (k / 2) + 2 (l % 4) + (k % 2),
+ * so tile value i reads slot 2 ((i % (C/2)) >> 2) + (i & 1) and a broadcast needs no shuffles.
  * 16-bit tiles pack value pairs (2i, 2i+1) into one 32-bit register, which is exactly the
  * register A operand layout of wgmma, so a converted tile feeds a product directly. */
 
-typedef enum { CX_TILE, CX_ROWVEC, CX_SCALAR } CtxKind;
+typedef enum { CX_TILE, CX_ROWVEC, CX_COLVEC, CX_SCALAR } CtxKind;
 
 typedef struct Ctx {
     CtxKind kind;
@@ -184,12 +192,14 @@ static int rows_wg(const PlanKernel *pk, const Type *t) { return t->per_wg ? t->
 
 static int frag_count(const PlanKernel *pk, const Type *t) {
     if (t->kind == TY_TILE) return rows_wg(pk, t) * t->cols / 128;
+    if (t->layout == VL_COL) return t->rows / 4;
     return 2 * (rows_wg(pk, t) / 64);
 }
 
 static bool is16(DType d) { return d == DT_BF16 || d == DT_FP16; }
 
 static const char *row_expr(Em *e, const Ctx *c) {
+    if (c->kind == CX_COLVEC) return "TKC_INTERNAL_ERROR_row_of_a_per_col_vector";  /* sema rejects it */
     const char *wgpart = c->per_wg ? "" : arena_printf(e->a, "wg * %d + ", c->rwg);
     if (c->kind == CX_ROWVEC)
         return arena_printf(e->a, "(%stkc_lrow + 8 * (%s & 1) + 64 * (%s >> 1))", wgpart, c->i, c->i);
@@ -198,6 +208,7 @@ static const char *row_expr(Em *e, const Ctx *c) {
 
 static const char *col_expr(Em *e, const Ctx *c, int col0) {
     const char *off = col0 ? arena_printf(e->a, "%d + ", col0) : "";
+    if (c->kind == CX_COLVEC) return arena_printf(e->a, "(%stkc_lcol + 8 * (%s >> 1) + (%s & 1))", off, c->i, c->i);
     return arena_printf(e->a, "(%stkc_lcol + 8 * ((%s %% %d) >> 2) + (%s & 1))", off, c->i, c->cols / 2, c->i);
 }
 
@@ -227,6 +238,15 @@ static const char *rowslot(Em *e, const Ctx *c) {
     return arena_printf(e->a, "(%s / %d * 2 + ((%s >> 1) & 1))", c->i, c->cols / 2, c->i);
 }
 
+/* the slot of a per_col vector that holds the column of value c->i */
+static const char *colslot(Em *e, const Ctx *c) {
+    if (c->kind == CX_COLVEC) return c->i;
+    return arena_printf(e->a, "(2 * ((%s %% %d) >> 2) + (%s & 1))", c->i, c->cols / 2, c->i);
+}
+
+/* the slot of a vector of layout lay that holds the element c->i */
+static const char *vecslot(Em *e, const Ctx *c, VecLayout lay) { return lay == VL_COL ? colslot(e, c) : rowslot(e, c); }
+
 static const char *tile_value(Em *e, const char *name, DType dt, const char *idx) {
     if (!is16(dt)) return arena_printf(e->a, "%s[%s]", name, idx);
     const char *k = dt == DT_BF16 ? "bf16" : "fp16";
@@ -244,6 +264,13 @@ static const char *plan_stmt_line(Em *e, const Stmt *st) {
     const char *r = arena_strdup(e->a, b.s ? b.s : "");
     sb_free(&b);
     return r;
+}
+
+/* the array a hoisted value lives in (hoist_row_values ran on the statement first), or NULL */
+static const char *hoisted_name(const Em *e, const Expr *x) {
+    for (int i = 0; i < e->hoisted.n; i++)
+        if (e->hoisted.v[i].expr == x) return e->hoisted.v[i].name;
+    return NULL;
 }
 
 static const char *elem_str(Em *e, const Expr *x, const Ctx *c) {
@@ -278,7 +305,7 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
             return;
         }
         if (t->kind == TY_VEC) {
-            sb_printf(b, "%s[%s]", y->name, rowslot(e, c));
+            sb_printf(b, "%s[%s]", y->name, vecslot(e, c, t->layout));
             return;
         }
         scalar_expr(e, b, x, false);
@@ -297,14 +324,11 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
     case EX_CALL: {
         Expr **A = x->u.call.args;
         switch (x->fn) {
-        case FN_ROWMAX: case FN_ROWMIN: case FN_ROWSUM:
-            for (int i = 0; i < e->nhoisted; i++)
-                if (e->hoisted_expr[i] == x) {
-                    sb_printf(b, "%s[%s]", e->hoisted_name[i], rowslot(e, c));
-                    return;
-                }
-            sb_puts(b, "/* reduction not hoisted */ 0.f");
+        case FN_ROWMAX: case FN_ROWMIN: case FN_ROWSUM: case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: {
+            const char *h = hoisted_name(e, x);
+            sb_printf(b, "%s[%s]", h ? h : "TKC_INTERNAL_ERROR_reduction_not_hoisted", vecslot(e, c, t->layout));
             return;
+        }
         case FN_WHERE:
             sb_puts(b, "(");
             elem(e, b, A[0], c);
@@ -370,13 +394,12 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
         return;
     }
     case EX_BINARY:
-        for (int i = 0; i < e->nhoisted; i++)
-            if (e->hoisted_expr[i] == x) { /* tile / per_row vector: times the hoisted reciprocal */
-                sb_putc(b, '(');
-                elem(e, b, x->u.bin.l, c);
-                sb_printf(b, " * %s[%s])", e->hoisted_name[i], rowslot(e, c));
-                return;
-            }
+        if (hoisted_name(e, x)) { /* tile / per_row vector: times the hoisted reciprocal */
+            sb_putc(b, '(');
+            elem(e, b, x->u.bin.l, c);
+            sb_printf(b, " * %s[%s])", hoisted_name(e, x), rowslot(e, c));
+            return;
+        }
         sb_putc(b, '(');
         elem(e, b, x->u.bin.l, c);
         sb_printf(b, " %s ", binop_name[x->u.bin.op]);
@@ -404,7 +427,7 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
 }
 
 static Ctx tile_ctx(const PlanKernel *pk, const Type *t, const char *i) {
-    Ctx c = {.kind = t->kind == TY_TILE ? CX_TILE : CX_ROWVEC, .cols = t->cols, .rwg = rows_wg(pk, t),
+    Ctx c = {.kind = t->kind == TY_TILE ? CX_TILE : t->layout == VL_COL ? CX_COLVEC : CX_ROWVEC, .cols = t->cols, .rwg = rows_wg(pk, t),
              .per_wg = t->per_wg, .i = i};
     return c;
 }
@@ -415,6 +438,76 @@ static const Type *value_type(Em *e, const Expr *x) {
     return &x->ty;
 }
 
+/* a column reduction into a per_col array (see plan_colred): the thread's rows, the 8 lanes of
+ * the warp with the same lane % 4 (3 shuffles), then the warps' partial results through the
+ * scratch buffer, read back in one order by every thread */
+static void hoist_col_reduction(Em *e, const Expr *x) {
+    const PlanKernel *pk = e->pk;
+    const Expr *src = x->u.call.args[0];
+    const Type *st = value_type(e, src);
+    int n = frag_count(pk, st), slots = st->cols / 4;
+    const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
+    const char *op = x->fn == FN_COLMAX ? "fmaxf" : x->fn == FN_COLMIN ? "fminf" : NULL;
+    const char *init = x->fn == FN_COLMAX ? "-TKC_INF" : x->fn == FN_COLMIN ? "TKC_INF" : "0.f";
+    need(e, "tkc_ptx.cuh", "named_barrier");
+    need(e, "tkc_ptx.cuh", "shared_f32");
+    L("float %s[%d];  // %s: the %d columns this thread holds (per_col slots)", name, slots, ast_expr_str(e->a, x), slots);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s;", slots, name, init);
+    Ctx c = tile_ctx(pk, st, "tkc_i");
+    L("#pragma unroll");
+    L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) {", n);
+    IN();
+    const char *v = elem_str(e, src, &c), *cs = colslot(e, &c);
+    if (op) L("%s[%s] = %s(%s[%s], %s);", name, cs, op, name, cs, v);
+    else L("%s[%s] += %s;", name, cs, v);
+    OUT();
+    L("}");
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // the 8 lanes of a warp with the same lane %% 4 hold a column", slots);
+    IN();
+    for (int s = 4; s <= 16; s *= 2) {
+        if (op) L("%s[tkc_r] = %s(%s[tkc_r], __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d));", name, op, name, name, s);
+        else L("%s[tkc_r] += __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d);", name, name, s);
+    }
+    OUT();
+    L("}");
+    const PlanBuf *sb = &pk->bufs.v[pk->colred_buf];
+    const PlanNamedBar *nb = &pk->nbars.v[st->per_wg ? pk->colred_wg_bar : pk->colred_bar];
+    int parts = st->per_wg ? 4 : 4 * pk->consumers, pitch = sb->cols * 4;
+    const char *base = st->per_wg ? arena_printf(e->a, "%s_smem + (uint32_t)wg * %d", sb->name, 4 * pitch)
+                                  : arena_printf(e->a, "%s_smem", sb->name);
+    const char *bar = st->per_wg ? arena_printf(e->a, "%d + wg", nb->id) : arena_printf(e->a, "%d", nb->id);
+    const char *warp = st->per_wg ? "tkc_warp" : "(wg * 4 + tkc_warp)";
+    L("{  // the partial results of %d warps meet in '%s' (named barrier %s: %s)", parts, sb->name, nb->name, nb->why);
+    IN();
+    L("const uint32_t tkc_cb = %s;", base);
+    L("tkc_bar_sync(%s, %d);  // every thread has read the last reduction's partial results", bar, nb->threads);
+    L("if (tkc_lane < 4) {");
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r)", slots);
+    L("    tkc_st_shared_f32(tkc_cb + (uint32_t)(%s * %d + (8 * (tkc_r >> 1) + tkc_lcol + (tkc_r & 1)) * 4), %s[tkc_r]);", warp,
+      pitch, name);
+    OUT();
+    L("}");
+    L("tkc_bar_sync(%s, %d);", bar, nb->threads);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", slots);
+    IN();
+    L("const uint32_t tkc_ca = tkc_cb + (uint32_t)(8 * (tkc_r >> 1) + tkc_lcol + (tkc_r & 1)) * 4;");
+    L("float tkc_s = tkc_ld_shared_f32(tkc_ca);");
+    L("#pragma unroll");
+    L("for (int tkc_w = 1; tkc_w < %d; ++tkc_w) tkc_s %s tkc_ld_shared_f32(tkc_ca + (uint32_t)tkc_w * %d)%s;", parts,
+      op ? arena_printf(e->a, "= %s(tkc_s,", op) : "+=", pitch, op ? ")" : "");
+    L("%s[tkc_r] = tkc_s;", name);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
+}
+
 /* row reductions inside x, and reciprocals of per_row divisors, are computed first into small
  * arrays, one per expression */
 static void hoist_row_values(Em *e, const Expr *x) {
@@ -422,6 +515,7 @@ static void hoist_row_values(Em *e, const Expr *x) {
     switch (x->kind) {
     case EX_CALL:
         for (int i = 0; i < x->u.call.nargs; i++) hoist_row_values(e, x->u.call.args[i]);
+        if (x->fn == FN_COLMAX || x->fn == FN_COLMIN || x->fn == FN_COLSUM) hoist_col_reduction(e, x);
         if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM) {
             const Expr *src = x->u.call.args[0];
             const PlanKernel *pk = e->pk;
@@ -457,17 +551,14 @@ static void hoist_row_values(Em *e, const Expr *x) {
                 OUT();
                 L("}");
             }
-            if (e->nhoisted < 16) {
-                e->hoisted_expr[e->nhoisted] = x;
-                e->hoisted_name[e->nhoisted++] = name;
-            }
+            vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
         }
         return;
     case EX_BINARY:
         hoist_row_values(e, x->u.bin.l);
         hoist_row_values(e, x->u.bin.r);
         if (x->u.bin.op == BIN_DIV && x->ty.kind == TY_TILE && x->u.bin.r->ty.kind == TY_VEC &&
-            x->u.bin.r->ty.layout == VL_ROW && e->nhoisted < 16) {
+            x->u.bin.r->ty.layout == VL_ROW) {
             /* a tile divided by a per_row vector: one reciprocal per row, then a product per element */
             const Expr *v = x->u.bin.r;
             int slots = frag_count(e->pk, &v->ty);
@@ -476,8 +567,7 @@ static void hoist_row_values(Em *e, const Expr *x) {
             L("float %s[%d];  // 1 / %s, once per row", name, slots, ast_expr_str(e->a, v));
             L("#pragma unroll");
             L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = 1.f / %s;", slots, name, elem_str(e, v, &c));
-            e->hoisted_expr[e->nhoisted] = x;
-            e->hoisted_name[e->nhoisted++] = name;
+            vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
         }
         return;
     case EX_UNARY: hoist_row_values(e, x->u.un.e); return;
@@ -497,6 +587,9 @@ static const char *reg_decl(Em *e, const Symbol *y) {
     if (t->kind == TY_TILE)
         return arena_printf(e->a, "float %s[%d];  // %s %s[%d, %d]: %d values per thread", y->name, n,
                             t->per_wg ? "per_wg" : "row-split", dtype_name[t->dt], t->rows, t->cols, n);
+    if (t->layout == VL_COL)
+        return arena_printf(e->a, "float %s[%d];  // %s[%d] per_col: the %d columns this thread holds, slot k = column "
+                            "8 (k / 2) + 2 (lane %% 4) + k %% 2", y->name, n, dtype_name[t->dt], t->rows, n);
     return arena_printf(e->a, "float %s[%d];  // %s[%d] per_row: the %d rows this thread holds", y->name, n,
                         dtype_name[t->dt], t->rows, n);
 }
@@ -538,7 +631,7 @@ static void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *
             }
         }
     }
-    e->nhoisted = 0;
+    e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     int n = frag_count(e->pk, vt);
     if (vt->kind == TY_TILE && is16(vt->dt)) {
@@ -639,9 +732,27 @@ static void emit_vec_store(Em *e, const Stmt *st) {
     const Symbol *t = ix->u.index.base->sym;
     const Arg *arg = e->sk->args.v[t->index];
     int n = ix->u.index.nargs;
-    e->nhoisted = 0;
+    e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     Ctx c = tile_ctx(e->pk, &rhs->ty, "tkc_r");
+    if (rhs->ty.layout == VL_COL) {
+        bool wg0 = false;
+        for (int i = 0; i < e->pk->col_stores_wg0.n; i++) wg0 |= e->pk->col_stores_wg0.v[i] == st;
+        if (wg0) L("if (wg == 0 && tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once");
+        else L("if (tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once");
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(e->pk, &rhs->ty));
+        IN();
+        L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, rhs->ty.rows), col_expr(e, &c, 0));
+        L("if (%stkc_gi < %s) %s[%s] = %s;", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+          scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"), elem_str(e, rhs, &c));
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+        return;
+    }
     L("if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value");
     IN();
     L("#pragma unroll");
@@ -654,6 +765,47 @@ static void emit_vec_store(Em *e, const Stmt *st) {
     L("}");
     OUT();
     L("}");
+}
+
+/* `v <- X[...]`: each thread loads the entries of the register vector it holds (per_row: its rows,
+ * per_col: its columns) straight from global memory; entries past the tensor's end (or before its
+ * start, with at()) read 0 */
+static void emit_vec_load(Em *e, const Stmt *st) {
+    const Expr *ix = st->u.assign.rhs, *lhs = st->u.assign.lhs;
+    const Symbol *t = ix->u.index.base->sym, *v = lhs->sym;
+    const Arg *arg = e->sk->args.v[t->index];
+    int n = ix->u.index.nargs;
+    Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
+    const char *idx = v->ty.layout == VL_COL ? col_expr(e, &c, 0) : row_expr(e, &c);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // each thread its own %s; past the end: 0", frag_count(e->pk, &v->ty),
+      v->ty.layout == VL_COL ? "columns" : "rows");
+    IN();
+    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, v->ty.rows), idx);
+    L("%s[tkc_r] = %stkc_gi < %s ? (float)tkc_load_f32(%s, %s) : 0.f;", v->name, is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+      scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"));
+    OUT();
+    L("}");
+}
+
+static const char *buf_addr(Em *e, int buf, bool prev);
+
+/* `v <- sv`: each thread reads the entries of the register vector it holds from the shared vector
+ * (per_row: its rows, per_col: its columns), widened to fp32 */
+static void emit_vec_from_shared(Em *e, const Stmt *st) {
+    const Symbol *v = st->u.assign.lhs->sym, *sv = st->u.assign.rhs->sym;
+    int buf = -1;
+    for (int i = 0; i < e->pk->bufs.n; i++)
+        if (e->pk->bufs.v[i].sym == sv) buf = i;
+    const PlanBuf *b = &e->pk->bufs.v[buf];
+    Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
+    const char *idx = v->ty.layout == VL_COL ? col_expr(e, &c, 0) : row_expr(e, &c);
+    const char *ld = b->dt == DT_BF16 ? "tkc_ld_shared_bf16" : b->dt == DT_FP16 ? "tkc_ld_shared_fp16" : "tkc_ld_shared_f32";
+    need(e, "tkc_ptx.cuh", "shared_f32");
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s(%s + (uint32_t)%s * %d);  // each thread its own %s",
+      frag_count(e->pk, &v->ty), v->name, ld, buf_addr(e, buf, false), idx, dtype_bytes[b->dt],
+      v->ty.layout == VL_COL ? "columns" : "rows");
 }
 
 static const PlanStore *store_of(const PlanKernel *pk, const Stmt *st) {
@@ -676,7 +828,7 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     bool wide = !is16(t->dt);
     need(e, "tkc_ptx.cuh", "math");
     if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
-    e->nhoisted = 0;
+    e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
     const char *ct = wide ? "float" : t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
@@ -733,7 +885,7 @@ static void emit_red(Em *e, const Stmt *st) {
     const Type *t = &rhs->ty;
     int n = ix->u.index.nargs;
     need(e, "tkc_ptx.cuh", "red");
-    e->nhoisted = 0;
+    e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     const char *wg0 = ps && ps->wg0_only ? "wg == 0 && " : "";
     if (t->kind == TY_VEC) {
@@ -840,7 +992,7 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     need(e, "tkc_ptx.cuh", "math");
     /* the pack rounds to 16 bits, so an explicit conversion of the whole value is implied */
     if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
-    e->nhoisted = 0;
+    e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
     L("{");
@@ -946,7 +1098,7 @@ static void emit_mma(Em *e, const POp *o) {
                 const char *k = m->in_dt == DT_BF16 ? "bf16" : "fp16";
                 need(e, "tkc_ptx.cuh", "math");
                 const Expr *src = m->a_expr->kind == EX_CALL ? m->a_expr->u.call.args[0] : m->a_expr;
-                e->nhoisted = 0;
+                e->hoisted.n = 0;
                 hoist_row_values(e, src);
                 L("#pragma unroll");
                 L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) %s[tkc_p] = tkc_pack_%s(%s, %s);", frag_count(pk, &m->a_expr->ty) / 2, apairs, k,
@@ -1117,7 +1269,7 @@ static void emit_move_r2s(Em *e, const PlanMove *m) {
     const Type *t = m->rt;
     const Expr *rhs = m->st->u.assign.rhs;
     if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0]; /* the pack rounds */
-    e->nhoisted = 0;
+    e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     const char *dst = buf_addr(e, m->buf, false), *shape = tile_shape_args(e, b);
     L("%s{%s", m->wg0_only ? "if (wg == 0) " : "", m->wg0_only ? "  // a per_wg value: every warpgroup holds it, the first writes it" : "");
@@ -1228,6 +1380,14 @@ static void emit_stmt(Em *e, const Stmt *st) {
         return;
     }
     case ST_ASSIGN:
+        if (st->mv == MV_G2R) {
+            emit_vec_load(e, st);
+            return;
+        }
+        if (st->mv == MV_S2R) {
+            emit_vec_from_shared(e, st);
+            return;
+        }
         emit_reg_assign(e, st, st->u.assign.lhs, NULL, &st->u.assign.lhs->ty);
         return;
     default:
@@ -1285,7 +1445,7 @@ static void emit_op(Em *e, const POp *o) {
         const Expr *src = m->a_expr->kind == EX_CALL && (m->a_expr->fn == FN_BF16 || m->a_expr->fn == FN_FP16)
                               ? m->a_expr->u.call.args[0] : m->a_expr;
         need(e, "tkc_ptx.cuh", "math");
-        e->nhoisted = 0;
+        e->hoisted.n = 0;
         hoist_row_values(e, src);
         const Type *at = value_type(e, m->a_expr);
         Ctx c0 = tile_ctx(pk, at, "(2 * tkc_p)"), c1 = tile_ctx(pk, at, "(2 * tkc_p + 1)");
@@ -1551,12 +1711,14 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
       m->box[1], m->box[0]);
     const char *dst = buf_addr(e, pl->buf, false);
     (void)pg;
+    if (m->rank == 1) need(e, "tkc_ptx.cuh", "tma_load_1d");
     int box_bytes = b->rows * b->atom_cols * dtype_bytes[b->dt];
     for (int a = 0; a < b->natoms; a++) {
         StrBuf co;
         sb_init(&co);
         if (b->is_vec) {
             sb_printf(&co, "%s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols));
+            if (a) sb_printf(&co, " + %d", a * b->atom_cols);
             for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
         } else {
             sb_printf(&co, "%s + %d, %s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols), a * b->atom_cols,
@@ -1897,6 +2059,7 @@ static bool stmts_direct(const StmtList *l, const Symbol *t) {
         if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
             st->u.assign.lhs->u.index.base->sym == t)
             return true;
+        if (st->kind == ST_ASSIGN && st->mv == MV_G2R && st->u.assign.rhs->u.index.base->sym == t) return true;
         if (st->kind == ST_LET && expr_mentions(st->u.let.e, t)) return true;
         if (st->kind == ST_IF && (stmts_direct(&st->u.if_.then_s, t) || stmts_direct(&st->u.if_.else_s, t))) return true;
         if (st->kind == ST_FOR && stmts_direct(&st->u.for_.body, t)) return true;
@@ -2254,9 +2417,9 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
     if (prog->params.n) sb_putc(&out, '\n');
     /* the fragments the kernels use, in a fixed order: tkc_ptx.cuh's as they appear in the
      * file, tkc_sched.cuh's (one so far), then the wgmma shapes sorted by name */
-    static const char *const order[] = {"smem",          "mbarrier", "tma_load", "cluster",   "tma_store", "tma_reduce",
-                                        "wgmma_sync",    "setmaxnreg", "named_barrier", "stmatrix", "ldmatrix",
-                                        "shared_v2",     "math",     "red",      "zero",      "host"};
+    static const char *const order[] = {"smem",       "mbarrier",   "tma_load",      "tma_load_1d", "cluster",  "tma_store",
+                                        "tma_reduce", "wgmma_sync", "setmaxnreg",    "named_barrier", "shared_f32", "stmatrix",
+                                        "ldmatrix",   "shared_v2",  "math",          "red",         "zero",      "host"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (int i = 0; i < e->frags.n; i++)
             if (!strcmp(e->frags.v[i].name, order[k]) && !strcmp(e->frags.v[i].file, "tkc_ptx.cuh")) {

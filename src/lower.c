@@ -341,6 +341,20 @@ static void lower_regs(Lower *L) {
     }
     for (int b = 0; b < BK_COUNT; b++)
         if (sk->blocks[b] && b != BK_LOAD) collect_let_regs(L, &sk->blocks[b]->u.block.body);
+    StrBuf cols;
+    sb_init(&cols);
+    int ncols = 0;
+    for (int i = 0; i < pk->regs.n; i++) {
+        const Symbol *y = pk->regs.v[i].sym;
+        if (y->ty.kind != TY_VEC || y->ty.layout != VL_COL) continue;
+        sb_printf(&cols, "%s'%s'", ncols++ ? ", " : "", y->name);
+    }
+    if (ncols)
+        note(L, "per_col vector%s %s: each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, "
+                "slot k = column 8 (k / 2) + 2 (lane %% 4) + k %% 2, the same in every warp and warpgroup, so "
+                "broadcasting into a tile reads a register (no shuffles)",
+             ncols > 1 ? "s" : "", cols.s);
+    sb_free(&cols);
 }
 
 /* the estimate: declared values + temporaries + a fixed overhead for addresses, loop
@@ -436,8 +450,11 @@ static void lower_buffers(Lower *L) {
             b.rows = 1;
             b.cols = y->ty.rows;
             b.swz = SWZ_NONE;
+            /* TMA loads it in 1-d boxes of at most 256 elements (the widest multiple of 16 that
+             * divides the length): 16-element multiples keep every box a multiple of 16 bytes */
             b.atom_cols = b.cols;
-            b.natoms = 1;
+            while (b.atom_cols > TMA_BOX_MAX || b.cols % b.atom_cols) b.atom_cols -= 16;
+            b.natoms = b.cols / b.atom_cols;
             b.bytes = b.cols * eb;
             b.align = 128;
         } else {
@@ -761,6 +778,7 @@ static void op_effects(Lower *L, POp *o, Effects *e) {
 }
 
 static int let_peak(Lower *L, POpList *ops);
+static int stmt_colred_regs(const Stmt *st);
 static int o_nested_peak(Lower *L, POp *o) {
     if (o->kind != POP_IF && o->kind != POP_FOR) return 0;
     int a = let_peak(L, &o->then_ops), b = let_peak(L, &o->else_ops);
@@ -768,7 +786,8 @@ static int o_nested_peak(Lower *L, POp *o) {
 }
 
 /* register values declared with `let` in a block live from their statement to their last use;
- * returns the most registers such temporaries hold at once in the list */
+ * returns the most registers such temporaries hold at once in the list, counting the per_col
+ * arrays of a statement's column reductions (length / 4 registers each) while it runs */
 static int let_peak(Lower *L, POpList *ops) {
     PlanKernel *pk = L->pk;
     int peak = 0;
@@ -786,6 +805,8 @@ static int let_peak(Lower *L, POpList *ops) {
             }
             if (last >= i) live += value_regs(pk, &y->ty);
         }
+        if (ops->v[i]->kind == POP_STMT || ops->v[i]->kind == POP_STORE || ops->v[i]->kind == POP_MOVE)
+            live += stmt_colred_regs(ops->v[i]->st);
         if (o_nested_peak(L, ops->v[i]) + live > peak) peak = o_nested_peak(L, ops->v[i]) + live;
     }
     return peak;
@@ -1581,6 +1602,20 @@ static int add_map(Lower *L, Symbol *tensor, int box0, int box1, bool vec, Swizz
     return pk->maps.n - 1;
 }
 
+/* a shared vector loaded by TMA from a tensor of rank 2 or more: the tensor's rows must be 16-byte
+ * multiples, as for tiles (sema checks the tiles' loads; a vector's box itself is always a
+ * multiple of 16 bytes) */
+static void check_vec_rows(Lower *L, const Stmt *st, const Symbol *t) {
+    const Arg *arg = L->sk->args.v[t->index];
+    const Expr *inner = arg->ts.dims[arg->ts.ndims - 1];
+    int eb = dtype_bytes[t->ty.dt];
+    if (arg->ts.ndims >= 2 && inner->is_const && (inner->cval * eb) % 16)
+        diag_error(L->d, st->span,
+                   "TMA needs 16-byte aligned rows: the last dimension of '%s' is %" PRId64 " x %d B = %" PRId64
+                   " B, not a multiple of 16 (load the vector into registers instead: a register vector <- %s[...])",
+                   t->name, inner->cval, eb, inner->cval * eb, t->name);
+}
+
 static void collect_g2s(StmtList *l, Stmt ***v, int *n, int *cap, Arena *a) {
     for (int i = 0; i < l->n; i++)
         if (l->v[i]->kind == ST_ASSIGN && l->v[i]->mv == MV_G2S) {
@@ -1661,6 +1696,7 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(loads[j]->u.assign.rhs->u.index.base);
             pl.map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false);
+            if (pb->is_vec) check_vec_rows(L, loads[j], t);
             vec_push(L->a, &g.loads, pl);
         }
         g.name = arena_strdup(L->a, nm.s ? nm.s : "g");
@@ -1704,6 +1740,7 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(sl[j]->u.assign.rhs->u.index.base);
             PlanLoad pl = {.st = sl[j], .buf = b, .map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false)};
+            if (pb->is_vec) check_vec_rows(L, sl[j], t);
             vec_push(L->a, &g.loads, pl);
         }
         g.name = arena_strdup(L->a, nm.s ? nm.s : "setup");
@@ -1773,10 +1810,6 @@ static void collect_stores(Lower *L, StmtList *l, BlockKind bk) {
             ps.map = add_map(L, tensor, cc, 64, false, swizzle_choose(cc * eb), true);
             vec_push(L->a, &pk->stores, ps);
         } else if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC) {
-            if (st->u.assign.rhs->ty.layout != VL_ROW) {
-                diag_error(L->d, st->span, "storing per_col vectors is not supported by the sm_90a back end yet");
-                continue;
-            }
             ps.path = SP_VECTOR;
             vec_push(L->a, &pk->stores, ps);
         } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G) {
@@ -1815,8 +1848,6 @@ static void collect_stores(Lower *L, StmtList *l, BlockKind bk) {
             ps.direct = true;
             ps.wg0_only = t.per_wg && pk->consumers > 1;
             vec_push(L->a, &pk->stores, ps);
-        } else if (st->mv == MV_G2R) {
-            diag_error(L->d, st->span, "%s moves are not supported by the sm_90a back end yet", move_name[st->mv]);
         }
     }
 }
@@ -1989,6 +2020,164 @@ retry:
     }
 }
 
+/* ---- column reductions ------------------------------------------------------------------------ */
+
+typedef struct ColReds {
+    Lower *L;           /* NULL: only count */
+    int regs;           /* the per_col arrays' registers (length / 4 each) */
+    int cols;           /* the widest reduced tile */
+    bool split, per_wg; /* of a row-split tile, of a per_wg tile */
+    int n;
+    int wg_depth;       /* inside an if or for whose condition or bounds read wg */
+    bool compute;       /* walking the compute block */
+} ColReds;
+
+static bool mentions_wg(const Expr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case EX_NAME: return e->sym && e->sym->kind == SYM_BUILTIN && e->sym->builtin == BI_WG;
+    case EX_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (mentions_wg(e->u.call.args[i])) return true;
+        return false;
+    case EX_BINARY: return mentions_wg(e->u.bin.l) || mentions_wg(e->u.bin.r);
+    case EX_UNARY: return mentions_wg(e->u.un.e);
+    case EX_COND: return mentions_wg(e->u.cond.c) || mentions_wg(e->u.cond.a) || mentions_wg(e->u.cond.b);
+    default: return false;
+    }
+}
+
+static void find_colreds_expr(const Expr *e, ColReds *cr) {
+    if (!e) return;
+    switch (e->kind) {
+    case EX_CALL:
+        if (e->fn == FN_COLSUM || e->fn == FN_COLMAX || e->fn == FN_COLMIN) {
+            const Type *t = &e->u.call.args[0]->ty;
+            if (t->cols > cr->cols) cr->cols = t->cols;
+            if (t->per_wg) cr->per_wg = true;
+            else cr->split = true;
+            cr->n++;
+            cr->regs += t->cols / 4;
+            if (!cr->L) {
+            } else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->wg_depth)
+                diag_error(cr->L->d, e->span,
+                           "%s() of a row-split tile under a condition on wg: it combines the rows of every consumer "
+                           "warpgroup, so every one must reach it, or they deadlock",
+                           e->u.call.fn);
+            else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->compute && cr->L->pk->pingpong)
+                diag_error(cr->L->d, e->span,
+                           "column reductions of row-split tiles in a pingpong compute block are not supported by the "
+                           "sm_90a back end yet");
+        }
+        for (int i = 0; i < e->u.call.nargs; i++) find_colreds_expr(e->u.call.args[i], cr);
+        return;
+    case EX_BINARY: find_colreds_expr(e->u.bin.l, cr); find_colreds_expr(e->u.bin.r, cr); return;
+    case EX_UNARY: find_colreds_expr(e->u.un.e, cr); return;
+    case EX_COND: find_colreds_expr(e->u.cond.a, cr); find_colreds_expr(e->u.cond.b, cr); return;
+    case EX_INDEX: find_colreds_expr(e->u.index.base, cr); return;
+    default: return;
+    }
+}
+
+static void find_colreds(const StmtList *l, ColReds *cr) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        switch (st->kind) {
+        case ST_ASSIGN: find_colreds_expr(st->u.assign.rhs, cr); break;
+        case ST_LET: find_colreds_expr(st->u.let.e, cr); break;
+        case ST_IF: {
+            int w = mentions_wg(st->u.if_.cond);
+            cr->wg_depth += w;
+            find_colreds(&st->u.if_.then_s, cr);
+            find_colreds(&st->u.if_.else_s, cr);
+            cr->wg_depth -= w;
+            break;
+        }
+        case ST_FOR: {
+            int w = mentions_wg(st->u.for_.lo) || mentions_wg(st->u.for_.hi);
+            cr->wg_depth += w;
+            find_colreds(&st->u.for_.body, cr);
+            cr->wg_depth -= w;
+            break;
+        }
+        case ST_EXPR: break;
+        }
+    }
+}
+
+/* registers the column reductions of one statement (an assignment or a let) hold while it runs */
+static int stmt_colred_regs(const Stmt *st) {
+    ColReds cr = {0};
+    if (st->kind == ST_ASSIGN) find_colreds_expr(st->u.assign.rhs, &cr);
+    else if (st->kind == ST_LET) find_colreds_expr(st->u.let.e, &cr);
+    return cr.regs;
+}
+
+/* stores of row-split per_col vectors: one thread per column writes it, in warpgroup 0, unless a
+ * condition on wg decides which warpgroups reach the store */
+static void plan_col_stores(Lower *L, const StmtList *l, int wg_depth) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind == ST_IF) {
+            int w = mentions_wg(st->u.if_.cond);
+            plan_col_stores(L, &st->u.if_.then_s, wg_depth + w);
+            plan_col_stores(L, &st->u.if_.else_s, wg_depth + w);
+        } else if (st->kind == ST_FOR) {
+            plan_col_stores(L, &st->u.for_.body, wg_depth + (mentions_wg(st->u.for_.lo) || mentions_wg(st->u.for_.hi)));
+        } else if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
+                   st->u.assign.rhs->ty.layout == VL_COL && !st->u.assign.rhs->ty.per_wg) {
+            if (!wg_depth) vec_push(L->a, &L->pk->col_stores_wg0, st);
+            note(L, "'%s <- ...' (a per_col vector): %s", ast_expr_str(L->a, st->u.assign.lhs),
+                 wg_depth ? "under a condition on wg, so lanes 0..3 of the first warp of each warpgroup that gets "
+                            "there write it (every warpgroup holds the same columns)"
+                          : "lanes 0..3 of the first warp of consumer warpgroup 0 write it, one thread per column");
+        }
+    }
+}
+
+/* a named barrier of count consecutive ids (one per consumer warpgroup, or 1); plan_named_bars
+ * gives every barrier its id once lowering has asked for all of them */
+static int add_named_barrier(Lower *L, const char *name, int count, int threads, const char *why) {
+    PlanKernel *pk = L->pk;
+    PlanNamedBar nb = {.name = name, .ids = count, .threads = threads, .why = why};
+    vec_push(L->a, &pk->nbars, nb);
+    return pk->nbars.n - 1;
+}
+
+/* Column reductions reduce a thread's rows, then the 8 lanes of a warp that hold the same columns
+ * (shuffles), then the 4 warps of a warpgroup and, for a row-split tile, the consumer warpgroups:
+ * lanes 0..3 of each warp write their partial results into a scratch row of the widest reduced
+ * tile's columns, and after a named barrier every thread reads its columns' partial results in
+ * the same order, so every thread holding a column gets the same value. */
+static void plan_colred(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    pk->colred_buf = pk->colred_bar = pk->colred_wg_bar = -1;
+    ColReds cr = {.L = L};
+    for (int b = 0; b < BK_COUNT; b++)
+        if (sk->blocks[b] && b != BK_LOAD) {
+            cr.compute = b == BK_COMPUTE;
+            find_colreds(&sk->blocks[b]->u.block.body, &cr);
+        }
+    if (!cr.n) return;
+    PlanBuf b = {.name = "colred", .kind = BUF_SCRATCH, .dt = DT_FP32, .rows = 4 * pk->consumers, .cols = cr.cols,
+                 .swz = SWZ_NONE, .atom_cols = cr.cols, .natoms = 1, .copies = 1, .align = 16, .group = -1};
+    b.bytes = b.rows * b.cols * 4;
+    vec_push(L->a, &pk->bufs, b);
+    pk->colred_buf = pk->bufs.n - 1;
+    if (cr.split)
+        pk->colred_bar = add_named_barrier(L, "colred", 1, 128 * pk->consumers,
+                                           "column reductions of row-split tiles: every consumer warpgroup's warps");
+    if (cr.per_wg)
+        pk->colred_wg_bar = add_named_barrier(L, "colred_wg", pk->consumers, 128,
+                                              "column reductions of per_wg tiles: the 4 warps of one warpgroup");
+    note(L, "column reduction%s: each thread reduces its rows, 3 shuffles reduce the 8 lanes of a warp that hold "
+            "a column, and the partial results of the %s meet in 'colred' (one row of %d fp32 per warp) between two "
+            "named barriers",
+         cr.n > 1 ? "s" : "", cr.split && pk->consumers > 1 ? "warps of every consumer warpgroup" : "4 warps of a warpgroup",
+         cr.cols);
+}
+
 /* ---- zero folding and overlap --------------------------------------------------------------- */
 
 /* `acc = 0;` in setup followed by `acc += a @ b` as acc's first use in compute: the first
@@ -2157,11 +2346,17 @@ static void plan_peel(Lower *L) {
 
 /* ---- named barriers -------------------------------------------------------------------------- */
 
-static void relink_bars(POpList *ops, int from, int to) {
+/* lowering's barrier indices, after plan_named_bars put the fixed kinds first (the same POp can
+ * sit in several lists: each is shifted once) */
+static void shift_bars(POpList *ops, int by) {
     for (int i = 0; i < ops->n; i++) {
-        if (ops->v[i]->kind == POP_BAR && ops->v[i]->bar == from) ops->v[i]->bar = to;
-        relink_bars(&ops->v[i]->then_ops, from, to);
-        relink_bars(&ops->v[i]->else_ops, from, to);
+        POp *o = ops->v[i];
+        if (o->kind == POP_BAR && o->bar >= 0 && !o->bar_shifted) {
+            o->bar += by;
+            o->bar_shifted = true;
+        }
+        shift_bars(&o->then_ops, by);
+        shift_bars(&o->else_ops, by);
     }
 }
 
@@ -2195,12 +2390,13 @@ static void plan_named_bars(Lower *L) {
         vec_push(L->a, &bars, b);
         pk->nbar_sync = bars.n - 1;
     }
-    if (pk->nbar_scratch >= 0) {
-        vec_push(L->a, &bars, pk->nbars.v[pk->nbar_scratch]);
-        int old = pk->nbar_scratch;
-        pk->nbar_scratch = bars.n - 1;
-        for (int i = 0; i < 5; i++) relink_bars(lists[i], old, pk->nbar_scratch);
-    }
+    /* then the ones lowering asked for (scratch tiles, column reductions), in that order */
+    int base = bars.n;
+    for (int i = 0; i < pk->nbars.n; i++) vec_push(L->a, &bars, pk->nbars.v[i]);
+    int *refs[] = {&pk->nbar_scratch, &pk->colred_bar, &pk->colred_wg_bar};
+    for (int i = 0; i < 3; i++)
+        if (*refs[i] >= 0) *refs[i] += base;
+    for (int i = 0; i < 5; i++) shift_bars(lists[i], base);
     int id = 1;
     for (int i = 0; i < bars.n; i++) {
         bars.v[i].id = id;
@@ -2259,7 +2455,6 @@ static void support_expr(Lower *L, Expr *e) {
         return;
     case EX_CALL:
         switch (e->fn) {
-        case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: unsupported_plural(L, e->span, "column reductions"); break;
         case FN_CUMSUM: unsupported(L, e->span, "cumsum()"); break;
         case FN_RAND: unsupported(L, e->span, "rand()"); break;
         case FN_REAL: case FN_IMAG: case FN_COMPLEX: unsupported_plural(L, e->span, "complex tiles"); break;
@@ -2268,16 +2463,12 @@ static void support_expr(Lower *L, Expr *e) {
         for (int i = 0; i < e->u.call.nargs; i++) support_expr(L, e->u.call.args[i]);
         return;
     case EX_BINARY:
-        if (e->ty.kind == TY_TILE && e->u.bin.l->ty.kind == TY_VEC && e->u.bin.r->ty.kind == TY_VEC)
-            unsupported(L, e->span, "combining a per_row and a per_col vector into a tile");
         support_expr(L, e->u.bin.l);
         support_expr(L, e->u.bin.r);
         return;
     case EX_UNARY: support_expr(L, e->u.un.e); return;
     case EX_COND: support_expr(L, e->u.cond.c); support_expr(L, e->u.cond.a); support_expr(L, e->u.cond.b); return;
-    default:
-        if (e->ty.kind == TY_VEC && e->ty.layout == VL_COL) unsupported_plural(L, e->span, "per_col vectors");
-        return;
+    default: return;
     }
 }
 
@@ -2286,19 +2477,16 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
         Stmt *st = l->v[i];
         switch (st->kind) {
         case ST_ASSIGN:
-            if (st->mv == MV_G2S) {
-                if (st->u.assign.lhs->ty.kind == TY_VEC) unsupported(L, st->span, "loading vectors with TMA");
-                break;
-            }
-            if ((st->mv == MV_R2S || st->mv == MV_S2R) && st->u.assign.lhs->ty.kind == TY_VEC)
-                unsupported(L, st->span, "moving vectors between registers and shared memory");
-            if (st->mv == MV_G2R) unsupported(L, st->span, "loading a vector from global memory into registers");
+            if (st->mv == MV_G2S) break;
+            if (st->mv == MV_R2S && st->u.assign.lhs->ty.kind == TY_VEC)
+                unsupported(L, st->span, "moving vectors from registers to shared memory");
             if (stmt_is_mma(st)) {
                 support_expr(L, st->u.assign.rhs->u.bin.l);
                 break;
             }
-            if (st->u.assign.lhs->ty.kind == TY_VEC && st->u.assign.lhs->ty.layout == VL_COL)
-                unsupported_plural(L, st->u.assign.lhs->span, "per_col vectors");
+            if (st->mv == MV_NONE && st->u.assign.lhs->ty.kind == TY_VEC && st->u.assign.rhs->ty.kind == TY_VEC &&
+                st->u.assign.lhs->ty.layout != st->u.assign.rhs->ty.layout)
+                unsupported(L, st->span, "changing a vector's layout between per_row and per_col");
             if (st->u.assign.lhs->kind == EX_INDEX && st->mv == MV_NONE) support_expr(L, st->u.assign.lhs);
             support_expr(L, st->u.assign.rhs);
             break;
@@ -2320,7 +2508,6 @@ static void check_support(Lower *L) {
     for (int i = 0; i < sk->regs.n; i++) {
         Symbol *y = sk->regs.v[i];
         if (y->ty.complex) unsupported_plural(L, y->span, "complex tiles");
-        else if (y->ty.kind == TY_VEC && y->ty.layout == VL_COL) unsupported_plural(L, y->span, "per_col vectors");
     }
 }
 
@@ -2462,6 +2649,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     pk->sk = sk;
     pk->name = sk->k->name;
     pk->nbar_staging = pk->nbar_pingpong = pk->nbar_sync = pk->nbar_scratch = -1;
+    pk->colred_buf = pk->colred_bar = pk->colred_wg_bar = -1;
     check_support(L);
     if (L->d->nerrors > L->errors0) return pk;
     lower_roles(L);
@@ -2499,6 +2687,9 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     check_reg_budget(L);
     if (sk->blocks[BK_STORE]) collect_stores(L, &sk->blocks[BK_STORE]->u.block.body, BK_STORE);
     if (sk->blocks[BK_FINISH]) collect_stores(L, &sk->blocks[BK_FINISH]->u.block.body, BK_FINISH);
+    plan_colred(L);
+    if (sk->blocks[BK_STORE]) plan_col_stores(L, &sk->blocks[BK_STORE]->u.block.body, 0);
+    if (sk->blocks[BK_FINISH]) plan_col_stores(L, &sk->blocks[BK_FINISH]->u.block.body, 0);
     lower_staging(L);
     layout_smem(L);
     if (L->d->nerrors > L->errors0) return pk;

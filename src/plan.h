@@ -52,6 +52,7 @@ typedef struct PlanBarrier {
     const char *why;
 } PlanBarrier;
 
+
 typedef struct PlanMap {    /* one CUtensorMap */
     const char *name;
     Symbol *tensor;
@@ -176,6 +177,7 @@ struct POp {
     POpList then_ops, else_ops;
     PlanMove *mv;       /* POP_MOVE */
     int bar;            /* POP_BAR: index into the kernel's named barriers */
+    bool bar_shifted;   /* lowering's bookkeeping: bar already renumbered by plan_named_bars */
     int buf;            /* POP_BAR before a write of a scratch tile: the tile (its earlier readers
                          * must be done: the scheduler waits for products reading it first) */
     bool bulk_read;     /* POP_BAR: the thread that issued TMA stores from buf waits until they read it */
@@ -299,6 +301,14 @@ typedef struct PlanKernel {
     /* `zeroed` outputs: the launcher clears each on the kernel's stream before the launch, with
      * cudaMemsetAsync when its strides are contiguous, else with a clearing kernel through them */
     Vec(const Arg *) zeroed;
+    /* column reductions (colsum, colmax, colmin): after the shuffles inside each warp, the 4 warps
+     * of a warpgroup (and the consumer warpgroups, for row-split tiles) meet in a shared scratch
+     * buffer: colred_buf (-1: no column reductions), colred_bar (row-split tiles: all consumer
+     * warpgroups) and colred_wg_bar (per_wg tiles: one id per warpgroup) index nbars (-1: none) */
+    int colred_buf, colred_bar, colred_wg_bar;
+    /* stores of row-split per_col vectors that only consumer warpgroup 0 writes: every warpgroup
+     * holds the same columns; a store under a condition on wg is written by whichever reaches it */
+    Vec(const Stmt *) col_stores_wg0;
     int staging_buf;    /* index of the staging buffer, or -1 */
     int staging_per_wg; /* staging chunk buffers per consumer warpgroup: 2, or 1 when 2 do not fit */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */

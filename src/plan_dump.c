@@ -275,7 +275,10 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         case SP_STAGED:
             sb_printf(b, "  [%dx%d chunks through staging, %s]\n", ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name);
             break;
-        case SP_VECTOR: sb_puts(b, "  [vector from registers, one lane per row]\n"); break;
+        case SP_VECTOR:
+            sb_puts(b, ps->st->u.assign.rhs->ty.layout == VL_COL ? "  [per_col vector from registers, one thread per column]\n"
+                                                                  : "  [vector from registers, one lane per row]\n");
+            break;
         case SP_TMA: case SP_TMA_ADD:
             sb_printf(b, "  [%s of '%s', %s, issued by thread 0 of consumer 0]\n", ps->path == SP_TMA ? "TMA store" : "TMA reduce-add",
                       pk->bufs.v[ps->buf].name, pk->maps.v[ps->map].name);

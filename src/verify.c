@@ -146,6 +146,18 @@ static void verify_kernel(V *v) {
     }
     for (int i = 0; i < pk->zeroed.n; i++)
         if (pk->zeroed.v[i]->mode == ARG_IN || !pk->zeroed.v[i]->ts.ndims) fail(v, "zeroed input '%s'", pk->zeroed.v[i]->name);
+    /* named barriers: ids 1..15, one kind each, none shared */
+    for (int i = 0; i < pk->nbars.n; i++) {
+        const PlanNamedBar *nb = &pk->nbars.v[i];
+        if (nb->id < 1 || nb->ids < 1 || nb->id + nb->ids > 16 || nb->threads % 32 || nb->threads < 32)
+            fail(v, "named barrier %s: ids %d + %d, %d threads", nb->name, nb->id, nb->ids, nb->threads);
+        for (int j = 0; j < i; j++)
+            if (nb->id < pk->nbars.v[j].id + pk->nbars.v[j].ids && pk->nbars.v[j].id < nb->id + nb->ids)
+                fail(v, "named barriers %s and %s share an id", nb->name, pk->nbars.v[j].name);
+    }
+    if (pk->colred_buf >= pk->bufs.n || pk->colred_bar >= pk->nbars.n || pk->colred_wg_bar >= pk->nbars.n ||
+        (pk->colred_buf < 0 && (pk->colred_bar >= 0 || pk->colred_wg_bar >= 0)))
+        fail(v, "column reductions without their scratch buffer or barrier");
     check_ops(v, &pk->setup_ops);
     check_ops(v, &pk->first_ops);
     check_ops(v, &pk->compute_ops);

@@ -85,6 +85,21 @@ TKC_DEVICE void tkc_tma_prefetch_map(const CUtensorMap *map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
 }
 
+// @fragment tma_load_1d
+// TMA loads of a 1-d box (a vector from a rank-1 tensor), completing on an mbarrier.
+TKC_DEVICE void tkc_tma_load_1d(uint32_t dst, const CUtensorMap *map, int c0, uint32_t bar) {
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];" ::"r"(dst),
+                 "l"((uint64_t)map), "r"(c0), "r"(bar)
+                 : "memory");
+}
+// the same box multicast into the blocks of a cluster in mask (with a cluster of blocks)
+TKC_DEVICE void tkc_tma_load_1d_mc(uint32_t dst, const CUtensorMap *map, int c0, uint32_t bar, uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2}], [%3], %4;" ::"r"(dst),
+        "l"((uint64_t)map), "r"(c0), "r"(bar), "h"(mask)
+        : "memory");
+}
+
 // @fragment cluster
 // Thread-block clusters: a block's rank in its cluster, cluster-wide barriers, arrivals on a
 // peer block's mbarrier, and TMA loads multicast into every block of a mask.
@@ -209,6 +224,28 @@ TKC_DEVICE void tkc_bar_sync(int id, int threads) {
 }
 TKC_DEVICE void tkc_bar_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// @fragment shared_f32
+// Single elements of shared memory, by shared-space address: fp32 stores and loads (the scratch of
+// column reductions) and loads of 16-bit elements widened to fp32 (shared vectors).
+TKC_DEVICE void tkc_st_shared_f32(uint32_t addr, float v) {
+    asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+}
+TKC_DEVICE float tkc_ld_shared_f32(uint32_t addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
+    return v;
+}
+TKC_DEVICE float tkc_ld_shared_bf16(uint32_t addr) {
+    unsigned short v;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(addr) : "memory");
+    return __bfloat162float(__ushort_as_bfloat16(v));
+}
+TKC_DEVICE float tkc_ld_shared_fp16(uint32_t addr) {
+    unsigned short v;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(addr) : "memory");
+    return __half2float(__ushort_as_half(v));
 }
 
 // @fragment stmatrix
