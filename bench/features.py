@@ -99,6 +99,20 @@ def ref_move_rs(t, d):
     return {"Y": s @ hp(t["W2"]), "Z": blockwise_left(hp(t["A"]), s, 64), "R": s}
 
 
+def ref_relayout(t, d):
+    """Per 64-row block of X (zero-padded past the end): its transpose, its column 5, its row 3."""
+    x = hp(t["X"])
+    M = x.shape[0]
+    nb = cdiv(M, 64)
+    xp = x.new_zeros(nb * 64, 64)
+    xp[:M] = x
+    blk = xp.view(nb, 64, 64)
+    row3 = blk[:, 3:4, :]                                   # [nb, 1, 64]
+    tr = blk.transpose(1, 2).reshape(nb * 64, 64)[:M]
+    return {"C": tr, "D": tr, "V": x[:, 5] + 1, "W": (blk + row3).reshape(nb * 64, 64)[:M],
+            "U": row3.reshape(nb, 64).reshape(nb * 64)[:M]}
+
+
 def blockwise_left(a, s, bm):
     """Per block of bm rows (zero-padded past the end): a's block times s's block (z = a @ sh)."""
     out = s.new_zeros(s.shape)
@@ -283,6 +297,11 @@ FEATURES = {
         cases=[dict(M=m) for m in MS],
         strided=[dict(M=333)],
         ref=lambda t, d: {"O": hp(t["X"]) * 3, "P": hp(t["X"]) - 1}),
+    "relayout": dict(
+        what="(b) relayouts through shared memory: x.T (fp32, bf16), x[:, 5], x[3, :], per_col -> per_row",
+        cases=[dict(M=m) for m in MS],
+        strided=[dict(M=333)],
+        ref=ref_relayout),
     "move_rs": dict(
         what="(b) registers -> shared (sh <- bf16(acc)), read as A and B of products and moved back",
         cases=[dict(M=m) for m in MS],

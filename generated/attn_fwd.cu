@@ -370,6 +370,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   named barriers:
 //     staging: ids 1..2 (id 1 + wg), 128 threads (a warpgroup's staging chunk is free, then filled)
 //     pingpong: ids 3..4 (id 3 + wg), 256 threads (warpgroup wg waits on id + wg for its turn; the one before arrives)
+//   strides passed to the kernel (threads address these directly): L
 //   tma maps:
 //     tm_K_176x64: K bf16 rank 4, box {64, 176, 1, 1}, swizzle 128B
 //     tm_V_176x64: V bf16 rank 4, box {64, 176, 1, 1}, swizzle 128B

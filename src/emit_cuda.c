@@ -697,35 +697,6 @@ static const char *lead_offset(Em *e, const Symbol *t, const Expr *ix) {
 /* the conversion of an fp32 value to a 16-bit element */
 static const char *cvt16(DType dt) { return dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn"; }
 
-/* an integer expression that is never negative: non-negative constants, grid coordinates, the
- * pipeline step, run-time dimensions, and +, *, /, cdiv, min of such values, max with one of them,
- * lets that name one (depth-limited) */
-static bool never_negative(const Expr *x, int depth) {
-    if (!x || depth > 32) return false;
-    if (x->is_const) return x->cval >= 0;
-    switch (x->kind) {
-    case EX_NAME:
-    case EX_MEMBER:
-        if (!x->sym) return false;
-        if (x->sym->kind == SYM_AXIS || x->sym->kind == SYM_LOOPVAR || x->sym->kind == SYM_DIM) return true;
-        return x->sym->kind == SYM_LET && never_negative(x->sym->init, depth + 1);
-    case EX_BINARY:
-        if (x->u.bin.op != BIN_ADD && x->u.bin.op != BIN_MUL && x->u.bin.op != BIN_DIV) return false;
-        return never_negative(x->u.bin.l, depth + 1) && never_negative(x->u.bin.r, depth + 1);
-    case EX_CALL:
-        if (x->fn == FN_MAX) return never_negative(x->u.call.args[0], depth + 1) || never_negative(x->u.call.args[1], depth + 1);
-        if (x->fn == FN_MIN || x->fn == FN_CDIV)
-            return never_negative(x->u.call.args[0], depth + 1) && never_negative(x->u.call.args[1], depth + 1);
-        return false;
-    default: return false;
-    }
-}
-
-/* a tile store whose first row may be negative (at(r) with r not provably >= 0) */
-static bool store_may_start_above(const Stmt *st) {
-    const Expr *ix = st->u.assign.lhs, *r = ix->u.index.args[ix->u.index.nargs - 2].lo;
-    return is_at(r) && !never_negative(r->u.call.args[0], 0);
-}
 
 static void emit_vec_store(Em *e, const Stmt *st) {
     const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
@@ -1008,7 +979,7 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     L("#pragma unroll");
     L("for (int tkc_ch = 0; tkc_ch < %d; ++tkc_ch) {", nch);
     IN();
-    if (store_may_start_above(st)) emit_chunk_above(e, st, rhs, W);
+    if (ps->may_start_above) emit_chunk_above(e, st, rhs, W);
     if (pk->staging_per_wg == 2) {
         L("const uint32_t tkc_buf = %s_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * %d;", sb->name, sb->bytes);
         L("if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it");
@@ -1314,6 +1285,68 @@ static void emit_move_r2s(Em *e, const PlanMove *m) {
     L("}");
 }
 
+
+/* the relayout reads and the vector write (lower.c, relayouts) */
+static void emit_move_relayout(Em *e, const PlanMove *m) {
+    const PlanKernel *pk = e->pk;
+    const PlanBuf *b = &pk->bufs.v[m->buf];
+    const char *base = buf_addr(e, m->buf, false);
+    need(e, "tkc_ptx.cuh", "shared_f32");
+    const char *ld = b->dt == DT_BF16 ? "tkc_ld_shared_bf16" : b->dt == DT_FP16 ? "tkc_ld_shared_fp16" : "tkc_ld_shared_f32";
+    switch (m->path) {
+    case MP_STS_VEC: {
+        const Symbol *v = m->st->u.assign.rhs->sym;
+        Ctx c = tile_ctx(pk, &v->ty, "tkc_r");
+        bool col = v->ty.layout == VL_COL;
+        const char *who = col ? "wg == 0 && tkc_warp == 0 && tkc_lane < 4"
+                              : v->ty.per_wg && pk->consumers > 1 ? "wg == 0 && (tkc_lane & 3) == 0" : "(tkc_lane & 3) == 0";
+        L("if (%s) {  // one thread per %s", who, col ? "column" : "row");
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) tkc_st_shared_f32(%s + (uint32_t)%s * 4, %s[tkc_r]);", frag_count(pk, &v->ty), base,
+          col ? col_expr(e, &c, 0) : row_expr(e, &c), v->name);
+        OUT();
+        L("}");
+        return;
+    }
+    case MP_LDS_VEC: emit_vec_from_shared(e, m->st); return;
+    case MP_LDS_LINE: {
+        const Symbol *v = m->reg;
+        Ctx c = tile_ctx(pk, &v->ty, "tkc_r");
+        const char *at = m->line_col ? arena_printf(e->a, "%s, %d", row_expr(e, &c), m->line)
+                                     : arena_printf(e->a, "%d, %s", m->line, col_expr(e, &c, 0));
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s(%s + tkc_tile_offset(%s, %s));  // %s %d", frag_count(pk, &v->ty),
+          v->name, ld, base, tile_shape_args(e, b), at, m->line_col ? "column" : "row", m->line);
+        return;
+    }
+    case MP_LDS_T: {
+        const Symbol *t = m->reg;
+        int n = frag_count(pk, &t->ty);
+        Ctx c0 = tile_ctx(pk, &t->ty, "(2 * tkc_p)"), c1 = tile_ctx(pk, &t->ty, "(2 * tkc_p + 1)");
+        const char *shape = tile_shape_args(e, b);
+        L("#pragma unroll");
+        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {  // element (r, c) of the transpose is (c, r) of '%s'", n / 2, b->name);
+        IN();
+        L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
+        L("const float tkc_x = %s(%s + tkc_tile_offset(%s, tkc_c, tkc_r));", ld, base, shape);
+        L("const float tkc_y = %s(%s + tkc_tile_offset(%s, tkc_c + 1, tkc_r));", ld, base, shape);
+        (void)c1;
+        if (is16(t->ty.dt)) {
+            need(e, "tkc_ptx.cuh", "math");
+            L("%s[tkc_p] = tkc_pack_%s(tkc_x, tkc_y);", t->name, t->ty.dt == DT_BF16 ? "bf16" : "fp16");
+        } else {
+            L("%s[2 * tkc_p] = tkc_x;", t->name);
+            L("%s[2 * tkc_p + 1] = tkc_y;", t->name);
+        }
+        OUT();
+        L("}");
+        return;
+    }
+    default: return;
+    }
+}
+
 /* a shared tile to global memory by TMA (a store or a reduce-add), one box per swizzle atom,
  * issued by the first thread of the first consumer warpgroup */
 static void emit_tma_store_shared(Em *e, const PlanStore *ps) {
@@ -1517,7 +1550,8 @@ static void emit_op(Em *e, const POp *o) {
         return;
     case POP_MOVE:
         L("// %s  [%s]", plan_stmt_line(e, o->st), movepath_name[o->mv->path]);
-        if (o->mv->to_shared) emit_move_r2s(e, o->mv);
+        if (o->mv->path >= MP_LDS_T) emit_move_relayout(e, o->mv);
+        else if (o->mv->to_shared) emit_move_r2s(e, o->mv);
         else emit_move_s2r(e, o->mv);
         return;
     case POP_BAR: {
@@ -2052,40 +2086,6 @@ static void emit_consumer_finish(Em *e) {
 }
 
 
-/* tensors read or written by threads directly (not through TMA) need their strides in the kernel */
-static bool stmts_direct(const StmtList *l, const Symbol *t) {
-    for (int i = 0; i < l->n; i++) {
-        const Stmt *st = l->v[i];
-        if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
-            st->u.assign.lhs->u.index.base->sym == t)
-            return true;
-        if (st->kind == ST_ASSIGN && st->mv == MV_G2R && st->u.assign.rhs->u.index.base->sym == t) return true;
-        if (st->kind == ST_LET && expr_mentions(st->u.let.e, t)) return true;
-        if (st->kind == ST_IF && (stmts_direct(&st->u.if_.then_s, t) || stmts_direct(&st->u.if_.else_s, t))) return true;
-        if (st->kind == ST_FOR && stmts_direct(&st->u.for_.body, t)) return true;
-    }
-    return false;
-}
-
-static bool tensor_direct(const SemaKernel *sk, const Symbol *t) {
-    for (int i = 0; i < sk->lets.n; i++)
-        if (expr_mentions(sk->lets.v[i]->u.let.e, t)) return true;
-    for (int b = 0; b < BK_COUNT; b++)
-        if (sk->blocks[b] && stmts_direct(&sk->blocks[b]->u.block.body, t)) return true;
-    return false;
-}
-
-/* a tensor a direct tile store writes (staging = 0) */
-static bool tensor_stored_direct(const PlanKernel *pk, const Symbol *t) {
-    for (int i = 0; i < pk->stores.n; i++) {
-        const Expr *ix = pk->stores.v[i].st->u.assign.lhs;
-        if (ix->u.index.base->sym != t) continue;
-        /* direct stores, and at(row) stores whose chunks above the tensor the threads write */
-        if (pk->stores.v[i].direct || store_may_start_above(pk->stores.v[i].st)) return true;
-    }
-    return false;
-}
-
 static void kernel_params(Em *e, StrBuf *b, bool decl) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
@@ -2101,7 +2101,7 @@ static void kernel_params(Em *e, StrBuf *b, bool decl) {
         const char *t = a->ts.dt == DT_BF16 ? "__nv_bfloat16" : a->ts.dt == DT_FP16 ? "__half" : a->ts.dt == DT_FP32 ? "float" : "int";
         if (decl) sb_printf(b, "%s%s%s *__restrict__ %s", SEP(), a->mode == ARG_IN ? "const " : "", t, a->name);
         else sb_printf(b, "%s(%s%s *)%s", SEP(), a->mode == ARG_IN ? "const " : "", t, a->name);
-        if (!tensor_direct(sk, a->sym) && !tensor_stored_direct(pk, a->sym)) continue;
+        if (!pk->arg_strides.v[i]) continue;
         for (int d = 0; d < a->ts.ndims; d++) {
             if (decl) sb_printf(b, "%sconst long long %s_st%d", SEP(), a->name, d);
             else sb_printf(b, "%s%s_st[%d]", SEP(), a->name, d);

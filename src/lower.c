@@ -670,6 +670,247 @@ static void lower_r2s(Lower *L, Stmt *st, POpList *out) {
     (void)pk;
 }
 
+/* ---- relayouts: a register value in another layout, through shared memory ---------------------
+ * A register tile is held in the wgmma accumulator layout, a per_row vector by the lanes that hold
+ * its rows, a per_col vector by those that hold its columns. A value needed in another layout (a
+ * transpose `x.T`, one row `x[i, :]` or column `x[:, i]` of a tile, a per_row vector assigned to a
+ * per_col one or back) is written to a scratch buffer of its own and read back in the new layout
+ * into a temporary, between the scratch barriers of any consumer-written shared tile; the
+ * statement then reads the temporary. All of it is in the plan: the buffer, the two moves and
+ * the barriers. */
+
+typedef struct Relayout {
+    Lower *L;
+    POpList *out;
+    bool failed;
+} Relayout;
+
+static Symbol *relayout_symbol(Lower *L, SymKind k, const char *name, Type ty, Span sp) {
+    Symbol *y = ARENA_NEW(L->a, Symbol);
+    y->kind = k;
+    y->name = name;
+    y->ty = ty;
+    y->span = sp;
+    y->used = true;
+    return y;
+}
+
+static Expr *name_expr(Lower *L, Symbol *y, Span sp) {
+    Expr *e = ast_expr(L->a, EX_NAME, sp);
+    e->u.name = y->name;
+    e->sym = y;
+    e->ty = y->ty;
+    return e;
+}
+
+/* the scratch buffer a relayout of register value x goes through (one per value) */
+static int relayout_buf(Lower *L, const Symbol *x) {
+    PlanKernel *pk = L->pk;
+    const char *name = arena_printf(L->a, "%s_relayout", x->name);
+    for (int i = 0; i < pk->bufs.n; i++)
+        if (!strcmp(pk->bufs.v[i].name, name)) return i;
+    Type st = x->ty;
+    st.space = MS_SHARED;
+    st.per_wg = false;
+    Symbol *y = relayout_symbol(L, SYM_SHARED, name, st, x->span);
+    int eb = dtype_bytes[x->ty.dt];
+    PlanBuf b = {.name = name, .sym = y, .kind = BUF_SCRATCH, .dt = x->ty.dt, .group = -1, .copies = 1};
+    if (x->ty.kind == TY_VEC) {
+        /* register vectors hold fp32 values whatever their dtype */
+        b.dt = DT_FP32;
+        eb = 4;
+        b.is_vec = true;
+        b.rows = 1;
+        b.cols = x->ty.rows;
+        b.swz = SWZ_NONE;
+        b.atom_cols = b.cols;
+        b.natoms = 1;
+        b.bytes = b.cols * eb;
+        b.align = 128;
+    } else {
+        b.rows = x->ty.rows;
+        b.cols = x->ty.cols;
+        b.swz = swizzle_choose(b.cols * eb);
+        TileLayout tl = {b.rows, b.cols, eb, b.swz};
+        b.atom_cols = tile_atom_cols(&tl);
+        b.natoms = b.cols / b.atom_cols;
+        b.bytes = tile_bytes(&tl);
+        b.align = swizzle_align(b.swz);
+    }
+    vec_push(L->a, &pk->bufs, b);
+    note(L, "'%s': a scratch buffer for '%s' in another register layout (written in its layout, read back in the new one)",
+         name, x->name);
+    return pk->bufs.n - 1;
+}
+
+/* writes register value src (a name) to its scratch buffer and reads it back as tmp: the read is
+ * transposed (trans), one line of the tile (line >= 0), or a vector in tmp's layout */
+static Symbol *relayout_value(Relayout *R, Symbol *src, Type to, bool trans, int line, bool line_col, Span sp) {
+    Lower *L = R->L;
+    PlanKernel *pk = L->pk;
+    int b = relayout_buf(L, src);
+    Symbol *scr = pk->bufs.v[b].sym;
+    /* write */
+    Stmt *w = ast_stmt(L->a, ST_ASSIGN, sp);
+    w->u.assign.op = AS_MOVE;
+    w->u.assign.lhs = name_expr(L, scr, sp);
+    w->u.assign.rhs = name_expr(L, src, sp);
+    w->mv = MV_R2S;
+    POp *before = pop_new(L, POP_BAR);
+    before->bar = scratch_bar(L);
+    before->buf = b;
+    before->note = arena_printf(L->a, "every earlier reader of '%s' is done", scr->name);
+    vec_push(L->a, R->out, before);
+    POp *wo = pop_new(L, POP_MOVE);
+    wo->st = w;
+    wo->mv = lower_move(L, w);
+    if (src->ty.kind == TY_VEC) wo->mv->path = MP_STS_VEC;
+    vec_push(L->a, R->out, wo);
+    POp *after = pop_new(L, POP_BAR);
+    after->bar = scratch_bar(L);
+    after->note = arena_printf(L->a, "'%s' is complete", scr->name);
+    vec_push(L->a, R->out, after);
+    /* read */
+    Symbol *tmp = relayout_symbol(L, SYM_REG, arena_printf(L->a, "%s_%s%d", src->name, trans ? "t" : line >= 0 ? "line" : "v", R->out->n),
+                                  to, sp);
+    if (!check_reg_shape(L, &tmp->ty, sp, tmp->name)) {
+        R->failed = true;
+        return tmp;
+    }
+    PlanReg pr = {tmp, value_regs(pk, &tmp->ty)};
+    vec_push(L->a, &pk->regs, pr);
+    Stmt *r = ast_stmt(L->a, ST_ASSIGN, sp);
+    r->u.assign.op = AS_MOVE;
+    r->u.assign.lhs = name_expr(L, tmp, sp);
+    r->u.assign.rhs = name_expr(L, scr, sp);
+    r->mv = MV_S2R;
+    POp *ro = pop_new(L, POP_MOVE);
+    ro->st = r;
+    ro->mv = lower_move(L, r);
+    ro->mv->path = trans ? MP_LDS_T : line >= 0 ? MP_LDS_LINE : MP_LDS_VEC;
+    ro->mv->line = line;
+    ro->mv->line_col = line_col;
+    vec_push(L->a, R->out, ro);
+    return tmp;
+}
+
+static bool is_reg_name(const Expr *x) {
+    return x && x->kind == EX_NAME && x->sym && is_regval(x->sym);
+}
+
+/* a copy of x with every transpose of a register tile and every row or column of one replaced by
+ * a relayout temporary (x itself when nothing changes) */
+static Expr *relayout_expr(Relayout *R, Expr *x) {
+    if (!x) return x;
+    Lower *L = R->L;
+    if (x->kind == EX_TRANSPOSE && x->ty.space == MS_REG && x->ty.kind == TY_TILE) {
+        if (!is_reg_name(x->u.tr.base)) {
+            diag_error(L->d, x->span, "transposing a register value outside '@' needs a named tile: let t = ...; then t.T");
+            R->failed = true;
+            return x;
+        }
+        Symbol *t = relayout_value(R, x->u.tr.base->sym, x->ty, true, -1, false, x->span);
+        return name_expr(L, t, x->span);
+    }
+    if (x->kind == EX_INDEX && x->ty.kind == TY_VEC && x->u.index.base->ty.kind == TY_TILE &&
+        x->u.index.base->ty.space == MS_REG) {
+        bool col = !x->u.index.args[1].slice; /* x[:, i]: column i, a per_row vector */
+        Expr *ix = col ? x->u.index.args[1].lo : x->u.index.args[0].lo;
+        if (!is_reg_name(x->u.index.base) || !ix || !ix->is_const) {
+            diag_error(L->d, x->span, "one row or column of a register tile takes a named tile and a constant index");
+            R->failed = true;
+            return x;
+        }
+        Symbol *t = relayout_value(R, x->u.index.base->sym, x->ty, false, (int)ix->cval, col, x->span);
+        return name_expr(L, t, x->span);
+    }
+    Expr *c = NULL;
+#define CHILD(field)                                                                                  \
+    do {                                                                                              \
+        Expr *n_ = relayout_expr(R, x->field);                                                        \
+        if (n_ != x->field) {                                                                         \
+            if (!c) {                                                                                 \
+                c = ast_expr(L->a, x->kind, x->span);                                                 \
+                *c = *x;                                                                              \
+            }                                                                                         \
+            c->field = n_;                                                                            \
+        }                                                                                             \
+    } while (0)
+    switch (x->kind) {
+    case EX_BINARY: CHILD(u.bin.l); CHILD(u.bin.r); break;
+    case EX_UNARY: CHILD(u.un.e); break;
+    case EX_COND: CHILD(u.cond.a); CHILD(u.cond.b); break;
+    case EX_CALL: {
+        Expr **args = NULL;
+        for (int i = 0; i < x->u.call.nargs; i++) {
+            Expr *n = relayout_expr(R, x->u.call.args[i]);
+            if (n != x->u.call.args[i] && !args) {
+                args = ARENA_NEW_N(L->a, Expr *, x->u.call.nargs);
+                memcpy(args, x->u.call.args, sizeof(Expr *) * (size_t)x->u.call.nargs);
+            }
+            if (args) args[i] = n;
+        }
+        if (args) {
+            c = ast_expr(L->a, x->kind, x->span);
+            *c = *x;
+            c->u.call.args = args;
+        }
+        break;
+    }
+    default: break;
+    }
+#undef CHILD
+    return c ? c : x;
+}
+
+/* a statement that needs relayouts: their ops go to out first, then the rewritten statement is
+ * returned (st itself when it needs none) */
+static Stmt *relayout_stmt(Lower *L, Stmt *st, POpList *out) {
+    Relayout R = {.L = L, .out = out};
+    if (st->kind == ST_LET) {
+        Expr *e = relayout_expr(&R, st->u.let.e);
+        if (e == st->u.let.e) return st;
+        Stmt *c = ast_stmt(L->a, ST_LET, st->span);
+        *c = *st;
+        c->u.let.e = e;
+        return c;
+    }
+    if (st->kind != ST_ASSIGN || st->mv == MV_G2S || stmt_is_mma(st)) return st;
+    Expr *rhs = relayout_expr(&R, st->u.assign.rhs);
+    Expr *lhs = st->u.assign.lhs;
+    /* a vector assigned to one of the other layout: the value first, then through shared memory */
+    if (st->mv == MV_NONE && lhs->ty.kind == TY_VEC && rhs->ty.kind == TY_VEC && lhs->ty.layout != rhs->ty.layout &&
+        !R.failed) {
+        Symbol *src = is_reg_name(rhs) ? rhs->sym : NULL;
+        if (!src) {
+            Type vt = rhs->ty;
+            vt.space = MS_REG;
+            src = relayout_symbol(L, SYM_REG, arena_printf(L->a, "%s_value%d", lhs_root(lhs)->name, out->n), vt, rhs->span);
+            PlanReg pr = {src, value_regs(L->pk, &vt)};
+            vec_push(L->a, &L->pk->regs, pr);
+            Stmt *v = ast_stmt(L->a, ST_ASSIGN, st->span);
+            v->u.assign.op = AS_SET;
+            v->u.assign.lhs = name_expr(L, src, rhs->span);
+            v->u.assign.rhs = rhs;
+            POp *vo = pop_new(L, POP_STMT);
+            vo->st = v;
+            vec_push(L->a, out, vo);
+        }
+        Type to = rhs->ty;
+        to.layout = lhs->ty.layout;
+        to.per_wg = lhs->ty.per_wg;
+        Symbol *t = relayout_value(&R, src, to, false, -1, false, rhs->span);
+        rhs = name_expr(L, t, rhs->span);
+        note(L, "'%s': the %s value becomes %s through '%s'", plan_stmt_str(L, st), veclayout_name[src->ty.layout],
+             veclayout_name[to.layout], arena_printf(L->a, "%s_relayout", src->name));
+    }
+    if (rhs == st->u.assign.rhs) return st;
+    Stmt *c = ast_stmt(L->a, ST_ASSIGN, st->span);
+    *c = *st;
+    c->u.assign.rhs = rhs;
+    return c;
+}
+
 static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
     if (st->kind == ST_ASSIGN && (st->mv == MV_G2S)) return NULL; /* the producer's */
     if (st->kind == ST_ASSIGN && st->mv == MV_S2R && st->u.assign.lhs->ty.kind == TY_TILE) {
@@ -711,6 +952,7 @@ static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
 static void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk) {
     for (int i = 0; i < l->n; i++) {
         Stmt *st = l->v[i];
+        if (bk != BK_LOAD) st = relayout_stmt(L, st, out);
         if (st->kind == ST_ASSIGN && st->mv == MV_R2S && st->u.assign.rhs->ty.kind == TY_TILE) {
             lower_r2s(L, st, out);
             continue;
@@ -1862,8 +2104,15 @@ static void link_stores(Lower *L, POpList *ops) {
             link_stores(L, &o->else_ops);
         }
         if (o->kind != POP_STORE) continue;
+        /* a statement a relayout rewrote is a copy of the one collect_stores saw (same span): the
+         * store takes the copy, which reads the relayout's temporaries */
         for (int k = 0; k < pk->stores.n; k++)
-            if (pk->stores.v[k].st == o->st) o->store = k;
+            if (pk->stores.v[k].st == o->st ||
+                (pk->stores.v[k].st->span.file == o->st->span.file && pk->stores.v[k].st->span.begin == o->st->span.begin &&
+                 pk->stores.v[k].st->span.end == o->st->span.end)) {
+                o->store = k;
+                pk->stores.v[k].st = o->st;
+            }
     }
 }
 
@@ -2344,6 +2593,76 @@ static void plan_peel(Lower *L) {
                 "the loop starts at step 0 and the step is emitted once");
 }
 
+/* ---- which tensors the kernel takes strides for ------------------------------------------------ */
+
+static bool is_at_index(const Expr *x) { return x->kind == EX_CALL && x->fn == FN_AT; }
+
+/* an integer expression that is never negative: non-negative constants, grid coordinates, the
+ * pipeline step, run-time dimensions, and +, *, /, cdiv, min of such values, max with one of them,
+ * lets that name one (depth-limited) */
+static bool never_negative(const Expr *x, int depth) {
+    if (!x || depth > 32) return false;
+    if (x->is_const) return x->cval >= 0;
+    switch (x->kind) {
+    case EX_NAME:
+    case EX_MEMBER:
+        if (!x->sym) return false;
+        if (x->sym->kind == SYM_AXIS || x->sym->kind == SYM_LOOPVAR || x->sym->kind == SYM_DIM) return true;
+        return x->sym->kind == SYM_LET && never_negative(x->sym->init, depth + 1);
+    case EX_BINARY:
+        if (x->u.bin.op != BIN_ADD && x->u.bin.op != BIN_MUL && x->u.bin.op != BIN_DIV) return false;
+        return never_negative(x->u.bin.l, depth + 1) && never_negative(x->u.bin.r, depth + 1);
+    case EX_CALL:
+        if (x->fn == FN_MAX) return never_negative(x->u.call.args[0], depth + 1) || never_negative(x->u.call.args[1], depth + 1);
+        if (x->fn == FN_MIN || x->fn == FN_CDIV)
+            return never_negative(x->u.call.args[0], depth + 1) && never_negative(x->u.call.args[1], depth + 1);
+        return false;
+    default: return false;
+    }
+}
+
+/* a tile store whose first row may be negative (at(r) with r not provably >= 0) */
+static bool store_may_start_above(const Stmt *st) {
+    const Expr *ix = st->u.assign.lhs, *r = ix->u.index.args[ix->u.index.nargs - 2].lo;
+    return is_at_index(r) && !never_negative(r->u.call.args[0], 0);
+}
+
+static bool stmts_direct(const StmtList *l, const Symbol *t) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
+            st->u.assign.lhs->u.index.base->sym == t)
+            return true;
+        if (st->kind == ST_ASSIGN && st->mv == MV_G2R && st->u.assign.rhs->u.index.base->sym == t) return true;
+        if (st->kind == ST_LET && expr_mentions(st->u.let.e, t)) return true;
+        if (st->kind == ST_IF && (stmts_direct(&st->u.if_.then_s, t) || stmts_direct(&st->u.if_.else_s, t))) return true;
+        if (st->kind == ST_FOR && stmts_direct(&st->u.for_.body, t)) return true;
+    }
+    return false;
+}
+
+static void plan_arg_strides(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    for (int i = 0; i < pk->stores.n; i++)
+        pk->stores.v[i].may_start_above = pk->stores.v[i].path == SP_STAGED && store_may_start_above(pk->stores.v[i].st);
+    for (int i = 0; i < sk->args.n; i++) {
+        const Symbol *t = sk->args.v[i]->sym;
+        bool need = false;
+        if (!sk->args.v[i]->ts.ndims) { /* a scalar */
+            vec_push(L->a, &pk->arg_strides, need);
+            continue;
+        }
+        for (int k = 0; k < sk->lets.n && !need; k++) need = expr_mentions(sk->lets.v[k]->u.let.e, t);
+        for (int b = 0; b < BK_COUNT && !need; b++) need = sk->blocks[b] && stmts_direct(&sk->blocks[b]->u.block.body, t);
+        for (int k = 0; k < pk->stores.n && !need; k++) {
+            const PlanStore *ps = &pk->stores.v[k];
+            need = ps->st->u.assign.lhs->u.index.base->sym == t && (ps->direct || ps->may_start_above);
+        }
+        vec_push(L->a, &pk->arg_strides, need);
+    }
+}
+
 /* ---- named barriers -------------------------------------------------------------------------- */
 
 /* lowering's barrier indices, after plan_named_bars put the fixed kinds first (the same POp can
@@ -2439,12 +2758,11 @@ static void support_expr(Lower *L, Expr *e) {
     if (!e) return;
     switch (e->kind) {
     case EX_TRANSPOSE:
-        if (e->ty.space == MS_REG) unsupported(L, e->span, "transposing a register tile outside '@'");
         support_expr(L, e->u.tr.base);
         return;
     case EX_INDEX:
         if (e->ty.kind == TY_VEC && e->u.index.base->ty.kind == TY_TILE)
-            unsupported(L, e->span, "taking one row or column of a register tile");
+            ; /* one row or column: a relayout */
         else if (e->u.index.base->ty.space == MS_REG &&
                  ((e->u.index.base->ty.kind == TY_TILE && (e->u.index.args[0].lo || e->u.index.args[0].hi)) ||
                   (e->u.index.base->ty.kind == TY_VEC && e->u.index.base->ty.layout == VL_ROW)))
@@ -2484,9 +2802,6 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
                 support_expr(L, st->u.assign.rhs->u.bin.l);
                 break;
             }
-            if (st->mv == MV_NONE && st->u.assign.lhs->ty.kind == TY_VEC && st->u.assign.rhs->ty.kind == TY_VEC &&
-                st->u.assign.lhs->ty.layout != st->u.assign.rhs->ty.layout)
-                unsupported(L, st->span, "changing a vector's layout between per_row and per_col");
             if (st->u.assign.lhs->kind == EX_INDEX && st->mv == MV_NONE) support_expr(L, st->u.assign.lhs);
             support_expr(L, st->u.assign.rhs);
             break;
@@ -2816,6 +3131,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     for (int i = 0; i < 5; i++) link_stores(L, lists[i]);
     plan_named_bars(L);
     plan_peel(L);
+    plan_arg_strides(L);
     return pk;
 }
 

@@ -139,7 +139,11 @@ typedef struct PlanMma {
     X(MP_LDMATRIX, "ldmatrix.x4", "16-bit shared tile into registers: one 16 x 16 block per instruction") \
     X(MP_LDS, "ld.shared.v2", "fp32 shared tile into registers: the two neighbouring columns a thread holds") \
     X(MP_STMATRIX, "stmatrix.x4", "16-bit register values into a shared tile: one 16 x 16 block per instruction") \
-    X(MP_STS, "st.shared.v2", "fp32 register values into a shared tile: two neighbouring columns per store")
+    X(MP_STS, "st.shared.v2", "fp32 register values into a shared tile: two neighbouring columns per store") \
+    X(MP_LDS_T, "ld.shared (transposed)", "a shared tile into registers as its transpose: one element per load") \
+    X(MP_LDS_LINE, "ld.shared (one row or column)", "one row or column of a shared tile into a register vector") \
+    X(MP_STS_VEC, "st.shared (vector)", "a register vector into a shared vector: one thread per entry") \
+    X(MP_LDS_VEC, "ld.shared (vector)", "a shared vector into a register vector: each thread its own entries")
 
 typedef enum {
 #define X(e, s, m) e,
@@ -160,6 +164,10 @@ typedef struct PlanMove {
     int col0;
     const Type *rt;     /* the register side's type (the moved region) */
     bool wg0_only;      /* to shared from a per_wg value with several consumers: warpgroup 0 writes it */
+    /* a relayout (see lower.c): MP_LDS_T reads the transpose; MP_LDS_LINE reads row `line` of the
+     * tile as a per_col vector (line_col: column `line` as a per_row vector) */
+    int line;
+    bool line_col;
 } PlanMove;
 
 struct POp {
@@ -224,6 +232,9 @@ typedef struct PlanStore { /* a store to global memory */
     int chunk_rows, chunk_cols;
     int buf;            /* SP_TMA, SP_TMA_ADD: the shared tile */
     BlockKind block;    /* store (every step) or finish */
+    /* SP_STAGED at(row) whose row is not provably >= 0: a 64-row chunk above the tensor is
+     * written by the threads (TMA stores need non-negative coordinates) */
+    bool may_start_above;
 } PlanStore;
 
 /* The narrow last step. The step's score tile `s` (filled by the step's first product, one column
@@ -296,6 +307,10 @@ typedef struct PlanKernel {
     Vec(PlanReg) regs;
     Vec(PlanStore) stores;
     Vec(PlanNamedBar) nbars;
+    /* per kernel argument (sk->args order): the kernel takes its strides, because threads read
+     * or write it directly (element reads in lets, vector loads and stores, direct and atomic
+     * stores, the rows of a staged at() store above the tensor) rather than only through TMA */
+    Vec(bool) arg_strides;
     int nbar_staging, nbar_pingpong, nbar_sync, nbar_scratch; /* indices into nbars, or -1 */
     bool tma_stores;    /* some thread issues TMA stores of shared tiles: wait for them before exit */
     /* `zeroed` outputs: the launcher clears each on the kernel's stream before the launch, with

@@ -208,6 +208,14 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
             sb_printf(b, ", %d threads (%s)\n", nbr->threads, nbr->why);
         }
     }
+    bool any = false;
+    for (int i = 0; i < pk->arg_strides.n; i++) any |= pk->arg_strides.v[i];
+    if (any) {
+        sb_puts(b, "  strides passed to the kernel (threads address these directly):");
+        for (int i = 0; i < pk->arg_strides.n; i++)
+            if (pk->arg_strides.v[i]) sb_printf(b, " %s", sk->args.v[i]->name);
+        sb_putc(b, '\n');
+    }
     sb_puts(b, "  tma maps:\n");
     for (int i = 0; i < pk->maps.n; i++) {
         const PlanMap *m = &pk->maps.v[i];

@@ -1,8 +1,9 @@
 #!/bin/sh
 # plan_in_cu.sh - the emitter decides nothing: for every plan golden (tests/golden/plan/*.tk) and
 # every kernels.tk file, each wgmma wait count, named barrier (id and thread count) and store
-# path that the generated .cu uses appears in the plan tkc prints for it, and each store path of
-# the plan has its code in the .cu. The plan comment at the top of each kernel is left out of the
+# path that the generated .cu uses appears in the plan tkc prints for it, each store path of the
+# plan has its code in the .cu, and the kernel takes the strides of exactly the tensors the plan
+# names. The plan comment at the top of each kernel is left out of the
 # search (code lines only).
 #
 #   usage: plan_in_cu.sh TKC ROOT
@@ -59,6 +60,12 @@ check() { # name tk args...
     grep -o '^      *store .*  \[[a-z.]*\]$' "$tmp/plan" | sed 's/.*\[\([a-z.]*\)\]$/\1/' | sort -u >"$tmp/plan_paths"
     if ! cmp -s "$tmp/cu_paths" "$tmp/plan_paths"; then
         bad="$bad; store paths in the .cu: $(tr '\n' ' ' <"$tmp/cu_paths")in the plan: $(tr '\n' ' ' <"$tmp/plan_paths")"
+    fi
+    # the tensors whose strides the kernel takes
+    grep -o 'const long long [A-Za-z_][A-Za-z0-9_]*_st0' "$tmp/cu" | sed 's/const long long //; s/_st0$//' | sort -u >"$tmp/cu_strides"
+    sed -n 's/^  strides passed to the kernel[^:]*: //p' "$tmp/plan" | tr ' ' '\n' | grep . | sort -u >"$tmp/plan_strides"
+    if ! cmp -s "$tmp/cu_strides" "$tmp/plan_strides"; then
+        bad="$bad; strides in the .cu: $(tr '\n' ' ' <"$tmp/cu_strides")in the plan: $(tr '\n' ' ' <"$tmp/plan_strides")"
     fi
     if [ -n "$bad" ]; then
         echo "FAIL $name${bad#;}" | sed 's/FAIL \([^ ]*\) /FAIL \1: /'
