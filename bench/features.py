@@ -113,6 +113,16 @@ def ref_relayout(t, d):
             "U": row3.reshape(nb, 64).reshape(nb * 64)[:M]}
 
 
+def ref_load_if(t, d):
+    """C = sum over even k of A[:, 64k:64k+64] @ B[64k:64k+64, :] (zero past the ends)."""
+    a, b = hp(t["A"]), hp(t["B"])
+    K = a.shape[1]
+    c = a.new_zeros(a.shape[0], b.shape[1])
+    for k in range(0, cdiv(K, 64), 2):
+        c += a[:, 64 * k:64 * k + 64] @ b[64 * k:64 * k + 64]
+    return {"C": c}
+
+
 def blockwise_left(a, s, bm):
     """Per block of bm rows (zero-padded past the end): a's block times s's block (z = a @ sh)."""
     out = s.new_zeros(s.shape)
@@ -297,6 +307,11 @@ FEATURES = {
         cases=[dict(M=m) for m in MS],
         strided=[dict(M=333)],
         ref=lambda t, d: {"O": hp(t["X"]) * 3, "P": hp(t["X"]) - 1}),
+    "load_if": dict(
+        what="(a) loads under an if in the load block (the expected bytes follow the condition)",
+        cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 200), (333, 520))],
+        strided=[dict(M=333, K=520)],
+        ref=ref_load_if),
     "relayout": dict(
         what="(b) relayouts through shared memory: x.T (fp32, bf16), x[:, 5], x[3, :], per_col -> per_row",
         cases=[dict(M=m) for m in MS],

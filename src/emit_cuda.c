@@ -1772,6 +1772,35 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
     }
 }
 
+/* the bytes a group's full barrier expects this phase: all its tiles, less those of loads whose
+ * condition does not hold (the producer arrives either way, so the consumers' wait returns) */
+static const char *group_tx(Em *e, const PlanGroup *pg) {
+    int base = 0;
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < pg->loads.n; i++) {
+        const PlanLoad *pl = &pg->loads.v[i];
+        int bytes = e->pk->bufs.v[pl->buf].bytes;
+        if (!pl->cond) base += bytes;
+        else sb_printf(&b, " + ((%s) ? %d : 0)", scalar_str(e, pl->cond, false), bytes);
+    }
+    const char *r = b.len ? arena_printf(e->a, "%d%s", base, b.s) : arena_printf(e->a, "%d", pg->bytes);
+    sb_free(&b);
+    return r;
+}
+
+static void emit_cond_load(Em *e, const PlanGroup *pg, const PlanLoad *pl, const char *bar) {
+    if (!pl->cond) {
+        emit_load_stmt(e, pg, pl, bar);
+        return;
+    }
+    L("if (%s) {  // a load under an if", scalar_str(e, pl->cond, false));
+    IN();
+    emit_load_stmt(e, pg, pl, bar);
+    OUT();
+    L("}");
+}
+
 /* the end of a work tile: the next one uses the other copy of the setup tiles (setup_stages = 2),
  * and the phase of their barriers flips once both copies were used */
 static void emit_next_setup_slot(Em *e) {
@@ -1821,10 +1850,10 @@ static void emit_producer(Em *e) {
               "(two tiles back)");
         else L("// setup tiles, once per work tile: wait until the consumers are done with the last ones");
         L("tkc_mbar_wait(%s, tkc_tile_phase ^ 1);", group_bar(e, g, false, false));
-        L("tkc_mbar_expect_tx(%s, %d);", group_bar(e, g, true, false), pg->bytes);
+        L("tkc_mbar_expect_tx(%s, %s);", group_bar(e, g, true, false), group_tx(e, pg));
         for (int i = 0; i < pg->loads.n; i++) {
             line_to_tk(e, pg->loads.v[i].st->span);
-            emit_load_stmt(e, pg, &pg->loads.v[i], group_bar(e, g, true, false));
+            emit_cond_load(e, pg, &pg->loads.v[i], group_bar(e, g, true, false));
             line_back(e);
         }
     }
@@ -1845,10 +1874,10 @@ static void emit_producer(Em *e) {
         const PlanGroup *pg = &pk->groups.v[g];
         if (pg->once) continue;
         L("tkc_mbar_wait(%s + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage", pk->bars.v[pg->empty].name);
-        L("tkc_mbar_expect_tx(%s + 8 * tkc_stage, %d);", pk->bars.v[pg->full].name, pg->bytes);
+        L("tkc_mbar_expect_tx(%s + 8 * tkc_stage, %s);", pk->bars.v[pg->full].name, group_tx(e, pg));
         for (int i = 0; i < pg->loads.n; i++) {
             line_to_tk(e, pg->loads.v[i].st->span);
-            emit_load_stmt(e, pg, &pg->loads.v[i], arena_printf(e->a, "%s + 8 * tkc_stage", pk->bars.v[pg->full].name));
+            emit_cond_load(e, pg, &pg->loads.v[i], arena_printf(e->a, "%s + 8 * tkc_stage", pk->bars.v[pg->full].name));
             line_back(e);
         }
     }

@@ -30,12 +30,18 @@ const char *const storepath_name[] = {
 #undef X
 };
 
+typedef struct LoadCond {
+    const Stmt *st;     /* a TMA load under an if of the load or setup block */
+    const Expr *cond;   /* the conjunction of the conditions around it */
+} LoadCond;
+
 typedef struct Lower {
     Arena *a;
     Diag *d;
     SemaKernel *sk;
     PlanKernel *pk;
     int errors0;
+    Vec(LoadCond) load_conds;
 } Lower;
 
 static void note(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -361,6 +367,7 @@ static void lower_regs(Lower *L) {
  * counters, descriptors and the reductions' scratch */
 /* ---- shared memory -------------------------------------------------------------------------- */
 
+/* loads of y: found; nested: under a for (an if is fine: see load_conditions) */
 static void find_loads(StmtList *l, Symbol *y, bool *found, bool *nested, int depth) {
     for (int i = 0; i < l->n; i++) {
         Stmt *st = l->v[i];
@@ -369,11 +376,53 @@ static void find_loads(StmtList *l, Symbol *y, bool *found, bool *nested, int de
             if (depth) *nested = true;
         }
         if (st->kind == ST_IF) {
-            find_loads(&st->u.if_.then_s, y, found, nested, depth + 1);
-            find_loads(&st->u.if_.else_s, y, found, nested, depth + 1);
+            find_loads(&st->u.if_.then_s, y, found, nested, depth);
+            find_loads(&st->u.if_.else_s, y, found, nested, depth);
         }
         if (st->kind == ST_FOR) find_loads(&st->u.for_.body, y, found, nested, depth + 1);
     }
+}
+
+/* c1 && c2 (either may be NULL: true), typed for the emitter */
+static const Expr *cond_and(Lower *L, const Expr *a, const Expr *b) {
+    if (!a) return b;
+    if (!b) return a;
+    Expr *e = ast_expr(L->a, EX_BINARY, b->span);
+    e->u.bin.op = BIN_AND;
+    e->u.bin.l = (Expr *)a;
+    e->u.bin.r = (Expr *)b;
+    e->ty = b->ty;
+    return e;
+}
+
+static const Expr *cond_not(Lower *L, const Expr *c) {
+    Expr *e = ast_expr(L->a, EX_UNARY, c->span);
+    e->u.un.op = UN_NOT;
+    e->u.un.e = (Expr *)c;
+    e->ty = c->ty;
+    return e;
+}
+
+/* the condition each load under an if runs under (the producer evaluates it: conditions of the
+ * load and setup blocks are over scalars, the grid and the pipeline variable) */
+static void load_conditions(Lower *L, StmtList *l, const Expr *cond) {
+    for (int i = 0; i < l->n; i++) {
+        Stmt *st = l->v[i];
+        if (st->kind == ST_ASSIGN && st->mv == MV_G2S && cond) {
+            LoadCond lc = {st, cond};
+            vec_push(L->a, &L->load_conds, lc);
+        }
+        if (st->kind == ST_IF) {
+            load_conditions(L, &st->u.if_.then_s, cond_and(L, cond, st->u.if_.cond));
+            load_conditions(L, &st->u.if_.else_s, cond_and(L, cond, cond_not(L, st->u.if_.cond)));
+        }
+    }
+}
+
+static const Expr *load_cond(Lower *L, const Stmt *st) {
+    for (int i = 0; i < L->load_conds.n; i++)
+        if (L->load_conds.v[i].st == st) return L->load_conds.v[i].cond;
+    return NULL;
 }
 
 static bool stmts_touch_shared(const StmtList *l, const Symbol *y, bool write) {
@@ -420,8 +469,8 @@ static void lower_buffers(Lower *L) {
         if (sk->blocks[BK_SETUP]) find_loads(&sk->blocks[BK_SETUP]->u.block.body, y, &in_setup, &nested, 0);
         if (nested)
             diag_error(L->d, y->span,
-                       "'%s' is loaded under an if or for; the sm_90a back end needs every TMA load of a step at "
-                       "the top level of its block (the barrier's byte count is fixed)",
+                       "'%s' is loaded under a for; the sm_90a back end needs every TMA load of a step at the top "
+                       "level of its block or under an if (a for would load the same tile several times)",
                        y->name);
         b.kind = in_load ? BUF_RING : in_setup ? BUF_ONCE : BUF_SCRATCH;
         if (b.kind == BUF_SCRATCH && !consumers_touch(sk, y, true) && consumers_touch(sk, y, false))
@@ -1859,7 +1908,11 @@ static void check_vec_rows(Lower *L, const Stmt *st, const Symbol *t) {
 }
 
 static void collect_g2s(StmtList *l, Stmt ***v, int *n, int *cap, Arena *a) {
-    for (int i = 0; i < l->n; i++)
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i]->kind == ST_IF) {
+            collect_g2s(&l->v[i]->u.if_.then_s, v, n, cap, a);
+            collect_g2s(&l->v[i]->u.if_.else_s, v, n, cap, a);
+        }
         if (l->v[i]->kind == ST_ASSIGN && l->v[i]->mv == MV_G2S) {
             if (*n == *cap) {
                 int nc = *cap ? *cap * 2 : 8;
@@ -1870,6 +1923,7 @@ static void collect_g2s(StmtList *l, Stmt ***v, int *n, int *cap, Arena *a) {
             }
             (*v)[(*n)++] = l->v[i];
         }
+    }
 }
 
 /* with a cluster, a load whose coordinates do not depend on the clustered axis is the same
@@ -1880,6 +1934,7 @@ static void mark_multicast(Lower *L, PlanGroup *g) {
     Symbol *ax = L->sk->axes.v[pk->cluster_axis]->sym;
     for (int i = 0; i < g->loads.n; i++) {
         PlanLoad *pl = &g->loads.v[i];
+        if (pl->cond) continue; /* every block issues its conditional loads itself */
         if (!expr_depends_on(pl->st->u.assign.rhs, ax)) {
             pl->multicast = true;
             g->multicast = true;
@@ -1934,7 +1989,7 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
             pk->bufs.v[b].group = pk->groups.n;
             g.bytes += pk->bufs.v[b].bytes;
             sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
-            PlanLoad pl = {.st = loads[j], .buf = b};
+            PlanLoad pl = {.st = loads[j], .buf = b, .cond = load_cond(L, loads[j])};
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(loads[j]->u.assign.rhs->u.index.base);
             pl.map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false);
@@ -1981,7 +2036,8 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
             sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(sl[j]->u.assign.rhs->u.index.base);
-            PlanLoad pl = {.st = sl[j], .buf = b, .map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false)};
+            PlanLoad pl = {.st = sl[j], .buf = b, .map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false),
+                           .cond = load_cond(L, sl[j])};
             if (pb->is_vec) check_vec_rows(L, sl[j], t);
             vec_push(L->a, &g.loads, pl);
         }
@@ -2967,6 +3023,9 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     pk->colred_buf = pk->colred_bar = pk->colred_wg_bar = -1;
     check_support(L);
     if (L->d->nerrors > L->errors0) return pk;
+    L->load_conds.n = 0;
+    if (sk->blocks[BK_LOAD]) load_conditions(L, &sk->blocks[BK_LOAD]->u.block.body, NULL);
+    if (sk->blocks[BK_SETUP]) load_conditions(L, &sk->blocks[BK_SETUP]->u.block.body, NULL);
     lower_roles(L);
     lower_zeroed(L);
     lower_regs(L);

@@ -69,6 +69,8 @@ typedef struct PlanLoad {   /* one `tile <- X[...]` statement */
     int map;
     bool multicast;     /* the same tile for every block of the cluster: each block issues a
                          * share of the boxes and TMA writes them into all blocks */
+    const Expr *cond;   /* a load under an if: the condition it runs under (NULL: always); the
+                         * producer expects only the bytes of the loads it issues */
 } PlanLoad;
 
 typedef struct PlanGroup {  /* tiles that land on one full barrier */

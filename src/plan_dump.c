@@ -226,14 +226,30 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     sb_puts(b, "  producer:\n");
     for (int g = 0; g < pk->groups.n; g++) {
         const PlanGroup *pg = &pk->groups.v[g];
-        sb_printf(b, "    %s: wait %s, expect %s bytes on %s\n", pg->once ? "per work tile" : "per step",
-                  pk->bars.v[pg->empty].name, fmt_bytes(pg->bytes), pk->bars.v[pg->full].name);
+        int uncond = 0;
+        bool conds = false;
+        for (int i = 0; i < pg->loads.n; i++) {
+            if (pg->loads.v[i].cond) conds = true;
+            else uncond += pk->bufs.v[pg->loads.v[i].buf].bytes;
+        }
+        if (conds)
+            sb_printf(b, "    %s: wait %s, expect %s bytes + the bytes of the conditional loads that run (at most %s) on %s\n",
+                      pg->once ? "per work tile" : "per step", pk->bars.v[pg->empty].name, fmt_bytes(uncond),
+                      fmt_bytes(pg->bytes), pk->bars.v[pg->full].name);
+        else
+            sb_printf(b, "    %s: wait %s, expect %s bytes on %s\n", pg->once ? "per work tile" : "per step",
+                      pk->bars.v[pg->empty].name, fmt_bytes(pg->bytes), pk->bars.v[pg->full].name);
         for (int i = 0; i < pg->loads.n; i++) {
             const PlanLoad *pl = &pg->loads.v[i];
             sb_puts(b, "      ");
             plan_stmt_text(b, pl->st);
-            sb_printf(b, "  [%s, %d box%s%s]\n", pk->maps.v[pl->map].name, pk->bufs.v[pl->buf].natoms,
+            sb_printf(b, "  [%s, %d box%s%s", pk->maps.v[pl->map].name, pk->bufs.v[pl->buf].natoms,
                       pk->bufs.v[pl->buf].natoms == 1 ? "" : "es", pl->multicast ? ", multicast to the cluster" : "");
+            if (pl->cond) {
+                sb_puts(b, ", only when ");
+                ast_print_expr(b, pl->cond);
+            }
+            sb_puts(b, "]\n");
         }
     }
     sb_puts(b, "  consumers:\n");
