@@ -123,6 +123,23 @@ def ref_load_if(t, d):
     return {"C": c}
 
 
+def ref_col_slice(t, d):
+    """Per 128-row block: W = X_b + t (t = colsum with its first half replaced by the second),
+    V = rowsum(X_b), doubled on the block's rows 64..127."""
+    x = hp(t["X"])
+    M = x.shape[0]
+    nb = cdiv(M, 128)
+    xp = x.new_zeros(nb * 128, 64)
+    xp[:M] = x
+    blk = xp.view(nb, 128, 64)
+    s = blk.sum(1)                                          # [nb, 64]
+    import torch
+    s = torch.cat([s[:, 32:], s[:, 32:]], 1)
+    r = blk.sum(2)                                          # [nb, 128]
+    r[:, 64:] *= 2
+    return {"W": (blk + s[:, None, :]).reshape(nb * 128, 64)[:M], "V": r.reshape(nb * 128)[:M]}
+
+
 def blockwise_left(a, s, bm):
     """Per block of bm rows (zero-padded past the end): a's block times s's block (z = a @ sh)."""
     out = s.new_zeros(s.shape)
@@ -312,6 +329,11 @@ FEATURES = {
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 200), (333, 520))],
         strided=[dict(M=333, K=520)],
         ref=ref_load_if),
+    "col_slice": dict(
+        what="(e) slices of per_col vectors (read and assigned) and of per_row vectors (64-row blocks)",
+        cases=[dict(M=m) for m in (128, 100, 333)],
+        strided=[dict(M=333)],
+        ref=ref_col_slice),
     "relayout": dict(
         what="(b) relayouts through shared memory: x.T (fp32, bf16), x[:, 5], x[3, :], per_col -> per_row",
         cases=[dict(M=m) for m in MS],

@@ -313,6 +313,10 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
     }
     case EX_INDEX: {
         const Expr *base = x->u.index.base;
+        if (base->ty.kind == TY_VEC && base->ty.layout == VL_COL) { /* a per_col slice: 4 slots per 16 columns */
+            sb_printf(b, "%s[%s + %d]", base->sym->name, colslot(e, c), slice_lo(x, 0) / 4);
+            return;
+        }
         if (base->ty.kind == TY_VEC) { /* a slice of a per_row vector: whole 64-row blocks */
             sb_printf(b, "%s[%s + %d]", base->sym->name, rowslot(e, c), slice_lo(x, 0) / 64 * 2);
             return;
@@ -653,7 +657,9 @@ static void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *
     Ctx c = tile_ctx(e->pk, vt, iv);
     const char *dst = arena_printf(e->a, "%s[%s]", name,
                                    vt->kind == TY_TILE ? slice_index(e, &c, pcols, row0, col0)
-                                                       : row0 ? arena_printf(e->a, "%s + %d", iv, row0 / 64 * 2) : iv);
+                                                       : row0 ? arena_printf(e->a, "%s + %d", iv,
+                                                                             vt->layout == VL_COL ? row0 / 4 : row0 / 64 * 2)
+                                                              : iv);
     L("#pragma unroll");
     L("for (int %s = 0; %s < %d; ++%s) %s = %s;", iv, iv, n, iv, dst, assign_rhs(e, st, dst, &c));
 }

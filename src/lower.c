@@ -2823,8 +2823,7 @@ static void support_expr(Lower *L, Expr *e) {
                  ((e->u.index.base->ty.kind == TY_TILE && (e->u.index.args[0].lo || e->u.index.args[0].hi)) ||
                   (e->u.index.base->ty.kind == TY_VEC && e->u.index.base->ty.layout == VL_ROW)))
             check_row_slice(L, e);
-        else if (e->u.index.base->ty.kind == TY_VEC && e->u.index.base->ty.space == MS_REG)
-            unsupported(L, e->span, "slicing a per_col register vector");
+        /* per_col vectors: every thread holds its columns of the whole vector, so any slice works */
         support_expr(L, e->u.index.base);
         return;
     case EX_CALL:
