@@ -1786,7 +1786,7 @@ static const char *group_tx(Em *e, const PlanGroup *pg) {
     sb_init(&b);
     for (int i = 0; i < pg->loads.n; i++) {
         const PlanLoad *pl = &pg->loads.v[i];
-        int bytes = e->pk->bufs.v[pl->buf].bytes;
+        int bytes = plan_buf_tx_bytes(&e->pk->bufs.v[pl->buf]);
         if (!pl->cond) base += bytes;
         else sb_printf(&b, " + ((%s) ? %d : 0)", scalar_str(e, pl->cond, false), bytes);
     }

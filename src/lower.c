@@ -499,12 +499,23 @@ static void lower_buffers(Lower *L) {
             b.rows = 1;
             b.cols = y->ty.rows;
             b.swz = SWZ_NONE;
-            /* TMA loads it in 1-d boxes of at most 256 elements (the widest multiple of 16 that
-             * divides the length): 16-element multiples keep every box a multiple of 16 bytes */
+            /* TMA loads it in 1-d boxes of at most 256 elements, each a multiple of 16 bytes (any
+             * multiple of 16 elements is) starting 128-byte aligned in shared memory: one box when
+             * the vector fits, else the widest that divides it in 128-byte multiples */
             b.atom_cols = b.cols;
-            while (b.atom_cols > TMA_BOX_MAX || b.cols % b.atom_cols) b.atom_cols -= 16;
+            if (b.cols > TMA_BOX_MAX) {
+                b.atom_cols = TMA_BOX_MAX;
+                while (b.atom_cols > 0 && (b.cols % b.atom_cols || b.atom_cols * eb % 128)) b.atom_cols -= 16;
+                if (b.atom_cols <= 0) {
+                    diag_error(L->d, y->span,
+                               "shared vector '%s' of %d elements takes more than one TMA box (at most %d elements), and "
+                               "it does not split into boxes of a 128-byte multiple; use a length that is a multiple of %d",
+                               y->name, b.cols, TMA_BOX_MAX, 128 / eb);
+                    continue;
+                }
+            }
             b.natoms = b.cols / b.atom_cols;
-            b.bytes = b.cols * eb;
+            b.bytes = (b.cols * eb + 127) / 128 * 128;  /* copies (ring stages) start 128-byte aligned */
             b.align = 128;
         } else {
             b.rows = y->ty.rows;
@@ -1987,7 +1998,7 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
             }
             vec_push(L->a, &g.bufs, b);
             pk->bufs.v[b].group = pk->groups.n;
-            g.bytes += pk->bufs.v[b].bytes;
+            g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
             sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
             PlanLoad pl = {.st = loads[j], .buf = b, .cond = load_cond(L, loads[j])};
             const PlanBuf *pb = &pk->bufs.v[b];
@@ -2032,7 +2043,7 @@ static void lower_groups(Lower *L, POpList *compute_ops) {
             }
             vec_push(L->a, &g.bufs, b);
             pk->bufs.v[b].group = pk->groups.n;
-            g.bytes += pk->bufs.v[b].bytes;
+            g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
             sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(sl[j]->u.assign.rhs->u.index.base);

@@ -36,12 +36,16 @@ typedef struct PlanBuf {
     Swizzle swz;        /* chosen swizzle (SWZ_NONE for vectors) */
     int atom_cols;      /* elements of the contiguous dim per swizzle atom (a TMA box width) */
     int natoms;         /* cols / atom_cols: atom columns stored side by side */
-    int bytes;          /* one copy */
+    int bytes;          /* one copy (a vector's rounded up to 128: each copy starts 128-byte aligned) */
     int copies;         /* ring: stages; staging: 2 per consumer warpgroup; else 1 */
     int offset;         /* from the 1024-aligned dynamic shared memory base */
     int align;
     int group;          /* load group, or -1 */
 } PlanBuf;
+
+/* the bytes TMA delivers into one copy of a buffer: a vector's elements (its copies are padded
+ * to 128 bytes, TMA's shared-memory alignment), a tile's bytes */
+static inline int plan_buf_tx_bytes(const PlanBuf *b) { return b->is_vec ? b->cols * dtype_bytes[b->dt] : b->bytes; }
 
 typedef struct PlanBarrier {
     const char *name;

@@ -230,7 +230,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         bool conds = false;
         for (int i = 0; i < pg->loads.n; i++) {
             if (pg->loads.v[i].cond) conds = true;
-            else uncond += pk->bufs.v[pg->loads.v[i].buf].bytes;
+            else uncond += plan_buf_tx_bytes(&pk->bufs.v[pg->loads.v[i].buf]);
         }
         if (conds)
             sb_printf(b, "    %s: wait %s, expect %s bytes + the bytes of the conditional loads that run (at most %s) on %s\n",

@@ -78,6 +78,8 @@ static void verify_kernel(V *v) {
         if (b->swz != SWZ_NONE && b->bytes % swizzle_align(b->swz))
             fail(v, "ring copies of %s would leave the swizzle period", b->name);
         if (b->natoms * b->atom_cols != b->cols) fail(v, "atoms of %s do not cover its columns", b->name);
+        if (b->is_vec && (b->bytes % 128 || (b->natoms > 1 && b->atom_cols * dtype_bytes[b->dt] % 128)))
+            fail(v, "vector %s: a copy or a box that does not start 128-byte aligned", b->name);
         if (b->atom_cols * dtype_bytes[b->dt] > 128 && b->swz != SWZ_NONE) fail(v, "TMA box of %s is wider than its swizzle span", b->name);
         if (b->rows > TMA_BOX_MAX && b->kind <= BUF_ONCE) fail(v, "TMA box of %s has more than 256 rows", b->name);
         for (int j = 0; j < i; j++) {
@@ -99,7 +101,7 @@ static void verify_kernel(V *v) {
     for (int g = 0; g < pk->groups.n; g++) {
         const PlanGroup *pg = &pk->groups.v[g];
         int bytes = 0;
-        for (int i = 0; i < pg->bufs.n; i++) bytes += pk->bufs.v[pg->bufs.v[i]].bytes;
+        for (int i = 0; i < pg->bufs.n; i++) bytes += plan_buf_tx_bytes(&pk->bufs.v[pg->bufs.v[i]]);
         if (bytes != pg->bytes || pk->bars.v[pg->full].tx_bytes != bytes)
             fail(v, "group %s expects %d bytes but its tiles hold %d", pg->name, pk->bars.v[pg->full].tx_bytes, bytes);
         if (pk->bars.v[pg->empty].count != pk->consumers * (pg->multicast ? pk->cluster : 1))
