@@ -237,6 +237,20 @@ def ref_atomic_reg(t, d):
     return {"G": p, "H": hp(t["H"]) + p, "V": p.sum(dim=1)}
 
 
+def ref_no_pipeline_prep(t, d, s):
+    a0 = hp(t["A"])[0, 0]
+    M = t["A"].shape[0]
+    x = a0 * hp(t["A"]).new_tensor(range(M))[:, None] + s * hp(t["A"]).new_tensor(range(64))[None, :]
+    return {"C": x, "R": x.sum(dim=1)}
+
+
+def ref_zeroed_view(t):
+    p = hp(t["A"]) @ hp(t["B"])
+    c = p.new_zeros(p.shape[0], 128)
+    c[:, :64] = p
+    return c
+
+
 def ref_zeroed(t, d):
     p = hp(t["A"]) @ hp(t["B"])
     M = p.shape[0]
@@ -447,7 +461,37 @@ FEATURES = {
         strided=[dict(M=333)],
         tol={"O": 0, "V": 1e-6},
         ref=lambda t, d: {"O": hp(t["X"]), "Q": 2 * hp(t["X"]), "V": hp(t["XV"]) + 1}),
+    "no_pipeline_prep": dict(
+        what="(f) no pipeline, persistent grid: a setup load per work tile (barrier phases flip per tile), kernel-level element read, scalar",
+        cases=[dict(M=m) for m in MS + [100000]],
+        strided=[dict(M=333)],
+        scalars={"s": 0.25},
+        ref=lambda t, d: ref_no_pipeline_prep(t, d, 0.25)),
+    "no_pipeline_prep_np": dict(
+        what="(f) no pipeline, one block per work tile (PERSISTENT = 0)",
+        tk="no_pipeline_prep.tk", defines={"PERSISTENT": 0},
+        cases=[dict(M=m) for m in MS],
+        strided=[dict(M=333)],
+        scalars={"s": 0.25},
+        ref=lambda t, d: ref_no_pipeline_prep(t, d, 0.25)),
     # (g) atomic adds, zeroed
+    "splitk_red": dict(
+        what="(g) split-K GEMM with a pipeline and 2 consumers: fp32 tile adds (red.v2) and row sums into zeroed outputs; splits without steps",
+        cases=[dict(M=m, N=n, K=k) for m, n, k in ((128, 128, 64), (100, 200, 136), (333, 264, 1032))],
+        strided=[dict(M=333, N=264, K=1032)],
+        ref=lambda t, d: {"C": hp(t["A"]) @ hp(t["B"]), "S": (hp(t["A"]) @ hp(t["B"])).sum(dim=1)}),
+    "red_16bit": dict(
+        what="(g) atomic adds of bf16 / fp16 values (red.add.noftz.bf16x2 / .f16x2 / .bf16) into zeroed outputs, split-K",
+        cases=[dict(M=m, N=n, K=k) for m, n, k in ((128, 128, 64), (100, 200, 136), (333, 264, 1032))],
+        strided=[dict(M=333, N=264, K=1032)],
+        tol={"H": 3e-2, "V": 3e-2},  # each split's partial is rounded to bf16 before it is added
+        ref=lambda t, d: {"H": hp(t["A"]) @ hp(t["B"]), "F": 0.5 * (hp(t["A"]) @ hp(t["B"])),
+                          "V": (hp(t["A"]) @ hp(t["B"])).sum(dim=1)}),
+    "zeroed_view": dict(
+        what="(g) zeroed output of which the kernel writes half the columns (the strided case clears a view by a kernel)",
+        cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 136), (333, 520))],
+        strided=[dict(M=333, K=520)],
+        ref=lambda t, d: {"C": ref_zeroed_view(t)}),
     "atomic_reg": dict(
         what="(g) atomic adds from registers (tile and per_row), split-K over blocks, zeroed and inout",
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 200), (333, 264))],

@@ -848,9 +848,9 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     L("}");
 }
 
-/* an atomic add from registers into global memory (`G[...] += x`, fp32): each thread adds the
- * elements it holds with red.global.add.f32, a tile's neighbouring column pairs as one
- * red.global.add.v2.f32 where the address is 8-byte aligned and the columns adjacent; rows and
+/* an atomic add from registers into global memory (`G[...] += x`): each thread adds the elements
+ * it holds with red.global.add.f32 (.bf16, .f16), a tile's neighbouring column pairs as one
+ * red.global.add.v2.f32 (.bf16x2, .f16x2) where the address is aligned and the columns adjacent; rows and
  * columns past the tensor's end (or before its start, for at()) are skipped. A per_wg value, which
  * every warpgroup holds whole, is added by the first warpgroup only. */
 static void emit_red(Em *e, const Stmt *st) {
@@ -862,6 +862,13 @@ static void emit_red(Em *e, const Stmt *st) {
     const Type *t = &rhs->ty;
     int n = ix->u.index.nargs;
     need(e, "tkc_ptx.cuh", "red");
+    /* 16-bit elements: the values are computed in fp32 and rounded by the add (the explicit
+     * conversion of the whole value is implied, as in a store) */
+    bool h16 = is16(t->dt);
+    const char *k = t->dt == DT_BF16 ? "bf16" : "fp16", *ct = t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
+    if (h16) need(e, "tkc_ptx.cuh", "math");
+    if (h16 && rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
+    const char *add1 = h16 ? arena_printf(e->a, "tkc_red_add_%s", k) : "tkc_red_add_f32";
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     const char *wg0 = ps && ps->wg0_only ? "wg == 0 && " : "";
@@ -873,8 +880,8 @@ static void emit_red(Em *e, const Stmt *st) {
         L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(pk, t));
         IN();
         L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->rows), row_expr(e, &c));
-        L("if (%stkc_gi < %s) tkc_red_add_f32(%s + %s, %s);", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
-          scalar_str(e, arg->ts.dims[n - 1], false), tn->name, global_offset(e, tn, ix, "tkc_gi"), elem_str(e, rhs, &c));
+        L("if (%stkc_gi < %s) %s(%s + %s, %s);", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+          scalar_str(e, arg->ts.dims[n - 1], false), add1, tn->name, global_offset(e, tn, ix, "tkc_gi"), elem_str(e, rhs, &c));
         OUT();
         L("}");
         OUT();
@@ -886,10 +893,14 @@ static void emit_red(Em *e, const Stmt *st) {
     IN();
     L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ri, t->rows));
     L("const long long tkc_c0 = (long long)%s;", move_coord(e, ci, t->cols));
-    L("float *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", tn->name, lead_offset(e, tn, ix), tn->name, n - 2,
-      tn->name, n - 1);
-    L("const bool tkc_pairs = %s_st%d == 1 && %s_st%d %% 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two fp32 per red.v2",
-      tn->name, n - 1, tn->name, n - 2);
+    L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", h16 ? ct : "float", tn->name, lead_offset(e, tn, ix),
+      tn->name, n - 2, tn->name, n - 1);
+    if (h16)
+        L("const bool tkc_pairs = %s_st%d == 1 && %s_st%d %% 2 == 0 && ((uintptr_t)tkc_base & 3) == 0;  // two %s per red.%sx2",
+          tn->name, n - 1, tn->name, n - 2, k, t->dt == DT_BF16 ? "bf16" : "f16");
+    else
+        L("const bool tkc_pairs = %s_st%d == 1 && %s_st%d %% 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two fp32 per red.v2",
+          tn->name, n - 1, tn->name, n - 2);
     Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
     const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
     L("#pragma unroll");
@@ -898,16 +909,17 @@ static void emit_red(Em *e, const Stmt *st) {
     L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
     L("const float tkc_x0 = %s, tkc_x1 = %s;", elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
     L("if (%stkc_r0 + tkc_r >= %s) continue;", is_at(ri) ? "tkc_r0 + tkc_r < 0 || " : "", rows);
-    L("float *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", tn->name, n - 2, tn->name, n - 1);
+    L("%s *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", h16 ? ct : "float", tn->name, n - 2, tn->name, n - 1);
     const char *lo = is_at(ci) ? "tkc_c0 + tkc_c >= 0 && " : "", *lo1 = is_at(ci) ? "tkc_c0 + tkc_c + 1 >= 0 && " : "";
     L("if (tkc_pairs && %stkc_c0 + tkc_c + 1 < %s) {", lo, cols);
     IN();
-    L("tkc_red_add_v2_f32(tkc_q, tkc_x0, tkc_x1);");
+    if (h16) L("tkc_red_add_%sx2(tkc_q, tkc_pack_%s(tkc_x0, tkc_x1));", k, k);
+    else L("tkc_red_add_v2_f32(tkc_q, tkc_x0, tkc_x1);");
     OUT();
     L("} else {");
     IN();
-    L("if (%stkc_c0 + tkc_c < %s) tkc_red_add_f32(tkc_q, tkc_x0);", lo, cols);
-    L("if (%stkc_c0 + tkc_c + 1 < %s) tkc_red_add_f32(tkc_q + %s_st%d, tkc_x1);", lo1, cols, tn->name, n - 1);
+    L("if (%stkc_c0 + tkc_c < %s) %s(tkc_q, tkc_x0);", lo, cols, add1);
+    L("if (%stkc_c0 + tkc_c + 1 < %s) %s(tkc_q + %s_st%d, tkc_x1);", lo1, cols, add1, tn->name, n - 1);
     OUT();
     L("}");
     OUT();

@@ -1050,14 +1050,17 @@ static void explain_store(StrBuf *b, Arena *a, const PlanKernel *pk, const PlanS
     case SP_VECTOR:
         para(b, 2, 2, "- %s: written by the consumer threads directly from registers.", stmt_nb(a, ps->st));
         return;
-    case SP_RED:
-        para(b, 2, 2, "- %s: added atomically by the consumer threads from registers, each with red.global.add.f32 on "
+    case SP_RED: {
+        DType dt = ps->st->u.assign.rhs->ty.dt;
+        const char *k = dt == DT_FP32 ? "f32" : dt == DT_BF16 ? "bf16" : "f16";
+        para(b, 2, 2, "- %s: added atomically by the consumer threads from registers, each with red.global.add.%s on "
                       "the elements it holds%s; rows and columns past the tensor's end are skipped.",
-             stmt_nb(a, ps->st),
-             ps->st->u.assign.rhs->ty.kind == TY_TILE ? " (two adjacent columns per red.global.add.v2.f32 where the "
-                                                        "strides allow)"
-                                                      : "");
+             stmt_nb(a, ps->st), k,
+             ps->st->u.assign.rhs->ty.kind != TY_TILE ? ""
+             : dt == DT_FP32 ? " (two adjacent columns per red.global.add.v2.f32 where the strides allow)"
+                             : arena_printf(a, " (two adjacent columns per red.global.add.noftz.%sx2 where the strides allow)", k));
         return;
+    }
     case SP_TMA: case SP_TMA_ADD:
         para(b, 2, 2, "- %s: %s of the shared tile '%s' (%s), issued by the first thread of the first consumer "
                       "warpgroup once every warpgroup has written its part.",

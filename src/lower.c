@@ -2141,18 +2141,14 @@ static void collect_stores(Lower *L, StmtList *l, BlockKind bk) {
             pk->tma_stores = true;
             vec_push(L->a, &pk->stores, ps);
         } else if (st->mv == MV_ADD_R2G) {
-            /* atomic adds from registers: red.global.add.f32 (v2 where two columns are adjacent) */
+            /* atomic adds from registers: red.global.add.f32 (v2 where two columns are adjacent), or the
+             * bf16 / fp16 forms (x2 where two columns are adjacent) */
             Type t = st->u.assign.rhs->ty;
             if (t.kind == TY_VEC && t.layout != VL_ROW) {
                 diag_error(L->d, st->span, "atomic adds of per_col vectors are not supported by the sm_90a back end yet");
                 continue;
             }
             if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the added value")) continue;
-            if (t.dt != DT_FP32) {
-                diag_error(L->d, st->span, "atomic adds of %s values from registers are not supported by the sm_90a back end "
-                           "yet (fp32 values are)", dtype_name[t.dt]);
-                continue;
-            }
             ps.path = SP_RED;
             ps.direct = true;
             ps.wg0_only = t.per_wg && pk->consumers > 1;
@@ -2214,9 +2210,10 @@ static void note_staging(Lower *L) {
         reds |= pk->stores.v[i].path == SP_RED;
     }
     if (reds)
-        note(L, "atomic adds from registers: each consumer thread adds the elements it holds with red.global.add.f32 "
-                "(the v2 form, two adjacent fp32 columns at once, where the tensor's strides and alignment allow), "
-                "skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only");
+        note(L, "atomic adds from registers: each consumer thread adds the elements it holds with red.global.add "
+                "(.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and "
+                "alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the "
+                "first warpgroup only");
     if (tiles && !L->sk->staging)
         note(L, "staging = 0: stores from registers write global memory directly, two 16-bit elements per store "
                 "where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for");

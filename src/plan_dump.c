@@ -308,8 +308,10 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
                       pk->bufs.v[ps->buf].name, pk->maps.v[ps->map].name);
             break;
         case SP_RED:
-            sb_printf(b, "  [atomic add from registers: red.global.add.f32%s%s]\n",
-                      ps->st->u.assign.rhs->ty.kind == TY_TILE ? ", v2 where the strides allow" : "",
+            sb_printf(b, "  [atomic add from registers: red.global.add.%s%s%s]\n",
+                      ps->st->u.assign.rhs->ty.dt == DT_FP32 ? "f32" : ps->st->u.assign.rhs->ty.dt == DT_BF16 ? "bf16" : "f16",
+                      ps->st->u.assign.rhs->ty.kind != TY_TILE ? ""
+                      : ps->st->u.assign.rhs->ty.dt == DT_FP32 ? ", v2 where the strides allow" : ", x2 where the strides allow",
                       ps->wg0_only ? ", by the first warpgroup (per_wg)" : "");
             break;
         }

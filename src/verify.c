@@ -23,6 +23,8 @@ static void fail(V *v, const char *fmt, ...) {
     v->ok = false;
 }
 
+static bool is_16bit(DType d) { return d == DT_BF16 || d == DT_FP16; }
+
 static void check_ops(V *v, const POpList *ops) {
     const PlanKernel *pk = v->pk;
     for (int i = 0; i < ops->n; i++) {
@@ -139,12 +141,12 @@ static void verify_kernel(V *v) {
     } else if (pk->stages < 1) {
         fail(v, "a pipeline of %d stages", pk->stages);
     }
-    /* atomic adds from registers: fp32, each thread on its own elements (no map, no staging) */
+    /* atomic adds from registers: fp32, bf16 or fp16, each thread on its own elements (no map, no staging) */
     for (int i = 0; i < pk->stores.n; i++) {
         const PlanStore *ps = &pk->stores.v[i];
         if (ps->path == SP_RED && (!ps->direct || ps->map >= 0 || ps->st->mv != MV_ADD_R2G ||
-                                      ps->st->u.assign.rhs->ty.dt != DT_FP32))
-            fail(v, "an atomic add from registers that is not a direct fp32 add");
+                                   (ps->st->u.assign.rhs->ty.dt != DT_FP32 && !is_16bit(ps->st->u.assign.rhs->ty.dt))))
+            fail(v, "an atomic add from registers that is not a direct fp32, bf16 or fp16 add");
     }
     for (int i = 0; i < pk->zeroed.n; i++)
         if (pk->zeroed.v[i]->mode == ARG_IN || !pk->zeroed.v[i]->ts.ndims) fail(v, "zeroed input '%s'", pk->zeroed.v[i]->name);

@@ -301,12 +301,29 @@ TKC_DEVICE float tkc_round_fp16(float x) { return __half2float(__float2half_rn(x
 // @fragment red
 // Atomic adds into global memory from registers (`G[...] += x`): red.global.add, which returns
 // nothing, so the thread does not wait for the memory system. The v2 form (sm_90) adds two
-// adjacent fp32 elements at an 8-byte aligned address in one instruction.
+// adjacent fp32 elements at an 8-byte aligned address in one instruction. The 16-bit forms
+// round the value to the element type first (an add in bf16 / fp16 precision at the address).
 TKC_DEVICE void tkc_red_add_f32(float *p, float v) {
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
 }
 TKC_DEVICE void tkc_red_add_v2_f32(float *p, float v0, float v1) {
     asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v0), "f"(v1) : "memory");
+}
+// 16-bit elements (sm_90 for bf16): one element, or two adjacent ones packed in 32 bits at a
+// 4-byte aligned address (tkc_pack_bf16 / tkc_pack_fp16 of the math fragment)
+TKC_DEVICE void tkc_red_add_bf16(__nv_bfloat16 *p, float v) {
+    const unsigned short h = __bfloat16_as_ushort(__float2bfloat16_rn(v));
+    asm volatile("red.global.add.noftz.bf16 [%0], %1;" ::"l"(p), "h"(h) : "memory");
+}
+TKC_DEVICE void tkc_red_add_bf16x2(__nv_bfloat16 *p, uint32_t v) {
+    asm volatile("red.global.add.noftz.bf16x2 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+TKC_DEVICE void tkc_red_add_fp16(__half *p, float v) {
+    const unsigned short h = __half_as_ushort(__float2half_rn(v));
+    asm volatile("red.global.add.noftz.f16 [%0], %1;" ::"l"(p), "h"(h) : "memory");
+}
+TKC_DEVICE void tkc_red_add_fp16x2(__half *p, uint32_t v) {
+    asm volatile("red.global.add.noftz.f16x2 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
 // @fragment zero

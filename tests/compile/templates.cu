@@ -81,6 +81,10 @@ __global__ void __launch_bounds__(384, 1)
     out[blockIdx.x * 256 + threadIdx.x - 128] = r + (r > 0.f ? TKC_INF : 0.f);
     tkc_red_add_f32(out + threadIdx.x, r);                      // atomic adds from registers
     tkc_red_add_v2_f32(out + 2 * (threadIdx.x / 2), o[11], o[12]);
+    tkc_red_add_bf16x2(reinterpret_cast<__nv_bfloat16 *>(out) + 2 * threadIdx.x, tkc_pack_bf16(o[13], o[14]));
+    tkc_red_add_bf16(reinterpret_cast<__nv_bfloat16 *>(out) + 1, o[15]);
+    tkc_red_add_fp16x2(reinterpret_cast<__half *>(out) + 2 * threadIdx.x, tkc_pack_fp16(o[16], o[17]));
+    tkc_red_add_fp16(reinterpret_cast<__half *>(out) + 1, o[18]);
 }
 
 // the host side: encode a tensor map the way the launchers do (never called here)
