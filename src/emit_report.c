@@ -544,6 +544,29 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
     }
     j_close(j, ']');
 
+    /* every store's path, and the named barriers with their ids */
+    jk_arr(j, "stores");
+    for (int i = 0; i < pk->stores.n; i++) {
+        const PlanStore *ps = &pk->stores.v[i];
+        j_open(j, '{');
+        jk_str(j, "statement", stmt_str(a, ps->st));
+        jk_str(j, "block", block_name[ps->block]);
+        jk_str(j, "path", storepath_name[ps->path]);
+        j_close(j, '}');
+    }
+    j_close(j, ']');
+    jk_arr(j, "named_barriers");
+    for (int i = 0; i < pk->nbars.n; i++) {
+        const PlanNamedBar *nbar = &pk->nbars.v[i];
+        j_open(j, '{');
+        jk_str(j, "name", nbar->name);
+        jk_int(j, "id", nbar->id);
+        jk_int(j, "ids", nbar->ids);
+        jk_int(j, "threads", nbar->threads);
+        j_close(j, '}');
+    }
+    j_close(j, ']');
+
     jk_arr(j, "decisions");
     for (int i = 0; i < pk->notes.n; i++) j_str(j, pk->notes.v[i]);
     j_close(j, ']');

@@ -38,7 +38,7 @@ def by_name(items, name):
 
 
 KERNEL_KEYS = ["name", "launcher", "roles", "registers", "products", "grid", "pipeline", "shared_memory", "barriers",
-               "load_groups", "tma_maps", "staged_stores", "decisions"]
+               "load_groups", "tma_maps", "staged_stores", "stores", "named_barriers", "decisions"]
 STATUS = [("TKC_OK", 0), ("TKC_ERR_NULL", 1), ("TKC_ERR_ALIGN", 2), ("TKC_ERR_DIM", 3), ("TKC_ERR_STRIDE", 4),
           ("TKC_ERR_REQUIRE", 5), ("TKC_ERR_TENSOR_MAP", 6), ("TKC_ERR_LAUNCH", 7)]
 
