@@ -1,0 +1,102 @@
+/* lower_int.h - lowering's private interface, shared by its files (lower.c and those it names):
+ * the Lower state, the types and helpers more than one file uses, and each file's entry points,
+ * grouped by the file that defines them. Not for use outside lowering: the public interface is
+ * plan.h. */
+#ifndef TKC_LOWER_INT_H
+#define TKC_LOWER_INT_H
+
+#include "plan.h"
+
+typedef struct LoadCond {
+    const Stmt *st;     /* a TMA load under an if of the load or setup block */
+    const Expr *cond;   /* the conjunction of the conditions around it */
+} LoadCond;
+
+typedef struct Lower {
+    Arena *a;
+    Diag *d;
+    SemaKernel *sk;
+    PlanKernel *pk;
+    int errors0;
+    Vec(LoadCond) load_conds;
+} Lower;
+
+typedef struct SymSet {
+    Symbol **v;
+    int n, cap;
+} SymSet;
+
+/* shared buffers and registers an op touches */
+typedef struct Effects {
+    SymSet rd, wr, bufs;
+    SymSet wbufs;       /* shared tiles the op writes (consumer writes of scratch tiles) */
+} Effects;
+
+/* lower.c */
+void lower_note(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *plan_stmt_str(Lower *L, const Stmt *st);
+POp *pop_new(Lower *L, POpKind k);
+int buf_of_sym(PlanKernel *pk, const Symbol *y);
+Expr *operand_root(Expr *e, bool *trans, bool *prev, int *r0, int *c0);
+void symset_add(Lower *L, SymSet *s, Symbol *y);
+bool symset_has(const SymSet *s, const Symbol *y);
+bool is_regval(const Symbol *y);
+void expr_reads(Lower *L, Expr *e, SymSet *regs, SymSet *bufs);
+Symbol *lhs_root(Expr *e);
+void stmt_effects(Lower *L, Stmt *st, SymSet *rd, SymSet *wr, SymSet *bufs);
+bool stmt_is_mma(const Stmt *st);
+bool stmts_have_mma(const StmtList *l);
+int rows_per_wg(PlanKernel *pk, const Type *t);
+int value_regs(PlanKernel *pk, const Type *t);
+bool check_reg_shape(Lower *L, const Type *t, Span sp, const char *name);
+const Expr *load_cond(Lower *L, const Stmt *st);
+
+/* lower_ops.c */
+void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk);
+void op_effects(Lower *L, POp *o, Effects *e);
+void estimate_regs(Lower *L);
+void check_reg_budget(Lower *L);
+
+/* lower_sched.c */
+int group_of_buf(PlanKernel *pk, int buf);
+bool op_nests_mma(const POp *o);
+void schedule_compute(Lower *L, POpList *body, POpList *first, POpList *out, POpList *after);
+void schedule_block(Lower *L, POpList *ops, bool setup_waited, const char *why);
+bool ops_read_group(Lower *L, POpList *ops, int g);
+int release_point(Lower *L, POpList *ops, int g);
+void insert_release(Lower *L, POpList *ops, int at, int g);
+
+/* pass_lookahead.c */
+void plan_lookahead(Lower *L);
+
+/* pass_narrow_tail.c */
+void plan_tail(Lower *L);
+
+/* lower_mem.c */
+void collect_g2s(StmtList *l, Stmt ***v, int *n, int *cap, Arena *a);
+void lower_groups(Lower *L, POpList *compute_ops);
+void collect_stores(Lower *L, StmtList *l, BlockKind bk);
+void link_stores(Lower *L, POpList *ops);
+void lower_staging(Lower *L);
+void layout_smem(Lower *L);
+int stmt_colred_regs(const Stmt *st);
+void plan_col_stores(Lower *L, const StmtList *l, int wg_depth);
+void plan_colred(Lower *L);
+void plan_arg_strides(Lower *L);
+void plan_named_bars(Lower *L);
+
+/* pass_overlap.c */
+void fold_zero_fills(Lower *L);
+void apply_overlap(Lower *L);
+
+/* pass_peel.c */
+void plan_peel(Lower *L);
+
+/* lower_support.c */
+void check_support(Lower *L);
+void lower_zeroed(Lower *L);
+
+/* pass_lazy_sums.c */
+void plan_lazy_sums(Lower *L);
+
+#endif

@@ -1,0 +1,757 @@
+/* lower_mem.c - lowering's memory side: load groups with their mbarrier rings and TMA maps, the
+ * stores and their staging buffers, the shared-memory layout, column reductions, which tensors
+ * the kernel takes strides for, and the named barriers. Part of lowering (lower_int.h). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "lower_int.h"
+
+/* ---- load groups ---------------------------------------------------------------------------- */
+
+static int add_barrier(Lower *L, const char *name, int copies, int count, int tx, const char *why) {
+    PlanBarrier b = {.name = name, .copies = copies, .count = count, .tx_bytes = tx, .why = why};
+    vec_push(L->a, &L->pk->bars, b);
+    return L->pk->bars.n - 1;
+}
+
+static int add_map(Lower *L, Symbol *tensor, int box0, int box1, bool vec, Swizzle swz, bool store) {
+    PlanKernel *pk = L->pk;
+    Arg *arg = L->sk->args.v[tensor->index];
+    int rank = tensor->ty.ndims;
+    int box[5] = {box0, vec ? 1 : box1, 1, 1, 1};
+    for (int i = 0; i < pk->maps.n; i++) {
+        PlanMap *m = &pk->maps.v[i];
+        if (m->tensor == tensor && m->swz == swz && !memcmp(m->box, box, sizeof box)) {
+            m->store |= store;
+            return i;
+        }
+    }
+    PlanMap m = {.tensor = tensor, .arg = arg, .rank = rank, .swz = swz, .store = store};
+    memcpy(m.box, box, sizeof box);
+    m.name = arena_printf(L->a, "tm_%s_%dx%d%s", tensor->name, box1, box0, vec ? "v" : "");
+    if (vec) m.name = arena_printf(L->a, "tm_%s_v%d", tensor->name, box0);
+    vec_push(L->a, &pk->maps, m);
+    return pk->maps.n - 1;
+}
+
+/* a shared vector loaded by TMA from a tensor of rank 2 or more: the tensor's rows must be 16-byte
+ * multiples, as for tiles (sema checks the tiles' loads; a vector's box itself is always a
+ * multiple of 16 bytes) */
+static void check_vec_rows(Lower *L, const Stmt *st, const Symbol *t) {
+    const Arg *arg = L->sk->args.v[t->index];
+    const Expr *inner = arg->ts.dims[arg->ts.ndims - 1];
+    int eb = dtype_bytes[t->ty.dt];
+    if (arg->ts.ndims >= 2 && inner->is_const && (inner->cval * eb) % 16)
+        diag_error(L->d, st->span,
+                   "TMA needs 16-byte aligned rows: the last dimension of '%s' is %" PRId64 " x %d B = %" PRId64
+                   " B, not a multiple of 16 (load the vector into registers instead: a register vector <- %s[...])",
+                   t->name, inner->cval, eb, inner->cval * eb, t->name);
+}
+
+void collect_g2s(StmtList *l, Stmt ***v, int *n, int *cap, Arena *a) {
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i]->kind == ST_IF) {
+            collect_g2s(&l->v[i]->u.if_.then_s, v, n, cap, a);
+            collect_g2s(&l->v[i]->u.if_.else_s, v, n, cap, a);
+        }
+        if (l->v[i]->kind == ST_ASSIGN && l->v[i]->mv == MV_G2S) {
+            if (*n == *cap) {
+                int nc = *cap ? *cap * 2 : 8;
+                Stmt **nv = ARENA_NEW_N(a, Stmt *, nc);
+                if (*n) memcpy(nv, *v, sizeof(Stmt *) * (size_t)*n);
+                *v = nv;
+                *cap = nc;
+            }
+            (*v)[(*n)++] = l->v[i];
+        }
+    }
+}
+
+/* with a cluster, a load whose coordinates do not depend on the clustered axis is the same
+ * for every block of the cluster: multicast it */
+static void mark_multicast(Lower *L, PlanGroup *g) {
+    PlanKernel *pk = L->pk;
+    if (pk->cluster < 2 || !L->sk->axes.n) return;
+    Symbol *ax = L->sk->axes.v[pk->cluster_axis]->sym;
+    for (int i = 0; i < g->loads.n; i++) {
+        PlanLoad *pl = &g->loads.v[i];
+        if (pl->cond) continue; /* every block issues its conditional loads itself */
+        if (!expr_depends_on(pl->st->u.assign.rhs, ax)) {
+            pl->multicast = true;
+            g->multicast = true;
+            lower_note(L, "cluster of %d: '%s' does not depend on block.%s, so each block of a cluster issues %s of its "
+                    "boxes and TMA multicasts them into every block",
+                 pk->cluster, ast_expr_str(L->a, pl->st->u.assign.rhs), L->sk->axes.v[pk->cluster_axis]->name,
+                 pk->cluster == 2 ? "half" : "a share");
+        }
+    }
+}
+
+void lower_groups(Lower *L, POpList *compute_ops) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    /* ring tiles: grouped by the first compute op that reads them */
+    Stmt **loads = NULL;
+    int nl = 0, cap = 0;
+    if (sk->blocks[BK_LOAD]) collect_g2s(&sk->blocks[BK_LOAD]->u.block.body, &loads, &nl, &cap, L->a);
+    /* key[i]: the first compute op that reads load i's tile */
+    int *key = ARENA_NEW_N(L->a, int, nl);
+    bool *done = ARENA_NEW_N(L->a, bool, nl);
+    for (int i = 0; i < nl; i++) {
+        Symbol *y = lhs_root(loads[i]->u.assign.lhs);
+        key[i] = 1 << 20; /* unused in compute: its own group, last */
+        for (int j = 0; j < compute_ops->n; j++) {
+            Effects e;
+            op_effects(L, compute_ops->v[j], &e);
+            if (symset_has(&e.bufs, y)) {
+                key[i] = j;
+                break;
+            }
+        }
+    }
+    for (int i = 0; i < nl; i++) {
+        if (done[i]) continue;
+        PlanGroup g = {.first_use = key[i] < (1 << 20) ? key[i] : -1};
+        StrBuf nm;
+        sb_init(&nm);
+        for (int j = i; j < nl; j++) {
+            if (done[j] || key[j] != key[i]) continue;
+            done[j] = true;
+            Symbol *y = lhs_root(loads[j]->u.assign.lhs);
+            int b = buf_of_sym(pk, y);
+            if (b < 0) continue;
+            bool seen = false;
+            for (int k = 0; k < g.bufs.n; k++) seen |= g.bufs.v[k] == b;
+            if (seen) {
+                diag_error(L->d, loads[j]->span, "'%s' is loaded twice in one step", y->name);
+                continue;
+            }
+            vec_push(L->a, &g.bufs, b);
+            pk->bufs.v[b].group = pk->groups.n;
+            g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
+            sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
+            PlanLoad pl = {.st = loads[j], .buf = b, .cond = load_cond(L, loads[j])};
+            const PlanBuf *pb = &pk->bufs.v[b];
+            Symbol *t = lhs_root(loads[j]->u.assign.rhs->u.index.base);
+            pl.map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false);
+            if (pb->is_vec) check_vec_rows(L, loads[j], t);
+            vec_push(L->a, &g.loads, pl);
+        }
+        g.name = arena_strdup(L->a, nm.s ? nm.s : "g");
+        sb_free(&nm);
+        mark_multicast(L, &g);
+        g.full = add_barrier(L, arena_printf(L->a, "full_%s", g.name), pk->stages, 1, g.bytes,
+                             "the producer's arrive.expect_tx; TMA delivers the bytes");
+        g.empty = add_barrier(L, arena_printf(L->a, "empty_%s", g.name), pk->stages,
+                              pk->consumers * (g.multicast ? pk->cluster : 1), 0,
+                              g.multicast ? "one elected thread per consumer warpgroup of every block in the cluster "
+                                            "releases the stage (multicast writes into all of them)"
+                                          : "one elected thread per consumer warpgroup releases the stage");
+        vec_push(L->a, &pk->groups, g);
+    }
+    if (pk->groups.n > 1)
+        lower_note(L, "%d load groups with separate barriers: each group's tiles are first read by a different op, so "
+                "consumers start on the first group while the next one is still landing",
+             pk->groups.n);
+    /* setup loads: one group, filled once per work tile */
+    Stmt **sl = NULL;
+    int ns = 0, scap = 0;
+    if (sk->blocks[BK_SETUP]) collect_g2s(&sk->blocks[BK_SETUP]->u.block.body, &sl, &ns, &scap, L->a);
+    if (ns) {
+        PlanGroup g = {.once = true, .first_use = -1};
+        StrBuf nm;
+        sb_init(&nm);
+        for (int j = 0; j < ns; j++) {
+            Symbol *y = lhs_root(sl[j]->u.assign.lhs);
+            int b = buf_of_sym(pk, y);
+            if (b < 0) continue;
+            bool seen = false;
+            for (int k = 0; k < g.bufs.n; k++) seen |= g.bufs.v[k] == b;
+            if (seen) {
+                diag_error(L->d, sl[j]->span, "'%s' is loaded twice in setup", y->name);
+                continue;
+            }
+            vec_push(L->a, &g.bufs, b);
+            pk->bufs.v[b].group = pk->groups.n;
+            g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
+            sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
+            const PlanBuf *pb = &pk->bufs.v[b];
+            Symbol *t = lhs_root(sl[j]->u.assign.rhs->u.index.base);
+            PlanLoad pl = {.st = sl[j], .buf = b, .map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false),
+                           .cond = load_cond(L, sl[j])};
+            if (pb->is_vec) check_vec_rows(L, sl[j], t);
+            vec_push(L->a, &g.loads, pl);
+        }
+        g.name = arena_strdup(L->a, nm.s ? nm.s : "setup");
+        sb_free(&nm);
+        mark_multicast(L, &g);
+        g.full = add_barrier(L, arena_printf(L->a, "full_%s", g.name), pk->setup_stages, 1, g.bytes,
+                             pk->setup_stages > 1 ? "setup loads, once per work tile, one copy per tile parity"
+                                                  : "setup loads, once per work tile");
+        g.empty = add_barrier(L, arena_printf(L->a, "empty_%s", g.name), pk->setup_stages,
+                              pk->consumers * (g.multicast ? pk->cluster : 1), 0,
+                              "consumers are done with the setup tiles of this work tile");
+        vec_push(L->a, &pk->groups, g);
+    }
+    for (int g = 0; g < pk->groups.n; g++) {
+        if (!pk->groups.v[g].once && pk->groups.v[g].first_use < 0)
+            diag_error(L->d, pk->groups.v[g].loads.v[0].st->span,
+                       "'%s' is loaded every step but the compute block never reads it",
+                       pk->bufs.v[pk->groups.v[g].bufs.v[0]].name);
+        if (pk->groups.v[g].bytes >= (1 << 20))
+            diag_error(L->d, L->sk->k->name_span, "load group '%s' moves %s bytes per step; an mbarrier counts at most 1,048,575",
+                       pk->groups.v[g].name, fmt_bytes(pk->groups.v[g].bytes));
+    }
+}
+
+/* ---- stores ----------------------------------------------------------------------------------- */
+
+void collect_stores(Lower *L, StmtList *l, BlockKind bk) {
+    PlanKernel *pk = L->pk;
+    for (int i = 0; i < l->n; i++) {
+        Stmt *st = l->v[i];
+        if (st->kind == ST_IF) {
+            collect_stores(L, &st->u.if_.then_s, bk);
+            collect_stores(L, &st->u.if_.else_s, bk);
+            continue;
+        }
+        if (st->kind == ST_FOR) {
+            collect_stores(L, &st->u.for_.body, bk);
+            continue;
+        }
+        if (st->kind != ST_ASSIGN) continue;
+        PlanStore ps = {.st = st, .map = -1, .buf = -1, .block = bk};
+        if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_TILE) {
+            Type t = st->u.assign.rhs->ty;
+            if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the stored value")) continue;
+            int eb = dtype_bytes[t.dt];
+            if (eb == 4) {
+                /* fp32: the staging chunks and their TMA maps are 16-bit */
+                ps.path = SP_DIRECT;
+                ps.direct = true;
+                vec_push(L->a, &pk->stores, ps);
+                lower_note(L, "'%s': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store "
+                        "where the tensor's strides allow",
+                     plan_stmt_str(L, st));
+                continue;
+            }
+            if (!L->sk->staging) {
+                ps.path = SP_DIRECT;
+                ps.direct = true;
+                vec_push(L->a, &pk->stores, ps);
+                continue;
+            }
+            int cc = t.cols % 64 == 0 ? 64 : t.cols % 32 == 0 ? 32 : 16;
+            ps.path = SP_STAGED;
+            ps.chunk_rows = 64;
+            ps.chunk_cols = cc;
+            Symbol *tensor = lhs_root(st->u.assign.lhs->u.index.base);
+            ps.map = add_map(L, tensor, cc, 64, false, swizzle_choose(cc * eb), true);
+            vec_push(L->a, &pk->stores, ps);
+        } else if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC) {
+            ps.path = SP_VECTOR;
+            vec_push(L->a, &pk->stores, ps);
+        } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G) {
+            Symbol *y = lhs_root(st->u.assign.rhs), *tensor = lhs_root(st->u.assign.lhs->u.index.base);
+            int b = buf_of_sym(pk, y);
+            if (b < 0) continue;
+            const PlanBuf *pb = &pk->bufs.v[b];
+            if (st->mv == MV_ADD_S2G && pb->dt != DT_FP32 && pb->dt != DT_BF16 && pb->dt != DT_FP16) {
+                diag_error(L->d, st->span, "TMA reduce-adds take fp32, bf16 or fp16 tiles");
+                continue;
+            }
+            if (pb->rows > TMA_BOX_MAX) {
+                diag_error(L->d, st->span, "'%s' has %d rows; a TMA store moves at most %d rows per box", y->name, pb->rows,
+                           TMA_BOX_MAX);
+                continue;
+            }
+            ps.path = st->mv == MV_S2G ? SP_TMA : SP_TMA_ADD;
+            ps.buf = b;
+            ps.map = add_map(L, tensor, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, true);
+            pk->tma_stores = true;
+            vec_push(L->a, &pk->stores, ps);
+        } else if (st->mv == MV_ADD_R2G) {
+            /* atomic adds from registers: red.global.add.f32 (v2 where two columns are adjacent), or the
+             * bf16 / fp16 forms (x2 where two columns are adjacent) */
+            Type t = st->u.assign.rhs->ty;
+            if (t.kind == TY_VEC && t.layout != VL_ROW) {
+                diag_error(L->d, st->span, "atomic adds of per_col vectors are not supported by the sm_90a back end yet");
+                continue;
+            }
+            if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the added value")) continue;
+            ps.path = SP_RED;
+            ps.direct = true;
+            ps.wg0_only = t.per_wg && pk->consumers > 1;
+            vec_push(L->a, &pk->stores, ps);
+        }
+    }
+}
+
+/* each store op names its plan store */
+void link_stores(Lower *L, POpList *ops) {
+    PlanKernel *pk = L->pk;
+    for (int i = 0; i < ops->n; i++) {
+        POp *o = ops->v[i];
+        if (o->kind == POP_IF || o->kind == POP_FOR) {
+            link_stores(L, &o->then_ops);
+            link_stores(L, &o->else_ops);
+        }
+        if (o->kind != POP_STORE) continue;
+        /* a statement a relayout rewrote is a copy of the one collect_stores saw (same span): the
+         * store takes the copy, which reads the relayout's temporaries */
+        for (int k = 0; k < pk->stores.n; k++)
+            if (pk->stores.v[k].st == o->st ||
+                (pk->stores.v[k].st->span.file == o->st->span.file && pk->stores.v[k].st->span.begin == o->st->span.begin &&
+                 pk->stores.v[k].st->span.end == o->st->span.end)) {
+                o->store = k;
+                pk->stores.v[k].st = o->st;
+            }
+    }
+}
+
+void lower_staging(Lower *L) {
+    PlanKernel *pk = L->pk;
+    pk->staging_buf = -1;
+    bool staged = false;
+    for (int i = 0; i < pk->stores.n; i++) staged |= pk->stores.v[i].path == SP_STAGED;
+    if (!staged) return; /* staging = 0, or no register tile is stored through shared memory */
+    int cc = 16;
+    for (int i = 0; i < pk->stores.n; i++)
+        if (pk->stores.v[i].path == SP_STAGED && pk->stores.v[i].chunk_cols > cc) cc = pk->stores.v[i].chunk_cols;
+    PlanBuf b = {.name = "staging", .kind = BUF_STAGING, .dt = DT_BF16, .rows = 64, .cols = cc, .group = -1};
+    b.swz = swizzle_choose(cc * 2);
+    b.atom_cols = cc;
+    b.natoms = 1;
+    b.bytes = 64 * cc * 2;
+    b.align = swizzle_align(b.swz);
+    /* two chunk buffers per consumer warpgroup (one fills while the other is stored); layout_smem
+     * drops to one if two do not fit beside everything else */
+    pk->staging_per_wg = 2;
+    b.copies = 2 * pk->consumers;
+    vec_push(L->a, &pk->bufs, b);
+    pk->staging_buf = pk->bufs.n - 1;
+}
+
+static void note_staging(Lower *L) {
+    PlanKernel *pk = L->pk;
+    bool tiles = false, reds = false;
+    for (int i = 0; i < pk->stores.n; i++) {
+        tiles |= pk->stores.v[i].path == SP_DIRECT && dtype_bytes[pk->stores.v[i].st->u.assign.rhs->ty.dt] == 2;
+        reds |= pk->stores.v[i].path == SP_RED;
+    }
+    if (reds)
+        lower_note(L, "atomic adds from registers: each consumer thread adds the elements it holds with red.global.add "
+                "(.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and "
+                "alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the "
+                "first warpgroup only");
+    if (tiles && !L->sk->staging)
+        lower_note(L, "staging = 0: stores from registers write global memory directly, two 16-bit elements per store "
+                "where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for");
+    if (pk->staging_buf < 0) return;
+    const PlanBuf *b = &pk->bufs.v[pk->staging_buf];
+    if (pk->staging_per_wg == 2)
+        lower_note(L, "stores from registers go through 64 x %d chunks in shared memory (swizzle %s, conflict-free "
+                "stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills%s",
+             b->cols, swizzle_name(b->swz),
+             pk->staging_halved ? "; 32 columns wide, because two 64-wide chunks per warpgroup would not fit" : "");
+    else
+        lower_note(L, "stores from registers go through one 64 x %d chunk per consumer warpgroup in shared memory "
+                "(swizzle %s); two would not fit beside the rest, so each chunk waits for the previous store",
+             b->cols, swizzle_name(b->swz));
+}
+
+/* two staging chunks per warpgroup at half the width: 64 x 32 bf16 with the 64B swizzle instead of
+ * 64 x 64 with 128B. Each store's map narrows with it, which needs maps of their own (no load
+ * shares them). Returns false when the chunks are already narrower than 64 columns. */
+static bool halve_staging(Lower *L) {
+    PlanKernel *pk = L->pk;
+    PlanBuf *b = &pk->bufs.v[pk->staging_buf];
+    if (b->cols != 64) return false;
+    for (int i = 0; i < pk->stores.n; i++) {
+        const PlanStore *ps = &pk->stores.v[i];
+        if (ps->path != SP_STAGED) continue;
+        if (ps->chunk_cols != 64 || !pk->maps.v[ps->map].store) return false;
+        for (int g = 0; g < pk->groups.n; g++)
+            for (int k = 0; k < pk->groups.v[g].loads.n; k++)
+                if (pk->groups.v[g].loads.v[k].map == ps->map) return false;
+    }
+    for (int i = 0; i < pk->stores.n; i++) {
+        PlanStore *ps = &pk->stores.v[i];
+        if (ps->path != SP_STAGED || ps->chunk_cols == 32) continue;
+        PlanMap *m = &pk->maps.v[ps->map];
+        if (m->box[0] == 64) {
+            m->box[0] = 32;
+            m->swz = SWZ_64;
+            m->name = arena_printf(L->a, "tm_%s_%dx%d", m->tensor->name, m->box[1], m->box[0]);
+        }
+        for (int j = 0; j < pk->stores.n; j++)
+            if (pk->stores.v[j].map == ps->map) pk->stores.v[j].chunk_cols = 32;
+    }
+    b->cols = b->atom_cols = 32;
+    b->swz = SWZ_64;
+    b->bytes = 64 * 32 * 2;
+    b->align = swizzle_align(b->swz);
+    pk->staging_halved = true;
+    return true;
+}
+
+void layout_smem(Lower *L) {
+    PlanKernel *pk = L->pk;
+    int off = 0;
+retry:
+    off = 0;
+    static const BufKind order[] = {BUF_RING, BUF_ONCE, BUF_SCRATCH, BUF_STAGING};
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < pk->bufs.n; i++) {
+            PlanBuf *b = &pk->bufs.v[i];
+            if (b->kind != order[k]) continue;
+            off = (off + b->align - 1) / b->align * b->align;
+            b->offset = off;
+            off += b->bytes * b->copies;
+        }
+    off = (off + 7) / 8 * 8;
+    for (int i = 0; i < pk->bars.n; i++) {
+        pk->bars.v[i].offset = off;
+        off += 8 * pk->bars.v[i].copies;
+    }
+    pk->smem_used = off;
+    pk->smem_total = off + SMEM_SLACK;
+    if (pk->smem_total > SMEM_LIMIT && pk->staging_buf >= 0 && pk->staging_per_wg == 2) {
+        /* first halve the chunks' width, keeping two per warpgroup (the bytes of one 64-wide
+         * chunk), so a chunk still fills while the one before it is stored; then one chunk */
+        if (!pk->staging_halved && halve_staging(L)) goto retry;
+        pk->staging_per_wg = 1;
+        pk->bufs.v[pk->staging_buf].copies = pk->consumers;
+        goto retry;
+    }
+    note_staging(L);
+    if (pk->smem_total > SMEM_LIMIT) {
+        StrBuf b;
+        sb_init(&b);
+        for (int i = 0; i < pk->bufs.n; i++) {
+            const PlanBuf *pb = &pk->bufs.v[i];
+            if (pb->copies > 1) sb_printf(&b, "%s %s %d x %s", i ? " +" : "", pb->name, pb->copies, fmt_bytes(pb->bytes));
+            else sb_printf(&b, "%s %s %s", i ? " +" : "", pb->name, fmt_bytes(pb->bytes));
+        }
+        int nb = 0;
+        for (int i = 0; i < pk->bars.n; i++) nb += 8 * pk->bars.v[i].copies;
+        sb_printf(&b, " + barriers %d + alignment %s", nb, fmt_bytes(SMEM_SLACK + (pk->smem_used - nb)));
+        Span sp = L->sk->stages_span.file >= 0 ? L->sk->stages_span : L->sk->k->name_span;
+        /* the alignment term above also absorbs padding; print the exact padding separately */
+        int payload = 0;
+        for (int i = 0; i < pk->bufs.n; i++) payload += pk->bufs.v[i].bytes * pk->bufs.v[i].copies;
+        sb_free(&b);
+        sb_init(&b);
+        for (int i = 0; i < pk->bufs.n; i++) {
+            const PlanBuf *pb = &pk->bufs.v[i];
+            if (pb->copies > 1) sb_printf(&b, "%s%s %d x %s", i ? " + " : "", pb->name, pb->copies, fmt_bytes(pb->bytes));
+            else sb_printf(&b, "%s%s %s", i ? " + " : "", pb->name, fmt_bytes(pb->bytes));
+        }
+        int pad = pk->smem_used - payload - nb;
+        if (pad) sb_printf(&b, " + padding %s", fmt_bytes(pad));
+        sb_printf(&b, " + barriers %d + base alignment %s", nb, fmt_bytes(SMEM_SLACK));
+        diag_error(L->d, sp, "shared memory: %s = %s B, over the %s B a block can use", b.s, fmt_bytes(pk->smem_total),
+                   fmt_bytes(SMEM_LIMIT));
+        if (pk->setup_stages > 1) {
+            int once = 0;
+            for (int i = 0; i < pk->bufs.n; i++)
+                if (pk->bufs.v[i].kind == BUF_ONCE) once += pk->bufs.v[i].bytes;
+            diag_note(L->d, sp, "setup_stages = 2 keeps two copies of the setup tiles; one copy needs %s B less",
+                      fmt_bytes(once));
+        }
+        sb_free(&b);
+    }
+}
+
+/* ---- column reductions ------------------------------------------------------------------------ */
+
+typedef struct ColReds {
+    Lower *L;           /* NULL: only count */
+    int regs;           /* the per_col arrays' registers (length / 4 each) */
+    int cols;           /* the widest reduced tile */
+    bool split, per_wg; /* of a row-split tile, of a per_wg tile */
+    int n;
+    int wg_depth;       /* inside an if or for whose condition or bounds read wg */
+    bool compute;       /* walking the compute block */
+} ColReds;
+
+static bool mentions_wg(const Expr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case EX_NAME: return e->sym && e->sym->kind == SYM_BUILTIN && e->sym->builtin == BI_WG;
+    case EX_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (mentions_wg(e->u.call.args[i])) return true;
+        return false;
+    case EX_BINARY: return mentions_wg(e->u.bin.l) || mentions_wg(e->u.bin.r);
+    case EX_UNARY: return mentions_wg(e->u.un.e);
+    case EX_COND: return mentions_wg(e->u.cond.c) || mentions_wg(e->u.cond.a) || mentions_wg(e->u.cond.b);
+    default: return false;
+    }
+}
+
+static void find_colreds_expr(const Expr *e, ColReds *cr) {
+    if (!e) return;
+    switch (e->kind) {
+    case EX_CALL:
+        if (e->fn == FN_COLSUM || e->fn == FN_COLMAX || e->fn == FN_COLMIN) {
+            const Type *t = &e->u.call.args[0]->ty;
+            if (t->cols > cr->cols) cr->cols = t->cols;
+            if (t->per_wg) cr->per_wg = true;
+            else cr->split = true;
+            cr->n++;
+            cr->regs += t->cols / 4;
+            if (!cr->L) {
+            } else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->wg_depth)
+                diag_error(cr->L->d, e->span,
+                           "%s() of a row-split tile under a condition on wg: it combines the rows of every consumer "
+                           "warpgroup, so every one must reach it, or they deadlock",
+                           e->u.call.fn);
+            else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->compute && cr->L->pk->pingpong)
+                diag_error(cr->L->d, e->span,
+                           "column reductions of row-split tiles in a pingpong compute block are not supported by the "
+                           "sm_90a back end yet");
+        }
+        for (int i = 0; i < e->u.call.nargs; i++) find_colreds_expr(e->u.call.args[i], cr);
+        return;
+    case EX_BINARY: find_colreds_expr(e->u.bin.l, cr); find_colreds_expr(e->u.bin.r, cr); return;
+    case EX_UNARY: find_colreds_expr(e->u.un.e, cr); return;
+    case EX_COND: find_colreds_expr(e->u.cond.a, cr); find_colreds_expr(e->u.cond.b, cr); return;
+    case EX_INDEX: find_colreds_expr(e->u.index.base, cr); return;
+    default: return;
+    }
+}
+
+static void find_colreds(const StmtList *l, ColReds *cr) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        switch (st->kind) {
+        case ST_ASSIGN: find_colreds_expr(st->u.assign.rhs, cr); break;
+        case ST_LET: find_colreds_expr(st->u.let.e, cr); break;
+        case ST_IF: {
+            int w = mentions_wg(st->u.if_.cond);
+            cr->wg_depth += w;
+            find_colreds(&st->u.if_.then_s, cr);
+            find_colreds(&st->u.if_.else_s, cr);
+            cr->wg_depth -= w;
+            break;
+        }
+        case ST_FOR: {
+            int w = mentions_wg(st->u.for_.lo) || mentions_wg(st->u.for_.hi);
+            cr->wg_depth += w;
+            find_colreds(&st->u.for_.body, cr);
+            cr->wg_depth -= w;
+            break;
+        }
+        case ST_EXPR: break;
+        }
+    }
+}
+
+/* registers the column reductions of one statement (an assignment or a let) hold while it runs */
+int stmt_colred_regs(const Stmt *st) {
+    ColReds cr = {0};
+    if (st->kind == ST_ASSIGN) find_colreds_expr(st->u.assign.rhs, &cr);
+    else if (st->kind == ST_LET) find_colreds_expr(st->u.let.e, &cr);
+    return cr.regs;
+}
+
+/* stores of row-split per_col vectors: one thread per column writes it, in warpgroup 0, unless a
+ * condition on wg decides which warpgroups reach the store */
+void plan_col_stores(Lower *L, const StmtList *l, int wg_depth) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind == ST_IF) {
+            int w = mentions_wg(st->u.if_.cond);
+            plan_col_stores(L, &st->u.if_.then_s, wg_depth + w);
+            plan_col_stores(L, &st->u.if_.else_s, wg_depth + w);
+        } else if (st->kind == ST_FOR) {
+            plan_col_stores(L, &st->u.for_.body, wg_depth + (mentions_wg(st->u.for_.lo) || mentions_wg(st->u.for_.hi)));
+        } else if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
+                   st->u.assign.rhs->ty.layout == VL_COL && !st->u.assign.rhs->ty.per_wg) {
+            if (!wg_depth) vec_push(L->a, &L->pk->col_stores_wg0, st);
+            lower_note(L, "'%s <- ...' (a per_col vector): %s", ast_expr_str(L->a, st->u.assign.lhs),
+                 wg_depth ? "under a condition on wg, so lanes 0..3 of the first warp of each warpgroup that gets "
+                            "there write it (every warpgroup holds the same columns)"
+                          : "lanes 0..3 of the first warp of consumer warpgroup 0 write it, one thread per column");
+        }
+    }
+}
+
+/* a named barrier of count consecutive ids (one per consumer warpgroup, or 1); plan_named_bars
+ * gives every barrier its id once lowering has asked for all of them */
+static int add_named_barrier(Lower *L, const char *name, int count, int threads, const char *why) {
+    PlanKernel *pk = L->pk;
+    PlanNamedBar nb = {.name = name, .ids = count, .threads = threads, .why = why};
+    vec_push(L->a, &pk->nbars, nb);
+    return pk->nbars.n - 1;
+}
+
+/* Column reductions reduce a thread's rows, then the 8 lanes of a warp that hold the same columns
+ * (shuffles), then the 4 warps of a warpgroup and, for a row-split tile, the consumer warpgroups:
+ * lanes 0..3 of each warp write their partial results into a scratch row of the widest reduced
+ * tile's columns, and after a named barrier every thread reads its columns' partial results in
+ * the same order, so every thread holding a column gets the same value. */
+void plan_colred(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    pk->colred_buf = pk->colred_bar = pk->colred_wg_bar = -1;
+    ColReds cr = {.L = L};
+    for (int b = 0; b < BK_COUNT; b++)
+        if (sk->blocks[b] && b != BK_LOAD) {
+            cr.compute = b == BK_COMPUTE;
+            find_colreds(&sk->blocks[b]->u.block.body, &cr);
+        }
+    if (!cr.n) return;
+    PlanBuf b = {.name = "colred", .kind = BUF_SCRATCH, .dt = DT_FP32, .rows = 4 * pk->consumers, .cols = cr.cols,
+                 .swz = SWZ_NONE, .atom_cols = cr.cols, .natoms = 1, .copies = 1, .align = 16, .group = -1};
+    b.bytes = b.rows * b.cols * 4;
+    vec_push(L->a, &pk->bufs, b);
+    pk->colred_buf = pk->bufs.n - 1;
+    if (cr.split)
+        pk->colred_bar = add_named_barrier(L, "colred", 1, 128 * pk->consumers,
+                                           "column reductions of row-split tiles: every consumer warpgroup's warps");
+    if (cr.per_wg)
+        pk->colred_wg_bar = add_named_barrier(L, "colred_wg", pk->consumers, 128,
+                                              "column reductions of per_wg tiles: the 4 warps of one warpgroup");
+    lower_note(L, "column reduction%s: each thread reduces its rows, 3 shuffles reduce the 8 lanes of a warp that hold "
+            "a column, and the partial results of the %s meet in 'colred' (one row of %d fp32 per warp) between two "
+            "named barriers",
+         cr.n > 1 ? "s" : "", cr.split && pk->consumers > 1 ? "warps of every consumer warpgroup" : "4 warps of a warpgroup",
+         cr.cols);
+}
+
+/* ---- which tensors the kernel takes strides for ------------------------------------------------ */
+
+static bool is_at_index(const Expr *x) { return x->kind == EX_CALL && x->fn == FN_AT; }
+
+/* an integer expression that is never negative: non-negative constants, grid coordinates, the
+ * pipeline step, run-time dimensions, and +, *, /, cdiv, min of such values, max with one of them,
+ * lets that name one (depth-limited) */
+static bool never_negative(const Expr *x, int depth) {
+    if (!x || depth > 32) return false;
+    if (x->is_const) return x->cval >= 0;
+    switch (x->kind) {
+    case EX_NAME:
+    case EX_MEMBER:
+        if (!x->sym) return false;
+        if (x->sym->kind == SYM_AXIS || x->sym->kind == SYM_LOOPVAR || x->sym->kind == SYM_DIM) return true;
+        return x->sym->kind == SYM_LET && never_negative(x->sym->init, depth + 1);
+    case EX_BINARY:
+        if (x->u.bin.op != BIN_ADD && x->u.bin.op != BIN_MUL && x->u.bin.op != BIN_DIV) return false;
+        return never_negative(x->u.bin.l, depth + 1) && never_negative(x->u.bin.r, depth + 1);
+    case EX_CALL:
+        if (x->fn == FN_MAX) return never_negative(x->u.call.args[0], depth + 1) || never_negative(x->u.call.args[1], depth + 1);
+        if (x->fn == FN_MIN || x->fn == FN_CDIV)
+            return never_negative(x->u.call.args[0], depth + 1) && never_negative(x->u.call.args[1], depth + 1);
+        return false;
+    default: return false;
+    }
+}
+
+/* a tile store whose first row may be negative (at(r) with r not provably >= 0) */
+static bool store_may_start_above(const Stmt *st) {
+    const Expr *ix = st->u.assign.lhs, *r = ix->u.index.args[ix->u.index.nargs - 2].lo;
+    return is_at_index(r) && !never_negative(r->u.call.args[0], 0);
+}
+
+static bool stmts_direct(const StmtList *l, const Symbol *t) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
+            st->u.assign.lhs->u.index.base->sym == t)
+            return true;
+        if (st->kind == ST_ASSIGN && st->mv == MV_G2R && st->u.assign.rhs->u.index.base->sym == t) return true;
+        if (st->kind == ST_LET && expr_mentions(st->u.let.e, t)) return true;
+        if (st->kind == ST_IF && (stmts_direct(&st->u.if_.then_s, t) || stmts_direct(&st->u.if_.else_s, t))) return true;
+        if (st->kind == ST_FOR && stmts_direct(&st->u.for_.body, t)) return true;
+    }
+    return false;
+}
+
+void plan_arg_strides(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    for (int i = 0; i < pk->stores.n; i++)
+        pk->stores.v[i].may_start_above = pk->stores.v[i].path == SP_STAGED && store_may_start_above(pk->stores.v[i].st);
+    for (int i = 0; i < sk->args.n; i++) {
+        const Symbol *t = sk->args.v[i]->sym;
+        bool need = false;
+        if (!sk->args.v[i]->ts.ndims) { /* a scalar */
+            vec_push(L->a, &pk->arg_strides, need);
+            continue;
+        }
+        for (int k = 0; k < sk->lets.n && !need; k++) need = expr_mentions(sk->lets.v[k]->u.let.e, t);
+        for (int b = 0; b < BK_COUNT && !need; b++) need = sk->blocks[b] && stmts_direct(&sk->blocks[b]->u.block.body, t);
+        for (int k = 0; k < pk->stores.n && !need; k++) {
+            const PlanStore *ps = &pk->stores.v[k];
+            need = ps->st->u.assign.lhs->u.index.base->sym == t && (ps->direct || ps->may_start_above);
+        }
+        vec_push(L->a, &pk->arg_strides, need);
+    }
+}
+
+/* ---- named barriers -------------------------------------------------------------------------- */
+
+/* lowering's barrier indices, after plan_named_bars put the fixed kinds first (the same POp can
+ * sit in several lists: each is shifted once) */
+static void shift_bars(POpList *ops, int by) {
+    for (int i = 0; i < ops->n; i++) {
+        POp *o = ops->v[i];
+        if (o->kind == POP_BAR && o->bar >= 0 && !o->bar_shifted) {
+            o->bar += by;
+            o->bar_shifted = true;
+        }
+        shift_bars(&o->then_ops, by);
+        shift_bars(&o->else_ops, by);
+    }
+}
+
+static bool ops_have(const POpList *ops, POpKind k) {
+    for (int i = 0; i < ops->n; i++)
+        if (ops->v[i]->kind == k || ops_have(&ops->v[i]->then_ops, k) || ops_have(&ops->v[i]->else_ops, k)) return true;
+    return false;
+}
+
+/* ids 1..15 (0 is __syncthreads), in a fixed order: the staging chunks (one id per consumer
+ * warpgroup), the pingpong turns (one per warpgroup), sync(), then the scratch tiles' barrier
+ * (added by the lowering of their writes) */
+void plan_named_bars(Lower *L) {
+    PlanKernel *pk = L->pk;
+    Vec(PlanNamedBar) bars = {0};
+    if (pk->staging_buf >= 0) {
+        PlanNamedBar b = {"staging", 0, pk->consumers, 128, "a warpgroup's staging chunk is free, then filled"};
+        vec_push(L->a, &bars, b);
+        pk->nbar_staging = bars.n - 1;
+    }
+    if (pk->pingpong) {
+        PlanNamedBar b = {"pingpong", 0, pk->consumers, 256, "warpgroup wg waits on id + wg for its turn; the one before arrives"};
+        vec_push(L->a, &bars, b);
+        pk->nbar_pingpong = bars.n - 1;
+    }
+    POpList *lists[] = {&pk->setup_ops, &pk->first_ops, &pk->compute_ops, &pk->after_ops, &pk->finish_ops};
+    bool sync = false;
+    for (int i = 0; i < 5; i++) sync |= ops_have(lists[i], POP_SYNC);
+    if (sync) {
+        PlanNamedBar b = {"sync", 0, 1, 128 * pk->consumers, "sync(): every consumer thread"};
+        vec_push(L->a, &bars, b);
+        pk->nbar_sync = bars.n - 1;
+    }
+    /* then the ones lowering asked for (scratch tiles, column reductions), in that order */
+    int base = bars.n;
+    for (int i = 0; i < pk->nbars.n; i++) vec_push(L->a, &bars, pk->nbars.v[i]);
+    int *refs[] = {&pk->nbar_scratch, &pk->colred_bar, &pk->colred_wg_bar};
+    for (int i = 0; i < 3; i++)
+        if (*refs[i] >= 0) *refs[i] += base;
+    for (int i = 0; i < 5; i++) shift_bars(lists[i], base);
+    int id = 1;
+    for (int i = 0; i < bars.n; i++) {
+        bars.v[i].id = id;
+        id += bars.v[i].ids;
+    }
+    if (id > 16)
+        diag_error(L->d, L->sk->k->name_span, "the kernel needs %d named barriers, more than the 15 a block has", id - 1);
+    pk->nbars.v = bars.v;
+    pk->nbars.n = bars.n;
+    pk->nbars.cap = bars.cap;
+}

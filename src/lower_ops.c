@@ -1,0 +1,611 @@
+/* lower_ops.c - the consumers' program: statements to plan ops (products, moves between
+ * registers and shared memory, relayouts of a register value through a scratch buffer), the
+ * shared tiles and registers each op touches, and the consumers' register estimate against the
+ * setmaxnreg split. Part of lowering (lower_int.h). */
+#include <string.h>
+
+#include "lower_int.h"
+
+/* ---- consumers' program: statements to ops ---------------------------------------------------- */
+
+static PlanMma *lower_mma(Lower *L, Stmt *st) {
+    PlanKernel *pk = L->pk;
+    Expr *rhs = st->u.assign.rhs;
+    Expr *A = rhs->u.bin.l, *B = rhs->u.bin.r;
+    PlanMma *m = ARENA_NEW(L->a, PlanMma);
+    m->dst = lhs_root(st->u.assign.lhs);
+    if (!m->dst->ty.per_wg && m->dst->ty.rows % pk->consumers) return NULL; /* reported with the declaration */
+    m->accumulate = st->u.assign.op != AS_SET;
+    m->negate = st->u.assign.op == AS_SUB;
+    m->in_dt = A->ty.dt;
+    const Type *dt = &m->dst->ty;
+    m->wg_m = rows_per_wg(pk, dt);
+    m->m = m->wg_m;
+    m->n = dt->cols;
+    m->k = A->ty.cols;
+    if (dt->complex) {
+        diag_error(L->d, st->span, "complex products are not supported by the sm_90a back end yet");
+        return NULL;
+    }
+    if (m->k % 16) {
+        diag_error(L->d, A->span, "the inner dimension of '@' is %d; wgmma needs a multiple of 16", m->k);
+        return NULL;
+    }
+    bool tr, prev;
+    int r0, c0;
+    /* B: always shared */
+    Expr *br = operand_root(B, &tr, &prev, &r0, &c0);
+    m->b.buf = buf_of_sym(pk, br->sym);
+    m->b.trans = tr;
+    m->b.prev = prev;
+    m->b.row0 = r0;
+    m->b.col0 = c0;
+    /* B = stored tile (not transposed) is [K][N] with N contiguous: MN-major */
+    m->b.mn_major = !tr;
+    if (prev) {
+        diag_error(L->d, B->span, "prev() operands are not supported by the sm_90a back end yet");
+        return NULL;
+    }
+    if (A->ty.space == MS_SHARED) {
+        Expr *ar = operand_root(A, &tr, &prev, &r0, &c0);
+        m->a.buf = buf_of_sym(pk, ar->sym);
+        m->a.trans = tr;
+        m->a.prev = prev;
+        m->a.row0 = r0;
+        m->a.col0 = c0;
+        m->a.mn_major = tr; /* A stored [M][K] is K-major; A.T is stored [K][M]: M-major */
+        if (prev) {
+            diag_error(L->d, A->span, "prev() operands are not supported by the sm_90a back end yet");
+            return NULL;
+        }
+        if (!A->ty.per_wg && dt->per_wg == false) {
+            /* the rows of A split over the consumers like the destination's */
+            if (A->ty.rows != dt->rows) {
+                diag_error(L->d, A->span, "'@' gives %d rows but '%s' has %d", A->ty.rows, m->dst->name, dt->rows);
+                return NULL;
+            }
+        }
+    } else {
+        m->a_reg = true;
+        m->a_expr = A;
+        m->a.buf = -1;
+        /* anything but a 16-bit register tile is converted into packed pairs first; the pairs
+         * stay in registers until the product is done with them */
+        if (!(A->kind == EX_NAME && (A->ty.dt == DT_BF16 || A->ty.dt == DT_FP16))) {
+            Symbol *tmp = ARENA_NEW(L->a, Symbol);
+            tmp->kind = SYM_REG;
+            tmp->name = arena_printf(L->a, "%s_operand", m->dst->name);
+            tmp->ty = A->ty;
+            tmp->span = A->span;
+            for (int i = 0; i < pk->regs.n; i++)
+                if (!strcmp(pk->regs.v[i].sym->name, tmp->name))
+                    tmp->name = arena_printf(L->a, "%s_operand%d", m->dst->name, pk->regs.n);
+            m->a_tmp = tmp;
+            PlanReg r = {tmp, value_regs(pk, &tmp->ty)};
+            vec_push(L->a, &pk->regs, r);
+        }
+    }
+    if (m->wg_m % 64) return NULL; /* reported with the declaration of the destination */
+    const PlanBuf *bb = &pk->bufs.v[m->b.buf];
+    if (bb->swz == SWZ_NONE) {
+        diag_error(L->d, B->span, "'%s' has no swizzled layout (rows of %d B); wgmma operands need rows of 32, 64 or "
+                   "128 B multiples", bb->name, bb->cols * dtype_bytes[bb->dt]);
+        return NULL;
+    }
+    if (m->b.mn_major && (m->n % bb->atom_cols || m->b.col0 % bb->atom_cols)) {
+        diag_error(L->d, B->span,
+                   "the N extent of '@' (%d) must be a multiple of %d, the swizzle atom of '%s', when B is read "
+                   "N-major",
+                   m->n, bb->atom_cols, bb->name);
+        return NULL;
+    }
+    if (!m->a_reg) {
+        const PlanBuf *ab = &pk->bufs.v[m->a.buf];
+        if (m->a.mn_major && (m->wg_m % ab->atom_cols || m->a.col0 % ab->atom_cols)) {
+            diag_error(L->d, A->span, "a transposed A operand needs %d-row multiples per warpgroup", ab->atom_cols);
+            return NULL;
+        }
+    }
+    return m;
+}
+
+/* ---- moves between registers and shared memory ---------------------------------------------- */
+
+/* does a statement list read shared tile y asynchronously: as a product operand (wgmma) or as
+ * the source of a TMA store? Then threads that write y must fence before those readers run. */
+static bool stmts_read_async(const StmtList *l, const Symbol *y, bool *tma) {
+    bool any = false;
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind == ST_IF) {
+            any |= stmts_read_async(&st->u.if_.then_s, y, tma) | stmts_read_async(&st->u.if_.else_s, y, tma);
+        } else if (st->kind == ST_FOR) {
+            any |= stmts_read_async(&st->u.for_.body, y, tma);
+        } else if (st->kind == ST_ASSIGN && stmt_is_mma(st)) {
+            any |= expr_mentions(st->u.assign.rhs, y);
+        } else if (st->kind == ST_ASSIGN && (st->mv == MV_S2G || st->mv == MV_ADD_S2G) &&
+                   lhs_root(st->u.assign.rhs) == y) {
+            any = true;
+            if (tma) *tma = true;
+        }
+    }
+    return any;
+}
+
+static bool kernel_reads_async(Lower *L, const Symbol *y, bool *tma) {
+    bool any = false;
+    for (int b = 0; b < BK_COUNT; b++)
+        if (L->sk->blocks[b] && b != BK_LOAD) any |= stmts_read_async(&L->sk->blocks[b]->u.block.body, y, tma);
+    return any;
+}
+
+/* the named barrier that orders consumer threads' writes of scratch tiles with their readers */
+static int scratch_bar(Lower *L) {
+    PlanKernel *pk = L->pk;
+    if (pk->nbar_scratch < 0) {
+        PlanNamedBar nb = {.name = "scratch", .ids = 1, .threads = 128 * pk->consumers,
+                           .why = "consumer writes of shared tiles: before (earlier readers are done) and after "
+                                  "(the tile is complete for its readers)"};
+        vec_push(L->a, &pk->nbars, nb);
+        pk->nbar_scratch = pk->nbars.n - 1;
+    }
+    return pk->nbar_scratch;
+}
+
+static PlanMove *lower_move(Lower *L, Stmt *st) {
+    PlanKernel *pk = L->pk;
+    PlanMove *m = ARENA_NEW(L->a, PlanMove);
+    m->st = st;
+    m->to_shared = st->mv == MV_R2S;
+    Expr *sh = m->to_shared ? st->u.assign.lhs : st->u.assign.rhs;
+    Expr *rg = m->to_shared ? st->u.assign.rhs : st->u.assign.lhs;
+    m->buf = buf_of_sym(pk, lhs_root(sh));
+    m->rt = &rg->ty;
+    bool wide = dtype_bytes[sh->ty.dt] == 4;
+    m->path = m->to_shared ? (wide ? MP_STS : MP_STMATRIX) : (wide ? MP_LDS : MP_LDMATRIX);
+    if (!m->to_shared) {
+        m->reg = lhs_root(rg);
+        if (rg->kind == EX_INDEX && rg->u.index.args[1].lo) m->col0 = (int)rg->u.index.args[1].lo->cval;
+    }
+    m->wg0_only = m->to_shared && rg->ty.per_wg && pk->consumers > 1;
+    return m;
+}
+
+/* `shared <- value`: wait until the tile's earlier readers are done (the scheduler waits for
+ * products that read it, the barrier for every warpgroup), write it, make the writes visible to
+ * the async proxy when wgmma or TMA read the tile, and wait until every warpgroup wrote its part */
+static void lower_r2s(Lower *L, Stmt *st, POpList *out) {
+    PlanKernel *pk = L->pk;
+    POp *o = pop_new(L, POP_MOVE);
+    o->st = st;
+    o->mv = lower_move(L, st);
+    Symbol *y = lhs_root(st->u.assign.lhs);
+    bool tma = false, async = kernel_reads_async(L, y, &tma);
+    POp *before = pop_new(L, POP_BAR);
+    before->bar = scratch_bar(L);
+    before->buf = o->mv->buf;
+    before->bulk_read = tma;
+    before->note = arena_printf(L->a, "every earlier reader of '%s' is done%s", y->name,
+                                tma ? " (and its TMA stores have read it)" : "");
+    vec_push(L->a, out, before);
+    vec_push(L->a, out, o);
+    if (async) {
+        POp *f = pop_new(L, POP_FENCE);
+        f->note = arena_printf(L->a, "'%s' is read by %s", y->name, tma ? "TMA stores or products" : "products");
+        vec_push(L->a, out, f);
+    }
+    POp *after = pop_new(L, POP_BAR);
+    after->bar = scratch_bar(L);
+    after->note = arena_printf(L->a, "'%s' is complete", y->name);
+    vec_push(L->a, out, after);
+    (void)pk;
+}
+
+/* ---- relayouts: a register value in another layout, through shared memory ---------------------
+ * A register tile is held in the wgmma accumulator layout, a per_row vector by the lanes that hold
+ * its rows, a per_col vector by those that hold its columns. A value needed in another layout (a
+ * transpose `x.T`, one row `x[i, :]` or column `x[:, i]` of a tile, a per_row vector assigned to a
+ * per_col one or back) is written to a scratch buffer of its own and read back in the new layout
+ * into a temporary, between the scratch barriers of any consumer-written shared tile; the
+ * statement then reads the temporary. All of it is in the plan: the buffer, the two moves and
+ * the barriers. */
+
+typedef struct Relayout {
+    Lower *L;
+    POpList *out;
+    bool failed;
+} Relayout;
+
+static Symbol *relayout_symbol(Lower *L, SymKind k, const char *name, Type ty, Span sp) {
+    Symbol *y = ARENA_NEW(L->a, Symbol);
+    y->kind = k;
+    y->name = name;
+    y->ty = ty;
+    y->span = sp;
+    y->used = true;
+    return y;
+}
+
+static Expr *name_expr(Lower *L, Symbol *y, Span sp) {
+    Expr *e = ast_expr(L->a, EX_NAME, sp);
+    e->u.name = y->name;
+    e->sym = y;
+    e->ty = y->ty;
+    return e;
+}
+
+/* the scratch buffer a relayout of register value x goes through (one per value) */
+static int relayout_buf(Lower *L, const Symbol *x) {
+    PlanKernel *pk = L->pk;
+    const char *name = arena_printf(L->a, "%s_relayout", x->name);
+    for (int i = 0; i < pk->bufs.n; i++)
+        if (!strcmp(pk->bufs.v[i].name, name)) return i;
+    Type st = x->ty;
+    st.space = MS_SHARED;
+    st.per_wg = false;
+    Symbol *y = relayout_symbol(L, SYM_SHARED, name, st, x->span);
+    int eb = dtype_bytes[x->ty.dt];
+    PlanBuf b = {.name = name, .sym = y, .kind = BUF_SCRATCH, .dt = x->ty.dt, .group = -1, .copies = 1};
+    if (x->ty.kind == TY_VEC) {
+        /* register vectors hold fp32 values whatever their dtype */
+        b.dt = DT_FP32;
+        eb = 4;
+        b.is_vec = true;
+        b.rows = 1;
+        b.cols = x->ty.rows;
+        b.swz = SWZ_NONE;
+        b.atom_cols = b.cols;
+        b.natoms = 1;
+        b.bytes = b.cols * eb;
+        b.align = 128;
+    } else {
+        b.rows = x->ty.rows;
+        b.cols = x->ty.cols;
+        b.swz = swizzle_choose(b.cols * eb);
+        TileLayout tl = {b.rows, b.cols, eb, b.swz};
+        b.atom_cols = tile_atom_cols(&tl);
+        b.natoms = b.cols / b.atom_cols;
+        b.bytes = tile_bytes(&tl);
+        b.align = swizzle_align(b.swz);
+    }
+    vec_push(L->a, &pk->bufs, b);
+    lower_note(L, "'%s': a scratch buffer for '%s' in another register layout (written in its layout, read back in the new one)",
+         name, x->name);
+    return pk->bufs.n - 1;
+}
+
+/* writes register value src (a name) to its scratch buffer and reads it back as tmp: the read is
+ * transposed (trans), one line of the tile (line >= 0), or a vector in tmp's layout */
+static Symbol *relayout_value(Relayout *R, Symbol *src, Type to, bool trans, int line, bool line_col, Span sp) {
+    Lower *L = R->L;
+    PlanKernel *pk = L->pk;
+    int b = relayout_buf(L, src);
+    Symbol *scr = pk->bufs.v[b].sym;
+    /* write */
+    Stmt *w = ast_stmt(L->a, ST_ASSIGN, sp);
+    w->u.assign.op = AS_MOVE;
+    w->u.assign.lhs = name_expr(L, scr, sp);
+    w->u.assign.rhs = name_expr(L, src, sp);
+    w->mv = MV_R2S;
+    POp *before = pop_new(L, POP_BAR);
+    before->bar = scratch_bar(L);
+    before->buf = b;
+    before->note = arena_printf(L->a, "every earlier reader of '%s' is done", scr->name);
+    vec_push(L->a, R->out, before);
+    POp *wo = pop_new(L, POP_MOVE);
+    wo->st = w;
+    wo->mv = lower_move(L, w);
+    if (src->ty.kind == TY_VEC) wo->mv->path = MP_STS_VEC;
+    vec_push(L->a, R->out, wo);
+    POp *after = pop_new(L, POP_BAR);
+    after->bar = scratch_bar(L);
+    after->note = arena_printf(L->a, "'%s' is complete", scr->name);
+    vec_push(L->a, R->out, after);
+    /* read */
+    Symbol *tmp = relayout_symbol(L, SYM_REG, arena_printf(L->a, "%s_%s%d", src->name, trans ? "t" : line >= 0 ? "line" : "v", R->out->n),
+                                  to, sp);
+    if (!check_reg_shape(L, &tmp->ty, sp, tmp->name)) {
+        R->failed = true;
+        return tmp;
+    }
+    PlanReg pr = {tmp, value_regs(pk, &tmp->ty)};
+    vec_push(L->a, &pk->regs, pr);
+    Stmt *r = ast_stmt(L->a, ST_ASSIGN, sp);
+    r->u.assign.op = AS_MOVE;
+    r->u.assign.lhs = name_expr(L, tmp, sp);
+    r->u.assign.rhs = name_expr(L, scr, sp);
+    r->mv = MV_S2R;
+    POp *ro = pop_new(L, POP_MOVE);
+    ro->st = r;
+    ro->mv = lower_move(L, r);
+    ro->mv->path = trans ? MP_LDS_T : line >= 0 ? MP_LDS_LINE : MP_LDS_VEC;
+    ro->mv->line = line;
+    ro->mv->line_col = line_col;
+    vec_push(L->a, R->out, ro);
+    return tmp;
+}
+
+static bool is_reg_name(const Expr *x) {
+    return x && x->kind == EX_NAME && x->sym && is_regval(x->sym);
+}
+
+/* a copy of x with every transpose of a register tile and every row or column of one replaced by
+ * a relayout temporary (x itself when nothing changes) */
+static Expr *relayout_expr(Relayout *R, Expr *x) {
+    if (!x) return x;
+    Lower *L = R->L;
+    if (x->kind == EX_TRANSPOSE && x->ty.space == MS_REG && x->ty.kind == TY_TILE) {
+        if (!is_reg_name(x->u.tr.base)) {
+            diag_error(L->d, x->span, "transposing a register value outside '@' needs a named tile: let t = ...; then t.T");
+            R->failed = true;
+            return x;
+        }
+        Symbol *t = relayout_value(R, x->u.tr.base->sym, x->ty, true, -1, false, x->span);
+        return name_expr(L, t, x->span);
+    }
+    if (x->kind == EX_INDEX && x->ty.kind == TY_VEC && x->u.index.base->ty.kind == TY_TILE &&
+        x->u.index.base->ty.space == MS_REG) {
+        bool col = !x->u.index.args[1].slice; /* x[:, i]: column i, a per_row vector */
+        Expr *ix = col ? x->u.index.args[1].lo : x->u.index.args[0].lo;
+        if (!is_reg_name(x->u.index.base) || !ix || !ix->is_const) {
+            diag_error(L->d, x->span, "one row or column of a register tile takes a named tile and a constant index");
+            R->failed = true;
+            return x;
+        }
+        Symbol *t = relayout_value(R, x->u.index.base->sym, x->ty, false, (int)ix->cval, col, x->span);
+        return name_expr(L, t, x->span);
+    }
+    Expr *c = NULL;
+#define CHILD(field)                                                                                  \
+    do {                                                                                              \
+        Expr *n_ = relayout_expr(R, x->field);                                                        \
+        if (n_ != x->field) {                                                                         \
+            if (!c) {                                                                                 \
+                c = ast_expr(L->a, x->kind, x->span);                                                 \
+                *c = *x;                                                                              \
+            }                                                                                         \
+            c->field = n_;                                                                            \
+        }                                                                                             \
+    } while (0)
+    switch (x->kind) {
+    case EX_BINARY: CHILD(u.bin.l); CHILD(u.bin.r); break;
+    case EX_UNARY: CHILD(u.un.e); break;
+    case EX_COND: CHILD(u.cond.a); CHILD(u.cond.b); break;
+    case EX_CALL: {
+        Expr **args = NULL;
+        for (int i = 0; i < x->u.call.nargs; i++) {
+            Expr *n = relayout_expr(R, x->u.call.args[i]);
+            if (n != x->u.call.args[i] && !args) {
+                args = ARENA_NEW_N(L->a, Expr *, x->u.call.nargs);
+                memcpy(args, x->u.call.args, sizeof(Expr *) * (size_t)x->u.call.nargs);
+            }
+            if (args) args[i] = n;
+        }
+        if (args) {
+            c = ast_expr(L->a, x->kind, x->span);
+            *c = *x;
+            c->u.call.args = args;
+        }
+        break;
+    }
+    default: break;
+    }
+#undef CHILD
+    return c ? c : x;
+}
+
+/* a statement that needs relayouts: their ops go to out first, then the rewritten statement is
+ * returned (st itself when it needs none) */
+static Stmt *relayout_stmt(Lower *L, Stmt *st, POpList *out) {
+    Relayout R = {.L = L, .out = out};
+    if (st->kind == ST_LET) {
+        Expr *e = relayout_expr(&R, st->u.let.e);
+        if (e == st->u.let.e) return st;
+        Stmt *c = ast_stmt(L->a, ST_LET, st->span);
+        *c = *st;
+        c->u.let.e = e;
+        return c;
+    }
+    if (st->kind != ST_ASSIGN || st->mv == MV_G2S || stmt_is_mma(st)) return st;
+    Expr *rhs = relayout_expr(&R, st->u.assign.rhs);
+    Expr *lhs = st->u.assign.lhs;
+    /* a vector assigned to one of the other layout: the value first, then through shared memory */
+    if (st->mv == MV_NONE && lhs->ty.kind == TY_VEC && rhs->ty.kind == TY_VEC && lhs->ty.layout != rhs->ty.layout &&
+        !R.failed) {
+        Symbol *src = is_reg_name(rhs) ? rhs->sym : NULL;
+        if (!src) {
+            Type vt = rhs->ty;
+            vt.space = MS_REG;
+            src = relayout_symbol(L, SYM_REG, arena_printf(L->a, "%s_value%d", lhs_root(lhs)->name, out->n), vt, rhs->span);
+            PlanReg pr = {src, value_regs(L->pk, &vt)};
+            vec_push(L->a, &L->pk->regs, pr);
+            Stmt *v = ast_stmt(L->a, ST_ASSIGN, st->span);
+            v->u.assign.op = AS_SET;
+            v->u.assign.lhs = name_expr(L, src, rhs->span);
+            v->u.assign.rhs = rhs;
+            POp *vo = pop_new(L, POP_STMT);
+            vo->st = v;
+            vec_push(L->a, out, vo);
+        }
+        Type to = rhs->ty;
+        to.layout = lhs->ty.layout;
+        to.per_wg = lhs->ty.per_wg;
+        Symbol *t = relayout_value(&R, src, to, false, -1, false, rhs->span);
+        rhs = name_expr(L, t, rhs->span);
+        lower_note(L, "'%s': the %s value becomes %s through '%s'", plan_stmt_str(L, st), veclayout_name[src->ty.layout],
+             veclayout_name[to.layout], arena_printf(L->a, "%s_relayout", src->name));
+    }
+    if (rhs == st->u.assign.rhs) return st;
+    Stmt *c = ast_stmt(L->a, ST_ASSIGN, st->span);
+    *c = *st;
+    c->u.assign.rhs = rhs;
+    return c;
+}
+
+static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
+    if (st->kind == ST_ASSIGN && (st->mv == MV_G2S)) return NULL; /* the producer's */
+    if (st->kind == ST_ASSIGN && st->mv == MV_S2R && st->u.assign.lhs->ty.kind == TY_TILE) {
+        POp *o = pop_new(L, POP_MOVE);
+        o->st = st;
+        o->mv = lower_move(L, st);
+        return o;
+    }
+    if (stmt_is_mma(st)) {
+        POp *o = pop_new(L, POP_MMA);
+        o->st = st;
+        o->mma = lower_mma(L, st);
+        return o->mma ? o : NULL;
+    }
+    if (st->kind == ST_EXPR) return pop_new(L, POP_SYNC);
+    if (st->kind == ST_ASSIGN && (st->mv == MV_R2G || st->mv == MV_S2G || st->mv == MV_ADD_S2G || st->mv == MV_ADD_R2G)) {
+        POp *o = pop_new(L, POP_STORE);
+        o->st = st;
+        return o;
+    }
+    if (st->kind == ST_IF) {
+        POp *o = pop_new(L, POP_IF);
+        o->st = st;
+        lower_stmts(L, &st->u.if_.then_s, &o->then_ops, bk);
+        lower_stmts(L, &st->u.if_.else_s, &o->else_ops, bk);
+        return o;
+    }
+    if (st->kind == ST_FOR) {
+        POp *o = pop_new(L, POP_FOR);
+        o->st = st;
+        lower_stmts(L, &st->u.for_.body, &o->then_ops, bk);
+        return o;
+    }
+    POp *o = pop_new(L, POP_STMT);
+    o->st = st;
+    return o;
+}
+
+void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk) {
+    for (int i = 0; i < l->n; i++) {
+        Stmt *st = l->v[i];
+        if (bk != BK_LOAD) st = relayout_stmt(L, st, out);
+        if (st->kind == ST_ASSIGN && st->mv == MV_R2S && st->u.assign.rhs->ty.kind == TY_TILE) {
+            lower_r2s(L, st, out);
+            continue;
+        }
+        POp *o = lower_stmt(L, st, bk);
+        if (o) vec_push(L->a, out, o);
+    }
+}
+
+/* the shared tiles the ops nested in an if or for write */
+static void wbufs_of(Lower *L, POp *o, Effects *e) {
+    POpList *ls[2] = {&o->then_ops, &o->else_ops};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < ls[k]->n; i++) {
+            Effects ne;
+            op_effects(L, ls[k]->v[i], &ne);
+            for (int j = 0; j < ne.wbufs.n; j++) symset_add(L, &e->wbufs, ne.wbufs.v[j]);
+        }
+}
+
+void op_effects(Lower *L, POp *o, Effects *e) {
+    memset(e, 0, sizeof *e);
+    switch (o->kind) {
+    case POP_MMA: {
+        PlanMma *m = o->mma;
+        symset_add(L, &e->wr, m->dst);
+        if (m->accumulate) symset_add(L, &e->rd, m->dst);
+        if (m->a_tmp) symset_add(L, &e->rd, m->a_tmp);
+        else if (m->a_reg) expr_reads(L, m->a_expr, &e->rd, NULL);
+        if (!m->a_reg) symset_add(L, &e->bufs, L->pk->bufs.v[m->a.buf].sym);
+        symset_add(L, &e->bufs, L->pk->bufs.v[m->b.buf].sym);
+        return;
+    }
+    case POP_MATERIALIZE:
+        expr_reads(L, o->mma->a_expr, &e->rd, NULL);
+        symset_add(L, &e->wr, o->mma->a_tmp);
+        return;
+    case POP_MOVE:
+        stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
+        if (o->mv->to_shared) symset_add(L, &e->wbufs, L->pk->bufs.v[o->mv->buf].sym);
+        return;
+    case POP_BAR:
+        if (o->buf >= 0) symset_add(L, &e->wbufs, L->pk->bufs.v[o->buf].sym);
+        return;
+    case POP_STMT:
+    case POP_IF:
+    case POP_FOR:
+        if (o->st) stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
+        if (o->kind != POP_STMT) wbufs_of(L, o, e);
+        return;
+    case POP_STORE:
+        if (o->st) stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
+        return;
+    default:
+        return;
+    }
+}
+
+static int let_peak(Lower *L, POpList *ops);
+static int o_nested_peak(Lower *L, POp *o) {
+    if (o->kind != POP_IF && o->kind != POP_FOR) return 0;
+    int a = let_peak(L, &o->then_ops), b = let_peak(L, &o->else_ops);
+    return a > b ? a : b;
+}
+
+/* register values declared with `let` in a block live from their statement to their last use;
+ * returns the most registers such temporaries hold at once in the list, counting the per_col
+ * arrays of a statement's column reductions (length / 4 registers each) while it runs */
+static int let_peak(Lower *L, POpList *ops) {
+    PlanKernel *pk = L->pk;
+    int peak = 0;
+    for (int i = 0; i < ops->n; i++) {
+        int live = 0;
+        for (int d = 0; d <= i; d++) {
+            POp *o = ops->v[d];
+            if (o->kind != POP_STMT || o->st->kind != ST_LET || !is_regval(o->st->u.let.sym)) continue;
+            Symbol *y = o->st->u.let.sym;
+            int last = d;
+            for (int u = d + 1; u < ops->n; u++) {
+                Effects e;
+                op_effects(L, ops->v[u], &e);
+                if (symset_has(&e.rd, y)) last = u;
+            }
+            if (last >= i) live += value_regs(pk, &y->ty);
+        }
+        if (ops->v[i]->kind == POP_STMT || ops->v[i]->kind == POP_STORE || ops->v[i]->kind == POP_MOVE)
+            live += stmt_colred_regs(ops->v[i]->st);
+        if (o_nested_peak(L, ops->v[i]) + live > peak) peak = o_nested_peak(L, ops->v[i]) + live;
+    }
+    return peak;
+}
+
+/* the consumers' register estimate: register tiles + the most live temporaries + overhead */
+void estimate_regs(Lower *L) {
+    PlanKernel *pk = L->pk;
+    int total = 0;
+    for (int i = 0; i < pk->regs.n; i++)
+        if (pk->regs.v[i].sym->kind != SYM_LET) total += pk->regs.v[i].regs;
+    int lets = let_peak(L, &pk->setup_ops);
+    int lc = let_peak(L, &pk->compute_ops), lf = let_peak(L, &pk->finish_ops);
+    if (lc > lets) lets = lc;
+    if (lf > lets) lets = lf;
+    total += lets;
+    pk->reg_lets = lets;
+    pk->reg_overhead = 24;
+    pk->reg_estimate = total + pk->reg_overhead;
+}
+
+/* the estimate against the split (estimate_regs first) */
+void check_reg_budget(Lower *L) {
+    PlanKernel *pk = L->pk;
+    if (pk->reg_estimate > pk->consumer_regs) {
+        StrBuf b;
+        sb_init(&b);
+        for (int i = 0; i < pk->regs.n; i++)
+            if (pk->regs.v[i].sym->kind != SYM_LET)
+                sb_printf(&b, "%s%s %d", b.len ? " + " : "", pk->regs.v[i].sym->name, pk->regs.v[i].regs);
+        if (pk->reg_lets) sb_printf(&b, " + temporaries %d", pk->reg_lets);
+        diag_error(L->d, L->sk->consumers_span.file >= 0 ? L->sk->consumers_span : L->sk->k->name_span,
+                   "register budget: each consumer thread needs about %d registers (%s + overhead %d) but "
+                   "setmaxnreg gives it %d; use smaller tiles or more consumer warpgroups",
+                   pk->reg_estimate, b.s ? b.s : "", pk->reg_overhead, pk->consumer_regs);
+        sb_free(&b);
+    }
+}
