@@ -20,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 failed=0
 checked=0
 
-# the store paths a .cu's code shows, one per line (see emit_store in src/emit_cuda.c)
+# the store paths a .cu's code shows, one per line (see emit_store in src/emit_store.c)
 cu_paths() {
     grep -v 'TKC_DEVICE' "$1" >"$1.calls"
     grep -q 'tkc_stmatrix_x4(tkc_buf' "$1.calls" && echo staged

@@ -1,0 +1,599 @@
+/* emit_elem.c - the CUDA emitter's expressions: scalar (uniform) expressions, the register
+ * fragment layouts and elementwise expressions over them, values hoisted out of a statement
+ * (reductions, reciprocals), register declarations and assignments. Part of the CUDA emitter
+ * (emit_int.h). */
+#include <inttypes.h>
+
+#include "emit_int.h"
+
+/* ---- scalar expressions (uniform values: indices, bounds, scalars) --------------------------- */
+
+static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host);
+
+const char *scalar_str(Em *e, const Expr *x, bool host) {
+    StrBuf b;
+    sb_init(&b);
+    scalar_expr(e, &b, x, host);
+    char *s = arena_strdup(e->a, b.s ? b.s : "");
+    sb_free(&b);
+    return s;
+}
+
+static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host) {
+    if (x->is_const && x->ty.kind == TY_INT && x->kind != EX_NAME) {
+        sb_printf(b, "%" PRId64, x->cval);
+        return;
+    }
+    if (x->is_const && x->ty.kind == TY_FLOAT && x->kind != EX_NAME) {
+        sb_puts(b, fmt_float(e->a, x->fval));
+        return;
+    }
+    switch (x->kind) {
+    case EX_INT: sb_printf(b, "%" PRId64, x->u.ival); return;
+    case EX_FLOAT: sb_puts(b, fmt_float(e->a, x->u.fval)); return;
+    case EX_NAME:
+        if (x->sym && x->sym->kind == SYM_BUILTIN) {
+            if (x->sym->builtin == BI_INF) sb_puts(b, "TKC_INF");
+            else if (x->sym->builtin == BI_WG) sb_puts(b, "wg");
+            else sb_puts(b, x->sym->name);
+        } else if (x->sym && x->sym->kind == SYM_LET && x->sym->is_const && x->sym->ty.kind == TY_INT) {
+            sb_printf(b, "%" PRId64, x->sym->cval);
+        } else {
+            sb_puts(b, x->u.name);
+        }
+        return;
+    case EX_MEMBER: sb_printf(b, "block_%s", x->u.member.field); return;
+    case EX_INDEX: {
+        /* an element read of a global tensor (kernel-level lets) */
+        const Symbol *t = x->u.index.base->sym;
+        sb_printf(b, "tkc_load_f32(%s, ", t->name);
+        for (int i = 0; i < x->u.index.nargs; i++) {
+            if (i) sb_puts(b, " + ");
+            sb_puts(b, "(long long)(");
+            scalar_expr(e, b, x->u.index.args[i].lo, host);
+            sb_printf(b, ") * %s_st%d", t->name, i);
+        }
+        sb_putc(b, ')');
+        return;
+    }
+    case EX_CALL: {
+        const char *fn = NULL;
+        bool fl = x->ty.kind == TY_FLOAT;
+        switch (x->fn) {
+        case FN_CDIV: fn = host ? "tkc_h_cdiv" : "tkc_cdiv"; break;
+        case FN_MIN: fn = fl ? "fminf" : host ? "tkc_h_min" : "min"; break;
+        case FN_MAX: fn = fl ? "fmaxf" : host ? "tkc_h_max" : "max"; break;
+        case FN_EXP: fn = "expf"; break;
+        case FN_EXP2: fn = "exp2f"; break;
+        case FN_LOG: fn = "logf"; break;
+        case FN_LOG2: fn = "log2f"; break;
+        case FN_SQRT: fn = "sqrtf"; break;
+        case FN_RSQRT: fn = "rsqrtf"; break;
+        case FN_ABS: fn = fl ? "fabsf" : "abs"; break;
+        case FN_TANH: fn = "tanhf"; break;
+        case FN_FP32: fn = "(float)"; break;
+        case FN_I32: fn = "(int)"; break;
+        case FN_BF16: fn = "tkc_round_bf16"; need(e, "tkc_ptx.cuh", "math"); break;
+        case FN_FP16: fn = "tkc_round_fp16"; need(e, "tkc_ptx.cuh", "math"); break;
+        case FN_AT: fn = ""; break; /* an element index: move_coord reads it */
+        default: fn = x->u.call.fn; break;
+        }
+        sb_printf(b, "%s(", fn);
+        for (int i = 0; i < x->u.call.nargs; i++) {
+            if (i) sb_puts(b, ", ");
+            scalar_expr(e, b, x->u.call.args[i], host);
+        }
+        sb_putc(b, ')');
+        return;
+    }
+    case EX_BINARY:
+        sb_putc(b, '(');
+        scalar_expr(e, b, x->u.bin.l, host);
+        sb_printf(b, " %s ", binop_name[x->u.bin.op]);
+        scalar_expr(e, b, x->u.bin.r, host);
+        sb_putc(b, ')');
+        return;
+    case EX_UNARY:
+        sb_printf(b, "(%s", unop_name[x->u.un.op]);
+        scalar_expr(e, b, x->u.un.e, host);
+        sb_putc(b, ')');
+        return;
+    case EX_COND:
+        sb_putc(b, '(');
+        scalar_expr(e, b, x->u.cond.c, host);
+        sb_puts(b, " ? ");
+        scalar_expr(e, b, x->u.cond.a, host);
+        sb_puts(b, " : ");
+        scalar_expr(e, b, x->u.cond.b, host);
+        sb_putc(b, ')');
+        return;
+    case EX_TRANSPOSE: return;
+    }
+}
+
+/* ---- register fragments ------------------------------------------------------------------------
+ * A register tile of R rows (per consumer warpgroup) and C columns uses the wgmma accumulator
+ * layout: thread t = 32 w + l holds C/2 values per 64-row block; value i (j = i % (C/2)) sits at
+ *   row = 64 (i / (C/2)) + 16 w + l/4 + 8 ((j >> 1) & 1),  col = 8 (j >> 2) + 2 (l % 4) + (j & 1).
+ * A per_row vector holds the 2 rows of each 64-row block a thread owns: slot r is row
+ *   64 (r / 2) + 16 w + l/4 + 8 (r % 2).
+ * A per_col vector of C entries holds the C/4 columns a thread owns in the tile layout (the same
+ * in every row block, warp and warpgroup): slot k is column
+ *   8 (k / 2) + 2 (l % 4) + (k % 2),
+ * so tile value i reads slot 2 ((i % (C/2)) >> 2) + (i & 1) and a broadcast needs no shuffles.
+ * 16-bit tiles pack value pairs (2i, 2i+1) into one 32-bit register, which is exactly the
+ * register A operand layout of wgmma, so a converted tile feeds a product directly. */
+
+int rows_wg(const PlanKernel *pk, const Type *t) { return t->per_wg ? t->rows : t->rows / pk->consumers; }
+
+int frag_count(const PlanKernel *pk, const Type *t) {
+    if (t->kind == TY_TILE) return rows_wg(pk, t) * t->cols / 128;
+    if (t->layout == VL_COL) return t->rows / 4;
+    return 2 * (rows_wg(pk, t) / 64);
+}
+
+bool is16(DType d) { return d == DT_BF16 || d == DT_FP16; }
+
+const char *row_expr(Em *e, const Ctx *c) {
+    if (c->kind == CX_COLVEC) return "TKC_INTERNAL_ERROR_row_of_a_per_col_vector";  /* sema rejects it */
+    const char *wgpart = c->per_wg ? "" : arena_printf(e->a, "wg * %d + ", c->rwg);
+    if (c->kind == CX_ROWVEC)
+        return arena_printf(e->a, "(%stkc_lrow + 8 * (%s & 1) + 64 * (%s >> 1))", wgpart, c->i, c->i);
+    return arena_printf(e->a, "(%stkc_lrow + 8 * ((%s >> 1) & 1) + 64 * (%s / %d))", wgpart, c->i, c->i, c->cols / 2);
+}
+
+const char *col_expr(Em *e, const Ctx *c, int col0) {
+    const char *off = col0 ? arena_printf(e->a, "%d + ", col0) : "";
+    if (c->kind == CX_COLVEC) return arena_printf(e->a, "(%stkc_lcol + 8 * (%s >> 1) + (%s & 1))", off, c->i, c->i);
+    return arena_printf(e->a, "(%stkc_lcol + 8 * ((%s %% %d) >> 2) + (%s & 1))", off, c->i, c->cols / 2, c->i);
+}
+
+/* the index into a tile of `pcols` columns for value i of a ctx of c->cols columns starting
+ * at column col0 of the parent */
+const char *parent_index(Em *e, const Ctx *c, int pcols, int col0) {
+    if (pcols == c->cols && col0 == 0) return c->i;
+    int hs = c->cols / 2, hp = pcols / 2;
+    return arena_printf(e->a, "(%s / %d * %d + %s %% %d + %d)", c->i, hs, hp, c->i, hs, col0 / 2);
+}
+
+/* parent_index for a slice that also starts at row row0 (a whole number of 64-row blocks of a tile
+ * one warpgroup holds whole: lowering checks it) */
+static const char *slice_index(Em *e, const Ctx *c, int pcols, int row0, int col0) {
+    const char *i = parent_index(e, c, pcols, col0);
+    if (!row0) return i;
+    return arena_printf(e->a, "(%s + %d)", i, row0 / 64 * (pcols / 2));
+}
+
+static int slice_lo(const Expr *ix, int arg) {
+    const IndexArg *a = &ix->u.index.args[arg];
+    return a->lo ? (int)a->lo->cval : 0;
+}
+
+static const char *rowslot(Em *e, const Ctx *c) {
+    if (c->kind == CX_ROWVEC) return c->i;
+    return arena_printf(e->a, "(%s / %d * 2 + ((%s >> 1) & 1))", c->i, c->cols / 2, c->i);
+}
+
+/* the slot of a per_col vector that holds the column of value c->i */
+static const char *colslot(Em *e, const Ctx *c) {
+    if (c->kind == CX_COLVEC) return c->i;
+    return arena_printf(e->a, "(2 * ((%s %% %d) >> 2) + (%s & 1))", c->i, c->cols / 2, c->i);
+}
+
+/* the slot of a vector of layout lay that holds the element c->i */
+static const char *vecslot(Em *e, const Ctx *c, VecLayout lay) { return lay == VL_COL ? colslot(e, c) : rowslot(e, c); }
+
+static const char *tile_value(Em *e, const char *name, DType dt, const char *idx) {
+    if (!is16(dt)) return arena_printf(e->a, "%s[%s]", name, idx);
+    const char *k = dt == DT_BF16 ? "bf16" : "fp16";
+    return arena_printf(e->a, "((%s & 1) ? tkc_%s_hi(%s[%s >> 1]) : tkc_%s_lo(%s[%s >> 1]))", idx, k, name, idx, k, name,
+                        idx);
+}
+
+static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c);
+
+/* a statement in .tk syntax, for the comment above its code */
+const char *plan_stmt_line(Em *e, const Stmt *st) {
+    StrBuf b;
+    sb_init(&b);
+    plan_stmt_text(&b, st);
+    const char *r = arena_strdup(e->a, b.s ? b.s : "");
+    sb_free(&b);
+    return r;
+}
+
+/* the array a hoisted value lives in (hoist_row_values ran on the statement first), or NULL */
+static const char *hoisted_name(const Em *e, const Expr *x) {
+    for (int i = 0; i < e->hoisted.n; i++)
+        if (e->hoisted.v[i].expr == x) return e->hoisted.v[i].name;
+    return NULL;
+}
+
+const char *elem_str(Em *e, const Expr *x, const Ctx *c) {
+    StrBuf b;
+    sb_init(&b);
+    elem(e, &b, x, c);
+    char *s = arena_strdup(e->a, b.s ? b.s : "");
+    sb_free(&b);
+    return s;
+}
+
+/* the value of expression x at the element c->i of the destination's fragment */
+static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
+    const Type *t = &x->ty;
+    if ((t->kind == TY_INT || t->kind == TY_FLOAT || t->kind == TY_BOOL) && !t->varying && x->kind != EX_CALL) {
+        scalar_expr(e, b, x, false);
+        return;
+    }
+    switch (x->kind) {
+    case EX_NAME: {
+        const Symbol *y = x->sym;
+        if (y->kind == SYM_BUILTIN && y->builtin == BI_ROW) {
+            sb_puts(b, row_expr(e, c));
+            return;
+        }
+        if (y->kind == SYM_BUILTIN && y->builtin == BI_COL) {
+            sb_puts(b, col_expr(e, c, 0));
+            return;
+        }
+        if (t->kind == TY_TILE) {
+            sb_puts(b, tile_value(e, e->nar && y == e->nar->s ? e->nar->s_narrow->name : y->name, t->dt, c->i));
+            return;
+        }
+        if (t->kind == TY_VEC) {
+            sb_printf(b, "%s[%s]", y->name, vecslot(e, c, t->layout));
+            return;
+        }
+        scalar_expr(e, b, x, false);
+        return;
+    }
+    case EX_INDEX: {
+        const Expr *base = x->u.index.base;
+        if (base->ty.kind == TY_VEC && base->ty.layout == VL_COL) { /* a per_col slice: 4 slots per 16 columns */
+            sb_printf(b, "%s[%s + %d]", base->sym->name, colslot(e, c), slice_lo(x, 0) / 4);
+            return;
+        }
+        if (base->ty.kind == TY_VEC) { /* a slice of a per_row vector: whole 64-row blocks */
+            sb_printf(b, "%s[%s + %d]", base->sym->name, rowslot(e, c), slice_lo(x, 0) / 64 * 2);
+            return;
+        }
+        /* a slice of a register tile: columns, and whole 64-row blocks of rows */
+        sb_puts(b, tile_value(e, base->sym->name, base->ty.dt, slice_index(e, c, base->ty.cols, slice_lo(x, 0), slice_lo(x, 1))));
+        return;
+    }
+    case EX_CALL: {
+        Expr **A = x->u.call.args;
+        switch (x->fn) {
+        case FN_ROWMAX: case FN_ROWMIN: case FN_ROWSUM: case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: {
+            const char *h = hoisted_name(e, x);
+            sb_printf(b, "%s[%s]", h ? h : "TKC_INTERNAL_ERROR_reduction_not_hoisted", vecslot(e, c, t->layout));
+            return;
+        }
+        case FN_WHERE:
+            sb_puts(b, "(");
+            elem(e, b, A[0], c);
+            sb_puts(b, " ? ");
+            elem(e, b, A[1], c);
+            sb_puts(b, " : ");
+            elem(e, b, A[2], c);
+            sb_puts(b, ")");
+            return;
+        case FN_TRIL: case FN_TRIU:
+            sb_printf(b, "((%s - %s) %s (", col_expr(e, c, 0), row_expr(e, c), x->fn == FN_TRIL ? "<=" : ">=");
+            scalar_expr(e, b, A[1], false);
+            sb_puts(b, ") ? ");
+            elem(e, b, A[0], c);
+            sb_puts(b, " : ");
+            if (x->u.call.nargs == 3) elem(e, b, A[2], c);
+            else sb_puts(b, "0.f");
+            sb_puts(b, ")");
+            return;
+        case FN_BF16:
+        case FN_FP16:
+            /* inside an expression the value is rounded to 16 bits and used as fp32 */
+            need(e, "tkc_ptx.cuh", "math");
+            sb_printf(b, "%s(", x->fn == FN_BF16 ? "tkc_round_bf16" : "tkc_round_fp16");
+            elem(e, b, A[0], c);
+            sb_putc(b, ')');
+            return;
+        case FN_FP32:
+            elem(e, b, A[0], c);
+            return;
+        case FN_MIN: case FN_MAX:
+            if (t->kind == TY_INT) break;
+            sb_printf(b, "%s(", x->fn == FN_MIN ? "fminf" : "fmaxf");
+            elem(e, b, A[0], c);
+            sb_puts(b, ", ");
+            elem(e, b, A[1], c);
+            sb_putc(b, ')');
+            return;
+        case FN_EXP2:
+            need(e, "tkc_ptx.cuh", "math");
+            sb_puts(b, "tkc_exp2(");
+            elem(e, b, A[0], c);
+            sb_putc(b, ')');
+            return;
+        case FN_EXP:
+            need(e, "tkc_ptx.cuh", "math");
+            sb_puts(b, "tkc_exp2(1.44269504f * ");
+            elem(e, b, A[0], c);
+            sb_putc(b, ')');
+            return;
+        case FN_LOG: case FN_LOG2: case FN_SQRT: case FN_RSQRT: case FN_ABS: case FN_TANH: {
+            static const char *const nm[] = {[FN_LOG] = "__logf", [FN_LOG2] = "__log2f", [FN_SQRT] = "sqrtf",
+                                              [FN_RSQRT] = "rsqrtf", [FN_ABS] = "fabsf", [FN_TANH] = "tanhf"};
+            sb_printf(b, "%s(", nm[x->fn]);
+            elem(e, b, A[0], c);
+            sb_putc(b, ')');
+            return;
+        }
+        default:
+            break;
+        }
+        scalar_expr(e, b, x, false);
+        return;
+    }
+    case EX_BINARY:
+        if (hoisted_name(e, x)) { /* tile / per_row vector: times the hoisted reciprocal */
+            sb_putc(b, '(');
+            elem(e, b, x->u.bin.l, c);
+            sb_printf(b, " * %s[%s])", hoisted_name(e, x), rowslot(e, c));
+            return;
+        }
+        sb_putc(b, '(');
+        elem(e, b, x->u.bin.l, c);
+        sb_printf(b, " %s ", binop_name[x->u.bin.op]);
+        elem(e, b, x->u.bin.r, c);
+        sb_putc(b, ')');
+        return;
+    case EX_UNARY:
+        sb_printf(b, "(%s", unop_name[x->u.un.op]);
+        elem(e, b, x->u.un.e, c);
+        sb_putc(b, ')');
+        return;
+    case EX_COND:
+        sb_putc(b, '(');
+        scalar_expr(e, b, x->u.cond.c, false);
+        sb_puts(b, " ? ");
+        elem(e, b, x->u.cond.a, c);
+        sb_puts(b, " : ");
+        elem(e, b, x->u.cond.b, c);
+        sb_putc(b, ')');
+        return;
+    default:
+        scalar_expr(e, b, x, false);
+        return;
+    }
+}
+
+Ctx tile_ctx(const PlanKernel *pk, const Type *t, const char *i) {
+    Ctx c = {.kind = t->kind == TY_TILE ? CX_TILE : t->layout == VL_COL ? CX_COLVEC : CX_ROWVEC, .cols = t->cols, .rwg = rows_wg(pk, t),
+             .per_wg = t->per_wg, .i = i};
+    return c;
+}
+
+/* the type x's tile values take: in the narrow last step, those of the score tile's copy */
+const Type *value_type(Em *e, const Expr *x) {
+    if (e->nar && x->ty.kind == TY_TILE && expr_mentions(x, e->nar->s)) return &e->nar->s_narrow->ty;
+    return &x->ty;
+}
+
+/* a column reduction into a per_col array (see plan_colred): the thread's rows, the 8 lanes of
+ * the warp with the same lane % 4 (3 shuffles), then the warps' partial results through the
+ * scratch buffer, read back in one order by every thread */
+static void hoist_col_reduction(Em *e, const Expr *x) {
+    const PlanKernel *pk = e->pk;
+    const Expr *src = x->u.call.args[0];
+    const Type *st = value_type(e, src);
+    int n = frag_count(pk, st), slots = st->cols / 4;
+    const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
+    const char *op = x->fn == FN_COLMAX ? "fmaxf" : x->fn == FN_COLMIN ? "fminf" : NULL;
+    const char *init = x->fn == FN_COLMAX ? "-TKC_INF" : x->fn == FN_COLMIN ? "TKC_INF" : "0.f";
+    need(e, "tkc_ptx.cuh", "named_barrier");
+    need(e, "tkc_ptx.cuh", "shared_f32");
+    L("float %s[%d];  // %s: the %d columns this thread holds (per_col slots)", name, slots, ast_expr_str(e->a, x), slots);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s;", slots, name, init);
+    Ctx c = tile_ctx(pk, st, "tkc_i");
+    L("#pragma unroll");
+    L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) {", n);
+    IN();
+    const char *v = elem_str(e, src, &c), *cs = colslot(e, &c);
+    if (op) L("%s[%s] = %s(%s[%s], %s);", name, cs, op, name, cs, v);
+    else L("%s[%s] += %s;", name, cs, v);
+    OUT();
+    L("}");
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // the 8 lanes of a warp with the same lane %% 4 hold a column", slots);
+    IN();
+    for (int s = 4; s <= 16; s *= 2) {
+        if (op) L("%s[tkc_r] = %s(%s[tkc_r], __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d));", name, op, name, name, s);
+        else L("%s[tkc_r] += __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d);", name, name, s);
+    }
+    OUT();
+    L("}");
+    const PlanBuf *sb = &pk->bufs.v[pk->colred_buf];
+    const PlanNamedBar *nb = &pk->nbars.v[st->per_wg ? pk->colred_wg_bar : pk->colred_bar];
+    int parts = st->per_wg ? 4 : 4 * pk->consumers, pitch = sb->cols * 4;
+    const char *base = st->per_wg ? arena_printf(e->a, "%s_smem + (uint32_t)wg * %d", sb->name, 4 * pitch)
+                                  : arena_printf(e->a, "%s_smem", sb->name);
+    const char *bar = st->per_wg ? arena_printf(e->a, "%d + wg", nb->id) : arena_printf(e->a, "%d", nb->id);
+    const char *warp = st->per_wg ? "tkc_warp" : "(wg * 4 + tkc_warp)";
+    L("{  // the partial results of %d warps meet in '%s' (named barrier %s: %s)", parts, sb->name, nb->name, nb->why);
+    IN();
+    L("const uint32_t tkc_cb = %s;", base);
+    L("tkc_bar_sync(%s, %d);  // every thread has read the last reduction's partial results", bar, nb->threads);
+    L("if (tkc_lane < 4) {");
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r)", slots);
+    L("    tkc_st_shared_f32(tkc_cb + (uint32_t)(%s * %d + (8 * (tkc_r >> 1) + tkc_lcol + (tkc_r & 1)) * 4), %s[tkc_r]);", warp,
+      pitch, name);
+    OUT();
+    L("}");
+    L("tkc_bar_sync(%s, %d);", bar, nb->threads);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", slots);
+    IN();
+    L("const uint32_t tkc_ca = tkc_cb + (uint32_t)(8 * (tkc_r >> 1) + tkc_lcol + (tkc_r & 1)) * 4;");
+    L("float tkc_s = tkc_ld_shared_f32(tkc_ca);");
+    L("#pragma unroll");
+    L("for (int tkc_w = 1; tkc_w < %d; ++tkc_w) tkc_s %s tkc_ld_shared_f32(tkc_ca + (uint32_t)tkc_w * %d)%s;", parts,
+      op ? arena_printf(e->a, "= %s(tkc_s,", op) : "+=", pitch, op ? ")" : "");
+    L("%s[tkc_r] = tkc_s;", name);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
+}
+
+/* row reductions inside x, and reciprocals of per_row divisors, are computed first into small
+ * arrays, one per expression */
+void hoist_row_values(Em *e, const Expr *x) {
+    if (!x) return;
+    switch (x->kind) {
+    case EX_CALL:
+        for (int i = 0; i < x->u.call.nargs; i++) hoist_row_values(e, x->u.call.args[i]);
+        if (x->fn == FN_COLMAX || x->fn == FN_COLMIN || x->fn == FN_COLSUM) hoist_col_reduction(e, x);
+        if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM) {
+            const Expr *src = x->u.call.args[0];
+            const PlanKernel *pk = e->pk;
+            const Type *st = value_type(e, src);
+            int n = frag_count(pk, st), slots = 2 * (rows_wg(pk, st) / 64);
+            const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
+            const char *op = x->fn == FN_ROWMAX ? "fmaxf" : x->fn == FN_ROWMIN ? "fminf" : NULL;
+            const char *init = x->fn == FN_ROWMAX ? "-TKC_INF" : x->fn == FN_ROWMIN ? "TKC_INF" : "0.f";
+            L("float %s[%d];  // %s", name, slots, ast_expr_str(e->a, x));
+            L("#pragma unroll");
+            L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s;", slots, name, init);
+            Ctx c = tile_ctx(pk, st, "tkc_i");
+            L("#pragma unroll");
+            L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) {", n);
+            IN();
+            const char *v = elem_str(e, src, &c), *rs = rowslot(e, &c);
+            if (op) L("%s[%s] = %s(%s[%s], %s);", name, rs, op, name, rs, v);
+            else L("%s[%s] += %s;", name, rs, v);
+            OUT();
+            L("}");
+            bool lazy = false;
+            for (int k = 0; k < pk->lazy_rowsums.n; k++) lazy |= pk->lazy_rowsums.v[k] == x;
+            if (lazy) {
+                L("// each lane's partial sums: finish adds the quad's four");
+            } else {
+                L("#pragma unroll");
+                L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // the 4 lanes of a quad hold one row", slots);
+                IN();
+                for (int s = 1; s <= 2; s *= 2) {
+                    if (op) L("%s[tkc_r] = %s(%s[tkc_r], __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d));", name, op, name, name, s);
+                    else L("%s[tkc_r] += __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d);", name, name, s);
+                }
+                OUT();
+                L("}");
+            }
+            vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
+        }
+        return;
+    case EX_BINARY:
+        hoist_row_values(e, x->u.bin.l);
+        hoist_row_values(e, x->u.bin.r);
+        if (x->u.bin.op == BIN_DIV && x->ty.kind == TY_TILE && x->u.bin.r->ty.kind == TY_VEC &&
+            x->u.bin.r->ty.layout == VL_ROW) {
+            /* a tile divided by a per_row vector: one reciprocal per row, then a product per element */
+            const Expr *v = x->u.bin.r;
+            int slots = frag_count(e->pk, &v->ty);
+            const char *name = arena_printf(e->a, "tkc_rcp%d", e->tmp++);
+            Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
+            L("float %s[%d];  // 1 / %s, once per row", name, slots, ast_expr_str(e->a, v));
+            L("#pragma unroll");
+            L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = 1.f / %s;", slots, name, elem_str(e, v, &c));
+            vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
+        }
+        return;
+    case EX_UNARY: hoist_row_values(e, x->u.un.e); return;
+    case EX_COND: hoist_row_values(e, x->u.cond.a); hoist_row_values(e, x->u.cond.b); return;
+    default: return;
+    }
+}
+
+/* ---- declarations of register values ----------------------------------------------------------- */
+
+const char *reg_decl(Em *e, const Symbol *y) {
+    const Type *t = &y->ty;
+    int n = frag_count(e->pk, t);
+    if (t->kind == TY_TILE && is16(t->dt))
+        return arena_printf(e->a, "uint32_t %s[%d];  // %s %s[%d, %d]: %d packed pairs per thread", y->name, n / 2,
+                            t->per_wg ? "per_wg" : "row-split", dtype_name[t->dt], t->rows, t->cols, n / 2);
+    if (t->kind == TY_TILE)
+        return arena_printf(e->a, "float %s[%d];  // %s %s[%d, %d]: %d values per thread", y->name, n,
+                            t->per_wg ? "per_wg" : "row-split", dtype_name[t->dt], t->rows, t->cols, n);
+    if (t->layout == VL_COL)
+        return arena_printf(e->a, "float %s[%d];  // %s[%d] per_col: the %d columns this thread holds, slot k = column "
+                            "8 (k / 2) + 2 (lane %% 4) + k %% 2", y->name, n, dtype_name[t->dt], t->rows, n);
+    return arena_printf(e->a, "float %s[%d];  // %s[%d] per_row: the %d rows this thread holds", y->name, n,
+                        dtype_name[t->dt], t->rows, n);
+}
+
+/* ---- statements ---------------------------------------------------------------------------------- */
+
+static const char *assign_rhs(Em *e, const Stmt *st, const char *cur, const Ctx *c) {
+    const char *v = elem_str(e, st->u.assign.rhs, c);
+    switch (st->u.assign.op) {
+    case AS_ADD: return arena_printf(e->a, "%s + %s", cur, v);
+    case AS_SUB: return arena_printf(e->a, "%s - %s", cur, v);
+    case AS_MUL: return arena_printf(e->a, "%s * %s", cur, v);
+    case AS_DIV: return arena_printf(e->a, "%s / %s", cur, v);
+    default: return v;
+    }
+}
+
+/* `dst op= expr` for a register tile or vector (or a column slice of a tile) */
+void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *decl_name, const Type *dt) {
+    const Expr *rhs = st->u.assign.rhs;
+    const char *name = decl_name;
+    int row0 = 0, col0 = 0, pcols = dt->cols;
+    const Type *vt = dt;
+    if (!name) {
+        if (lhs->kind == EX_INDEX) {
+            name = lhs->u.index.base->sym->name;
+            row0 = slice_lo(lhs, 0);
+            col0 = lhs->u.index.nargs > 1 ? slice_lo(lhs, 1) : 0;
+            pcols = lhs->u.index.base->ty.cols;
+            vt = &lhs->ty;
+        } else {
+            name = lhs->sym->name;
+            if (e->nar && lhs->sym == e->nar->s) {
+                name = e->nar->s_narrow->name;
+                vt = &e->nar->s_narrow->ty;
+                pcols = vt->cols;
+            }
+        }
+    }
+    e->hoisted.n = 0;
+    hoist_row_values(e, rhs);
+    int n = frag_count(e->pk, vt);
+    if (vt->kind == TY_TILE && is16(vt->dt)) {
+        const char *k = vt->dt == DT_BF16 ? "bf16" : "fp16";
+        need(e, "tkc_ptx.cuh", "math");
+        L("#pragma unroll");
+        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", n / 2);
+        IN();
+        Ctx c0 = tile_ctx(e->pk, vt, "(2 * tkc_p)"), c1 = tile_ctx(e->pk, vt, "(2 * tkc_p + 1)");
+        const char *dst = arena_printf(e->a, "%s[%s >> 1]", name, slice_index(e, &c0, pcols, row0, col0));
+        const char *v0 = assign_rhs(e, st, arena_printf(e->a, "tkc_%s_lo(%s)", k, dst), &c0);
+        const char *v1 = assign_rhs(e, st, arena_printf(e->a, "tkc_%s_hi(%s)", k, dst), &c1);
+        L("%s = tkc_pack_%s(%s, %s);", dst, k, v0, v1);
+        OUT();
+        L("}");
+        return;
+    }
+    const char *iv = vt->kind == TY_TILE ? "tkc_i" : "tkc_r";
+    Ctx c = tile_ctx(e->pk, vt, iv);
+    const char *dst = arena_printf(e->a, "%s[%s]", name,
+                                   vt->kind == TY_TILE ? slice_index(e, &c, pcols, row0, col0)
+                                                       : row0 ? arena_printf(e->a, "%s + %d", iv,
+                                                                             vt->layout == VL_COL ? row0 / 4 : row0 / 64 * 2)
+                                                              : iv);
+    L("#pragma unroll");
+    L("for (int %s = 0; %s < %d; ++%s) %s = %s;", iv, iv, n, iv, dst, assign_rhs(e, st, dst, &c));
+}

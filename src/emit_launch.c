@@ -1,0 +1,163 @@
+/* emit_launch.c - the extern "C" host launcher of each kernel: validates its arguments, builds
+ * the TMA tensor maps and launches. Part of the CUDA emitter (emit_int.h). */
+#include "emit_int.h"
+
+/* ---- the host launcher ---------------------------------------------------------------------------- */
+
+static const char *cu_dtype(DType d) {
+    switch (d) {
+    case DT_BF16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+    case DT_FP16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+    case DT_FP32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+    default: return "CU_TENSOR_MAP_DATA_TYPE_INT32";
+    }
+}
+
+void emit_launcher(Em *e) {
+    const PlanKernel *pk = e->pk;
+    const SemaKernel *sk = e->sk;
+    need(e, "tkc_ptx.cuh", "host");
+    const KernelApi *api = api_of(e->a, pk);
+    StrBuf sig;
+    sb_init(&sig);
+    api_c_params(&sig, api);
+    L("// Launches %s on stream. Strides count elements, one per dimension (NULL: contiguous); tensors", pk->name);
+    L("// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked");
+    L("// first: returns TKC_OK or a TKC_ERR_* code.");
+    L("extern \"C\" int tkc_%s(%s) {", pk->name, sig.s);
+    sb_free(&sig);
+    IN();
+    for (int i = 0; i < sk->dims.n; i++)
+        L("if (%s < 1 || %s > 2147483647LL) return TKC_ERR_DIM;", sk->dims.v[i]->name, sk->dims.v[i]->name);
+    for (int i = 0; i < sk->requires.n; i++)
+        L("if (!(%s)) return TKC_ERR_REQUIRE;  // require %s", scalar_str(e, sk->requires.v[i], true),
+          ast_expr_str(e->a, sk->requires.v[i]));
+    for (int i = 0; i < api->params.n; i++) {
+        const ApiParam *a = &api->params.v[i];
+        if (a->kind != API_TENSOR) continue;
+        int r = a->rank, eb = dtype_bytes[a->dt];
+        bool tma = a->tma;
+        StrBuf dims, shape;
+        sb_init(&dims);
+        sb_init(&shape);
+        for (int d = 0; d < r; d++) {
+            sb_printf(&dims, "%s(int64_t)%s", d ? ", " : "", scalar_str(e, a->dims[d].expr, true));
+            sb_printf(&shape, "%s%s", d ? ", " : "", ast_expr_str(e->a, a->dims[d].expr));
+        }
+        L("// %s: %s %s[%s]%s", a->name, argmode_name[a->mode], dtype_name[a->dt], shape.s,
+          tma ? ", moved by TMA: 16-byte aligned, rows of 16-byte multiples" : ", accessed by threads");
+        L("if (!%s) return TKC_ERR_NULL;", a->name);
+        L("if ((uintptr_t)%s %% %d) return TKC_ERR_ALIGN;", a->name, tma ? 16 : eb);
+        L("const int64_t %s_dims[%d] = {%s};", a->name, r, dims.s);
+        sb_free(&dims);
+        sb_free(&shape);
+        L("int64_t %s_st[%d];", a->name, r);
+        L("if (!tkc_strides(%s_st, %s_strides, %s_dims, %d, %d, %s)) return TKC_ERR_STRIDE;", a->name, a->name, a->name, r,
+          eb, tma ? "true" : "false");
+    }
+    L("// tensor maps");
+    for (int i = 0; i < pk->maps.n; i++) {
+        const PlanMap *m = &pk->maps.v[i];
+        const Arg *a = m->arg;
+        int r = m->rank;
+        StrBuf dims, str, box;
+        sb_init(&dims);
+        sb_init(&str);
+        sb_init(&box);
+        for (int d = 0; d < r; d++) {
+            sb_printf(&dims, "%s(uint64_t)%s_dims[%d]", d ? ", " : "", a->name, r - 1 - d);
+            sb_printf(&box, "%s%d", d ? ", " : "", m->box[d]);
+        }
+        for (int d = 1; d < r; d++) sb_printf(&str, "%s(uint64_t)%s_st[%d] * %d", d > 1 ? ", " : "", a->name, r - 1 - d, dtype_bytes[a->ts.dt]);
+        L("CUtensorMap %s;", m->name);
+        L("{");
+        IN();
+        L("const uint64_t dims[%d] = {%s};", r, dims.s);
+        if (r > 1) L("const uint64_t strides[%d] = {%s};", r - 1, str.s);
+        else L("const uint64_t strides[1] = {0};");
+        L("const uint32_t box[%d] = {%s};", r, box.s);
+        L("if (!tkc_make_map(&%s, %s, %d, %s, dims, strides, box, %d)) return TKC_ERR_TENSOR_MAP;", m->name, cu_dtype(a->ts.dt), r,
+          a->name, swizzle_tma_enum(m->swz));
+        OUT();
+        L("}");
+        sb_free(&dims);
+        sb_free(&str);
+        sb_free(&box);
+    }
+    StrBuf nt;
+    sb_init(&nt);
+    for (int i = 0; i < sk->axes.n; i++) sb_printf(&nt, "%s(long long)%s", i ? " * " : "", scalar_str(e, sk->axes.v[i]->extent, true));
+    L("const long long tiles = %s;", nt.s);
+    sb_free(&nt);
+    L("if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;");
+    L("// per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)");
+    L("static std::atomic<int> sm_count[64], smem_ready[64];");
+    L("int device = 0;");
+    L("if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;");
+    L("int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;");
+    L("if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;");
+    L("if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);");
+    L("if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {");
+    IN();
+    L("if (cudaFuncSetAttribute(tkc_%s_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %d) != cudaSuccess)", pk->name,
+      pk->smem_total);
+    L("    return TKC_ERR_LAUNCH;");
+    L("if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);");
+    OUT();
+    L("}");
+    for (int i = 0; i < pk->zeroed.n; i++) {
+        const Arg *a = pk->zeroed.v[i];
+        need(e, "tkc_ptx.cuh", "zero");
+        L("// %s is zeroed: cleared on the stream before the kernel runs", a->name);
+        L("if (!tkc_zero(%s, %s_dims, %s_st, %d, %d, (cudaStream_t)stream)) return TKC_ERR_LAUNCH;", a->name, a->name, a->name,
+          a->ts.ndims, dtype_bytes[a->ts.dt]);
+    }
+    StrBuf args;
+    sb_init(&args);
+    kernel_params(e, &args, false);
+    if (pk->cluster > 1) {
+        int c = pk->cluster;
+        L("cudaLaunchConfig_t cfg = {};");
+        L("cudaLaunchAttribute attr[1];");
+        L("attr[0].id = cudaLaunchAttributeClusterDimension;");
+        L("attr[0].val.clusterDim.x = %d;", c);
+        L("attr[0].val.clusterDim.y = 1;");
+        L("attr[0].val.clusterDim.z = 1;");
+        L("cfg.blockDim = dim3(%d);", pk->threads);
+        L("cfg.dynamicSmemBytes = %d;", pk->smem_total);
+        L("cfg.stream = (cudaStream_t)stream;");
+        L("cfg.attrs = attr;");
+        L("cfg.numAttrs = 1;");
+        const Expr *cx = sk->axes.v[pk->cluster_axis]->extent;
+        L("const long long units = tkc_h_cdiv(%s, %d) * (tiles / (%s));  // work tiles, one per cluster",
+          scalar_str(e, cx, true), c, scalar_str(e, cx, true));
+        if (pk->persistent) {
+            L("cfg.gridDim = dim3((unsigned)(units * %d));", c);
+            L("// how many clusters fit on the device at once, asked once per device");
+            L("static std::atomic<int> cluster_count[64];");
+            L("int clusters = device < 64 ? cluster_count[device].load(std::memory_order_relaxed) : 0;");
+            L("if (!clusters) {");
+            IN();
+            L("if (cudaOccupancyMaxActiveClusters(&clusters, tkc_%s_kernel, &cfg) != cudaSuccess || clusters < 1)", pk->name);
+            L("    clusters = sms / %d;", c);
+            L("if (device < 64) cluster_count[device].store(clusters, std::memory_order_relaxed);");
+            OUT();
+            L("}");
+            L("cfg.gridDim = dim3((unsigned)((units < clusters ? units : clusters) * %d));  // persistent: one block per SM", c);
+        } else {
+            L("cfg.gridDim = dim3((unsigned)(units * %d));  // one cluster per work tile", c);
+        }
+        L("(void)sms;");
+        L("if (cudaLaunchKernelEx(&cfg, tkc_%s_kernel, %s) != cudaSuccess) return TKC_ERR_LAUNCH;", pk->name, args.s);
+    } else {
+        if (pk->paired)
+            L("const unsigned grid = (unsigned)((tiles + 1) / 2 < sms ? (tiles + 1) / 2 : sms);  // persistent, tiles in pairs: one block per SM");
+        else if (pk->persistent) L("const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM");
+        else L("const unsigned grid = (unsigned)tiles;  // one block per work tile");
+        L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
+    }
+    sb_free(&args);
+    L("return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;");
+    OUT();
+    L("}");
+}

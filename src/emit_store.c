@@ -1,0 +1,613 @@
+/* emit_store.c - the CUDA emitter's stores and moves: vector and tile stores to global memory
+ * (direct, chunked, reductions), moves between registers and shared memory, relayouts through
+ * shared memory, and TMA stores from shared memory. Part of the CUDA emitter (emit_int.h). */
+#include "emit_int.h"
+
+static const char *global_offset(Em *e, const Symbol *t, const Expr *ix, const char *last) {
+    /* element offset of X[i0, ..., i_{n-2}, last] from the tensor's strides */
+    int n = ix->u.index.nargs;
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < n; i++) {
+        if (i) sb_puts(&b, " + ");
+        if (i == n - 1) sb_printf(&b, "%s * %s_st%d", last, t->name, i);
+        else sb_printf(&b, "(long long)%s * %s_st%d", scalar_str(e, ix->u.index.args[i].lo, false), t->name, i);
+    }
+    char *r = arena_strdup(e->a, b.s);
+    sb_free(&b);
+    return r;
+}
+
+/* a global move's tile (or vector) index as an element coordinate: at(r) is element r itself,
+ * any other index counts in units of the moved tile's size */
+static bool is_at(const Expr *x) { return x->kind == EX_CALL && x->fn == FN_AT; }
+
+const char *move_coord(Em *e, const Expr *x, int size) {
+    if (is_at(x)) return arena_printf(e->a, "(%s)", scalar_str(e, x->u.call.args[0], false));
+    return arena_printf(e->a, "%s * %d", scalar_str(e, x, false), size);
+}
+
+/* the element offset of a tile move's leading indices (all but the last two), each followed by
+ * " + ", or "" for a 2-d tensor */
+static const char *lead_offset(Em *e, const Symbol *t, const Expr *ix) {
+    StrBuf b;
+    sb_init(&b);
+    for (int d = 0; d < ix->u.index.nargs - 2; d++)
+        sb_printf(&b, "(long long)%s * %s_st%d + ", scalar_str(e, ix->u.index.args[d].lo, false), t->name, d);
+    const char *r = arena_strdup(e->a, b.s ? b.s : "");
+    sb_free(&b);
+    return r;
+}
+
+/* the conversion of an fp32 value to a 16-bit element */
+static const char *cvt16(DType dt) { return dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn"; }
+
+static void emit_vec_store(Em *e, const Stmt *st) {
+    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const Symbol *t = ix->u.index.base->sym;
+    const Arg *arg = e->sk->args.v[t->index];
+    int n = ix->u.index.nargs;
+    e->hoisted.n = 0;
+    hoist_row_values(e, rhs);
+    Ctx c = tile_ctx(e->pk, &rhs->ty, "tkc_r");
+    if (rhs->ty.layout == VL_COL) {
+        bool wg0 = false;
+        for (int i = 0; i < e->pk->col_stores_wg0.n; i++) wg0 |= e->pk->col_stores_wg0.v[i] == st;
+        if (wg0) L("if (wg == 0 && tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once");
+        else L("if (tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once");
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(e->pk, &rhs->ty));
+        IN();
+        L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, rhs->ty.rows), col_expr(e, &c, 0));
+        L("if (%stkc_gi < %s) %s[%s] = %s;", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+          scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"), elem_str(e, rhs, &c));
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+        return;
+    }
+    L("if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value");
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(e->pk, &rhs->ty));
+    IN();
+    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, rhs->ty.rows), row_expr(e, &c));
+    L("if (%stkc_gi < %s) %s[%s] = %s;", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+      scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"), elem_str(e, rhs, &c));
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
+/* `v <- X[...]`: each thread loads the entries of the register vector it holds (per_row: its rows,
+ * per_col: its columns) straight from global memory; entries past the tensor's end (or before its
+ * start, with at()) read 0 */
+void emit_vec_load(Em *e, const Stmt *st) {
+    const Expr *ix = st->u.assign.rhs, *lhs = st->u.assign.lhs;
+    const Symbol *t = ix->u.index.base->sym, *v = lhs->sym;
+    const Arg *arg = e->sk->args.v[t->index];
+    int n = ix->u.index.nargs;
+    Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
+    const char *idx = v->ty.layout == VL_COL ? col_expr(e, &c, 0) : row_expr(e, &c);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // each thread its own %s; past the end: 0", frag_count(e->pk, &v->ty),
+      v->ty.layout == VL_COL ? "columns" : "rows");
+    IN();
+    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, v->ty.rows), idx);
+    L("%s[tkc_r] = %stkc_gi < %s ? (float)tkc_load_f32(%s, %s) : 0.f;", v->name, is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+      scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"));
+    OUT();
+    L("}");
+}
+
+/* `v <- sv`: each thread reads the entries of the register vector it holds from the shared vector
+ * (per_row: its rows, per_col: its columns), widened to fp32 */
+void emit_vec_from_shared(Em *e, const Stmt *st) {
+    const Symbol *v = st->u.assign.lhs->sym, *sv = st->u.assign.rhs->sym;
+    int buf = -1;
+    for (int i = 0; i < e->pk->bufs.n; i++)
+        if (e->pk->bufs.v[i].sym == sv) buf = i;
+    const PlanBuf *b = &e->pk->bufs.v[buf];
+    Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
+    const char *idx = v->ty.layout == VL_COL ? col_expr(e, &c, 0) : row_expr(e, &c);
+    const char *ld = b->dt == DT_BF16 ? "tkc_ld_shared_bf16" : b->dt == DT_FP16 ? "tkc_ld_shared_fp16" : "tkc_ld_shared_f32";
+    need(e, "tkc_ptx.cuh", "shared_f32");
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s(%s + (uint32_t)%s * %d);  // each thread its own %s",
+      frag_count(e->pk, &v->ty), v->name, ld, buf_addr(e, buf, false), idx, dtype_bytes[b->dt],
+      v->ty.layout == VL_COL ? "columns" : "rows");
+}
+
+static const PlanStore *store_of(const PlanKernel *pk, const Stmt *st) {
+    for (int i = 0; i < pk->stores.n; i++)
+        if (pk->stores.v[i].st == st) return &pk->stores.v[i];
+    return NULL;
+}
+
+/* a register tile straight to global memory (staging = 0): each thread writes the pairs of
+ * neighbouring columns it holds, as one 32-bit store when the tensor's layout allows (last stride
+ * 1, the other strides even, a 4-byte aligned base), else element by element; rows and columns
+ * past the tensor's end are skipped */
+static void emit_direct_store(Em *e, const Stmt *st) {
+    const PlanKernel *pk = e->pk;
+    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const Symbol *tn = ix->u.index.base->sym;
+    const Arg *arg = e->sk->args.v[tn->index];
+    const Type *t = &rhs->ty;
+    int n = ix->u.index.nargs;
+    bool wide = !is16(t->dt);
+    need(e, "tkc_ptx.cuh", "math");
+    if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
+    e->hoisted.n = 0;
+    hoist_row_values(e, rhs);
+    const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
+    const char *ct = wide ? "float" : t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
+    const char *cvt = wide ? "" : cvt16(t->dt);
+    L("{");
+    IN();
+    L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ix->u.index.args[n - 2].lo, t->rows));
+    L("const long long tkc_c0 = (long long)%s;", move_coord(e, ix->u.index.args[n - 1].lo, t->cols));
+    StrBuf pc;
+    sb_init(&pc);
+    sb_printf(&pc, "%s_st%d == 1 && ((uintptr_t)%s & %d) == 0", tn->name, n - 1, tn->name, wide ? 7 : 3);
+    for (int d = 0; d < n - 1; d++) sb_printf(&pc, " && %s_st%d %% 2 == 0", tn->name, d);
+    L("const bool tkc_pairs = %s;  // two elements per %d-byte store", pc.s, wide ? 8 : 4);
+    L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", ct, tn->name, lead_offset(e, tn, ix), tn->name, n - 2,
+      tn->name, n - 1);
+    sb_free(&pc);
+    Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
+    L("#pragma unroll");
+    L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", frag_count(pk, t) / 2);
+    IN();
+    L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
+    L("const float tkc_x0 = %s, tkc_x1 = %s;", elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
+    const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
+    L("if (%stkc_r0 + tkc_r >= %s) continue;", is_at(ix->u.index.args[n - 2].lo) ? "tkc_r0 + tkc_r < 0 || " : "", rows);
+    L("%s *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", ct, tn->name, n - 2, tn->name, n - 1);
+    L("if (tkc_pairs && tkc_c0 + tkc_c + 1 < %s) {", cols);
+    IN();
+    if (wide) L("*reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);");
+    else L("*reinterpret_cast<uint32_t *>(tkc_q) = tkc_pack_%s(tkc_x0, tkc_x1);", k);
+    OUT();
+    L("} else {");
+    IN();
+    L("if (tkc_c0 + tkc_c < %s) tkc_q[0] = %s(tkc_x0);", cols, cvt);
+    L("if (tkc_c0 + tkc_c + 1 < %s) tkc_q[%s_st%d] = %s(tkc_x1);", cols, tn->name, n - 1, cvt);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
+/* an atomic add from registers into global memory (`G[...] += x`): each thread adds the elements
+ * it holds with red.global.add.f32 (.bf16, .f16), a tile's neighbouring column pairs as one
+ * red.global.add.v2.f32 (.bf16x2, .f16x2) where the address is aligned and the columns adjacent; rows and
+ * columns past the tensor's end (or before its start, for at()) are skipped. A per_wg value, which
+ * every warpgroup holds whole, is added by the first warpgroup only. */
+static void emit_red(Em *e, const Stmt *st) {
+    const PlanKernel *pk = e->pk;
+    const PlanStore *ps = store_of(pk, st);
+    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const Symbol *tn = ix->u.index.base->sym;
+    const Arg *arg = e->sk->args.v[tn->index];
+    const Type *t = &rhs->ty;
+    int n = ix->u.index.nargs;
+    need(e, "tkc_ptx.cuh", "red");
+    /* 16-bit elements: the values are computed in fp32 and rounded by the add (the explicit
+     * conversion of the whole value is implied, as in a store) */
+    bool h16 = is16(t->dt);
+    const char *k = t->dt == DT_BF16 ? "bf16" : "fp16", *ct = t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
+    if (h16) need(e, "tkc_ptx.cuh", "math");
+    if (h16 && rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
+    const char *add1 = h16 ? arena_printf(e->a, "tkc_red_add_%s", k) : "tkc_red_add_f32";
+    e->hoisted.n = 0;
+    hoist_row_values(e, rhs);
+    const char *wg0 = ps && ps->wg0_only ? "wg == 0 && " : "";
+    if (t->kind == TY_VEC) {
+        Ctx c = tile_ctx(pk, t, "tkc_r");
+        L("if (%s(tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value", wg0);
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(pk, t));
+        IN();
+        L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->rows), row_expr(e, &c));
+        L("if (%stkc_gi < %s) %s(%s + %s, %s);", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+          scalar_str(e, arg->ts.dims[n - 1], false), add1, tn->name, global_offset(e, tn, ix, "tkc_gi"), elem_str(e, rhs, &c));
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+        return;
+    }
+    const Expr *ri = ix->u.index.args[n - 2].lo, *ci = ix->u.index.args[n - 1].lo;
+    L("%s{", ps && ps->wg0_only ? "if (wg == 0) " : "");
+    IN();
+    L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ri, t->rows));
+    L("const long long tkc_c0 = (long long)%s;", move_coord(e, ci, t->cols));
+    L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", h16 ? ct : "float", tn->name, lead_offset(e, tn, ix),
+      tn->name, n - 2, tn->name, n - 1);
+    if (h16)
+        L("const bool tkc_pairs = %s_st%d == 1 && %s_st%d %% 2 == 0 && ((uintptr_t)tkc_base & 3) == 0;  // two %s per red.%sx2",
+          tn->name, n - 1, tn->name, n - 2, k, t->dt == DT_BF16 ? "bf16" : "f16");
+    else
+        L("const bool tkc_pairs = %s_st%d == 1 && %s_st%d %% 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two fp32 per red.v2",
+          tn->name, n - 1, tn->name, n - 2);
+    Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
+    const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
+    L("#pragma unroll");
+    L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", frag_count(pk, t) / 2);
+    IN();
+    L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
+    L("const float tkc_x0 = %s, tkc_x1 = %s;", elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
+    L("if (%stkc_r0 + tkc_r >= %s) continue;", is_at(ri) ? "tkc_r0 + tkc_r < 0 || " : "", rows);
+    L("%s *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", h16 ? ct : "float", tn->name, n - 2, tn->name, n - 1);
+    const char *lo = is_at(ci) ? "tkc_c0 + tkc_c >= 0 && " : "", *lo1 = is_at(ci) ? "tkc_c0 + tkc_c + 1 >= 0 && " : "";
+    L("if (tkc_pairs && %stkc_c0 + tkc_c + 1 < %s) {", lo, cols);
+    IN();
+    if (h16) L("tkc_red_add_%sx2(tkc_q, tkc_pack_%s(tkc_x0, tkc_x1));", k, k);
+    else L("tkc_red_add_v2_f32(tkc_q, tkc_x0, tkc_x1);");
+    OUT();
+    L("} else {");
+    IN();
+    L("if (%stkc_c0 + tkc_c < %s) %s(tkc_q, tkc_x0);", lo, cols, add1);
+    L("if (%stkc_c0 + tkc_c + 1 < %s) %s(tkc_q + %s_st%d, tkc_x1);", lo1, cols, add1, tn->name, n - 1);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
+/* a tile stored at(row) may start above the tensor (a negative row), and TMA stores need
+ * non-negative coordinates: such a 64-row chunk is written by the threads, element by element,
+ * skipping the rows that do not exist; the warpgroup then skips the chunk's TMA store. Emitted
+ * only where the row is not provably >= 0 (never_negative): the path is slow to have in a
+ * kernel even when it never runs (attention measured 8% slower with it, bench/RESULTS.md) */
+static void emit_chunk_above(Em *e, const Stmt *st, const Expr *rhs, int W) {
+    const PlanKernel *pk = e->pk;
+    const Expr *ix = st->u.assign.lhs;
+    const Symbol *tn = ix->u.index.base->sym;
+    const Arg *arg = e->sk->args.v[tn->index];
+    const Type *t = &st->u.assign.rhs->ty;
+    int n = ix->u.index.nargs, half = t->cols / 2;
+    Ctx c = tile_ctx(pk, t, "tkc_f");
+    L("if (tkc_r0 + tkc_rb * 64 < 0) {  // above the tensor: TMA stores need non-negative coordinates, so the threads write the rows that exist");
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_j = 0; tkc_j < %d; ++tkc_j) {", W / 2);
+    IN();
+    L("const int tkc_f = tkc_rb * %d + tkc_ch * %d + tkc_j;", half, W / 2);
+    L("const long long tkc_gr = (long long)%s + %s, tkc_gc = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 2].lo, t->rows),
+      row_expr(e, &c), move_coord(e, ix->u.index.args[n - 1].lo, t->cols), col_expr(e, &c, 0));
+    L("if (tkc_gr >= 0 && tkc_gr < %s && tkc_gc < %s)", scalar_str(e, arg->ts.dims[n - 2], false), scalar_str(e, arg->ts.dims[n - 1], false));
+    L("    %s[%stkc_gr * %s_st%d + tkc_gc * %s_st%d] = %s(%s);", tn->name, lead_offset(e, tn, ix), tn->name, n - 2, tn->name,
+      n - 1, cvt16(t->dt), elem_str(e, rhs, &c));
+    OUT();
+    L("}");
+    L("continue;");
+    OUT();
+    L("}");
+}
+
+/* a register tile to global memory: 64-row chunks through the warpgroup's two staging
+ * buffers (stmatrix into the swizzled layout, proxy fence, TMA store) */
+static void emit_tile_store(Em *e, const Stmt *st) {
+    const PlanKernel *pk = e->pk;
+    const PlanStore *ps = store_of(pk, st);
+    if (ps->direct) {
+        emit_direct_store(e, st);
+        return;
+    }
+    const PlanMap *m = &pk->maps.v[ps->map];
+    const PlanBuf *sb = &pk->bufs.v[pk->staging_buf];
+    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const Type *t = &rhs->ty;
+    int n = ix->u.index.nargs, rwg = rows_wg(pk, t), W = ps->chunk_cols;
+    int nch = t->cols / W, nrb = rwg / 64, half = t->cols / 2;
+    int span = W * 2;
+    need(e, "tkc_ptx.cuh", "tma_store");
+    need(e, "tkc_ptx.cuh", "stmatrix");
+    need(e, "tkc_ptx.cuh", "named_barrier");
+    need(e, "tkc_ptx.cuh", "math");
+    /* the pack rounds to 16 bits, so an explicit conversion of the whole value is implied */
+    if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
+    e->hoisted.n = 0;
+    hoist_row_values(e, rhs);
+    const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
+    L("{");
+    IN();
+    L("const int tkc_r0 = %s%s;  // first row of this warpgroup's part", move_coord(e, ix->u.index.args[n - 2].lo, t->rows),
+      t->per_wg ? "" : arena_printf(e->a, " + wg * %d", rwg));
+    L("const int tkc_c0 = %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->cols));
+    L("// this lane's stmatrix row address inside a 64 x %d chunk (%s swizzle)", W, swizzle_name(sb->swz));
+    L("const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);");
+    L("#pragma unroll");
+    L("for (int tkc_rb = 0; tkc_rb < %d; ++tkc_rb) {", nrb);
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_ch = 0; tkc_ch < %d; ++tkc_ch) {", nch);
+    IN();
+    if (ps->may_start_above) emit_chunk_above(e, st, rhs, W);
+    if (pk->staging_per_wg == 2) {
+        L("const uint32_t tkc_buf = %s_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * %d;", sb->name, sb->bytes);
+        L("if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it");
+    } else {
+        L("const uint32_t tkc_buf = %s_smem + (uint32_t)wg * %d;", sb->name, sb->bytes);
+        L("if (tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // the previous store has read the buffer");
+    }
+    L("tkc_bar_sync(%d + wg, 128);", pk->nbars.v[pk->nbar_staging].id);
+    L("#pragma unroll");
+    L("for (int tkc_g = 0; tkc_g < %d; ++tkc_g) {", W / 16);
+    IN();
+    L("const int tkc_f = tkc_rb * %d + tkc_ch * %d + tkc_g * 8;  // first value of this 16-column group", half, W / 2);
+    const char *vals[8];
+    for (int j = 0; j < 8; j++) {
+        Ctx c = tile_ctx(pk, t, arena_printf(e->a, "(tkc_f + %d)", j));
+        vals[j] = elem_str(e, rhs, &c);
+    }
+    for (int j = 0; j < 4; j++) L("const uint32_t tkc_v%d = tkc_pack_%s(%s, %s);", j, k, vals[2 * j], vals[2 * j + 1]);
+    L("const uint32_t tkc_o = (uint32_t)(tkc_srow * %d + (16 * tkc_g + 8 * (tkc_lane >> 4)) * 2);", span);
+    if (sb->swz == SWZ_128) L("tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 7u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);");
+    else if (sb->swz == SWZ_64) L("tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 3u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);");
+    else L("tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 1u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);");
+    OUT();
+    L("}");
+    L("tkc_fence_proxy_async();  // make the chunk visible to the TMA engine");
+    L("tkc_bar_sync(%d + wg, 128);", pk->nbars.v[pk->nbar_staging].id);
+    L("if (tkc_wg_thread == 0) {");
+    IN();
+    StrBuf co;
+    sb_init(&co);
+    sb_printf(&co, "tkc_c0 + tkc_ch * %d, tkc_r0 + tkc_rb * 64", W);
+    for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+    L("tkc_tma_store_%dd(&%s, %s, tkc_buf);", m->rank, m->name, co.s);
+    sb_free(&co);
+    L("tkc_bulk_commit();");
+    OUT();
+    L("}");
+    L("++tkc_st_cnt;");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
+/* ---- moves between registers and shared memory ------------------------------------------------- */
+
+/* the tkc_tile_offset arguments of a shared tile: rows, cols, element bytes, swizzle span */
+static const char *tile_shape_args(Em *e, const PlanBuf *b) {
+    need(e, "tkc_layout.cuh", "tile_offset");
+    return arena_printf(e->a, "%d, %d, %d, %d", b->rows, b->cols, dtype_bytes[b->dt], swizzle_bytes(b->swz));
+}
+
+/* the register side's first row in the shared tile: this warpgroup's part of a row-split tile */
+static const char *move_row0(Em *e, const Type *t) {
+    return t->per_wg ? "0" : arena_printf(e->a, "wg * %d", rows_wg(e->pk, t));
+}
+
+/* shared -> registers. 16-bit tiles: ldmatrix.x4 per 16 x 16 block, straight into the packed
+ * pairs of the accumulator layout (or unpacked into an fp32 tile); fp32 tiles: one 8-byte
+ * shared load per pair of neighbouring columns */
+void emit_move_s2r(Em *e, const PlanMove *m) {
+    const PlanKernel *pk = e->pk;
+    const PlanBuf *b = &pk->bufs.v[m->buf];
+    const Type *t = m->rt;
+    const Symbol *dst = m->reg;
+    int pcols = dst->ty.cols, n = frag_count(pk, t);
+    const char *src = buf_addr(e, m->buf, false), *shape = tile_shape_args(e, b);
+    L("{");
+    IN();
+    L("const uint32_t tkc_src = %s;  // %s: %s swizzle", src, b->name, swizzle_name(b->swz));
+    if (m->path == MP_LDMATRIX) {
+        need(e, "tkc_ptx.cuh", "ldmatrix");
+        int half = t->cols / 2;
+        L("// lane l addresses row l %% 8 of 8x8 matrix l / 8 of each 16 x 16 block");
+        L("const int tkc_mr = %s + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);",
+          move_row0(e, t));
+        L("#pragma unroll");
+        L("for (int tkc_rb = 0; tkc_rb < %d; ++tkc_rb) {", rows_wg(pk, t) / 64);
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_g = 0; tkc_g < %d; ++tkc_g) {", t->cols / 16);
+        IN();
+        L("const int tkc_f = tkc_rb * %d + tkc_g * 8;  // the block's first value", half);
+        L("const uint32_t tkc_a = tkc_src + tkc_tile_offset(%s, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);", shape);
+        Ctx c = tile_ctx(pk, t, "tkc_f");
+        const char *pi = parent_index(e, &c, pcols, m->col0);
+        /* a move does not convert (sema): the packed pairs land as they are */
+        L("const int tkc_q = %s >> 1;", pi);
+        L("tkc_ldmatrix_x4(tkc_a, %s[tkc_q], %s[tkc_q + 1], %s[tkc_q + 2], %s[tkc_q + 3]);", dst->name, dst->name, dst->name,
+          dst->name);
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+    } else {
+        need(e, "tkc_ptx.cuh", "shared_v2");
+        Ctx c = tile_ctx(pk, t, "(2 * tkc_p)");
+        L("#pragma unroll");
+        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", n / 2);
+        IN();
+        L("float tkc_x, tkc_y;");
+        L("tkc_lds_v2(tkc_src + tkc_tile_offset(%s, %s, %s), tkc_x, tkc_y);", shape, row_expr(e, &c), col_expr(e, &c, 0));
+        const char *pi = parent_index(e, &c, pcols, m->col0);
+        L("%s[%s] = tkc_x;", dst->name, pi);
+        L("%s[%s + 1] = tkc_y;", dst->name, pi);
+        OUT();
+        L("}");
+    }
+    OUT();
+    L("}");
+}
+
+/* registers -> shared: the value is computed per element in the accumulator layout; 16-bit
+ * tiles get stmatrix.x4 per 16 x 16 block, fp32 tiles one 8-byte store per pair of columns */
+void emit_move_r2s(Em *e, const PlanMove *m) {
+    const PlanKernel *pk = e->pk;
+    const PlanBuf *b = &pk->bufs.v[m->buf];
+    const Type *t = m->rt;
+    const Expr *rhs = m->st->u.assign.rhs;
+    if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0]; /* the pack rounds */
+    e->hoisted.n = 0;
+    hoist_row_values(e, rhs);
+    const char *dst = buf_addr(e, m->buf, false), *shape = tile_shape_args(e, b);
+    L("%s{%s", m->wg0_only ? "if (wg == 0) " : "", m->wg0_only ? "  // a per_wg value: every warpgroup holds it, the first writes it" : "");
+    IN();
+    L("const uint32_t tkc_dst = %s;  // %s: %s swizzle", dst, b->name, swizzle_name(b->swz));
+    if (m->path == MP_STMATRIX) {
+        need(e, "tkc_ptx.cuh", "stmatrix");
+        need(e, "tkc_ptx.cuh", "math");
+        const char *k = b->dt == DT_BF16 ? "bf16" : "fp16";
+        int half = t->cols / 2;
+        L("const int tkc_mr = %s + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);",
+          move_row0(e, t));
+        L("#pragma unroll");
+        L("for (int tkc_rb = 0; tkc_rb < %d; ++tkc_rb) {", rows_wg(pk, t) / 64);
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_g = 0; tkc_g < %d; ++tkc_g) {", t->cols / 16);
+        IN();
+        L("const int tkc_f = tkc_rb * %d + tkc_g * 8;  // the block's first value", half);
+        const char *vals[8];
+        for (int j = 0; j < 8; j++) {
+            Ctx c = tile_ctx(pk, t, arena_printf(e->a, "(tkc_f + %d)", j));
+            vals[j] = elem_str(e, rhs, &c);
+        }
+        for (int j = 0; j < 4; j++) L("const uint32_t tkc_v%d = tkc_pack_%s(%s, %s);", j, k, vals[2 * j], vals[2 * j + 1]);
+        L("tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(%s, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, "
+          "tkc_v3);",
+          shape);
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+    } else {
+        need(e, "tkc_ptx.cuh", "shared_v2");
+        Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
+        L("#pragma unroll");
+        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p)", frag_count(pk, t) / 2);
+        L("    tkc_sts_v2(tkc_dst + tkc_tile_offset(%s, %s, %s), %s, %s);", shape, row_expr(e, &c0), col_expr(e, &c0, 0),
+          elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
+    }
+    OUT();
+    L("}");
+}
+
+/* the relayout reads and the vector write (lower.c, relayouts) */
+void emit_move_relayout(Em *e, const PlanMove *m) {
+    const PlanKernel *pk = e->pk;
+    const PlanBuf *b = &pk->bufs.v[m->buf];
+    const char *base = buf_addr(e, m->buf, false);
+    need(e, "tkc_ptx.cuh", "shared_f32");
+    const char *ld = b->dt == DT_BF16 ? "tkc_ld_shared_bf16" : b->dt == DT_FP16 ? "tkc_ld_shared_fp16" : "tkc_ld_shared_f32";
+    switch (m->path) {
+    case MP_STS_VEC: {
+        const Symbol *v = m->st->u.assign.rhs->sym;
+        Ctx c = tile_ctx(pk, &v->ty, "tkc_r");
+        bool col = v->ty.layout == VL_COL;
+        const char *who = col ? "wg == 0 && tkc_warp == 0 && tkc_lane < 4"
+                              : v->ty.per_wg && pk->consumers > 1 ? "wg == 0 && (tkc_lane & 3) == 0" : "(tkc_lane & 3) == 0";
+        L("if (%s) {  // one thread per %s", who, col ? "column" : "row");
+        IN();
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) tkc_st_shared_f32(%s + (uint32_t)%s * 4, %s[tkc_r]);", frag_count(pk, &v->ty), base,
+          col ? col_expr(e, &c, 0) : row_expr(e, &c), v->name);
+        OUT();
+        L("}");
+        return;
+    }
+    case MP_LDS_VEC: emit_vec_from_shared(e, m->st); return;
+    case MP_LDS_LINE: {
+        const Symbol *v = m->reg;
+        Ctx c = tile_ctx(pk, &v->ty, "tkc_r");
+        const char *at = m->line_col ? arena_printf(e->a, "%s, %d", row_expr(e, &c), m->line)
+                                     : arena_printf(e->a, "%d, %s", m->line, col_expr(e, &c, 0));
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s(%s + tkc_tile_offset(%s, %s));  // %s %d", frag_count(pk, &v->ty),
+          v->name, ld, base, tile_shape_args(e, b), at, m->line_col ? "column" : "row", m->line);
+        return;
+    }
+    case MP_LDS_T: {
+        const Symbol *t = m->reg;
+        int n = frag_count(pk, &t->ty);
+        Ctx c0 = tile_ctx(pk, &t->ty, "(2 * tkc_p)"), c1 = tile_ctx(pk, &t->ty, "(2 * tkc_p + 1)");
+        const char *shape = tile_shape_args(e, b);
+        L("#pragma unroll");
+        L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {  // element (r, c) of the transpose is (c, r) of '%s'", n / 2, b->name);
+        IN();
+        L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
+        L("const float tkc_x = %s(%s + tkc_tile_offset(%s, tkc_c, tkc_r));", ld, base, shape);
+        L("const float tkc_y = %s(%s + tkc_tile_offset(%s, tkc_c + 1, tkc_r));", ld, base, shape);
+        (void)c1;
+        if (is16(t->ty.dt)) {
+            need(e, "tkc_ptx.cuh", "math");
+            L("%s[tkc_p] = tkc_pack_%s(tkc_x, tkc_y);", t->name, t->ty.dt == DT_BF16 ? "bf16" : "fp16");
+        } else {
+            L("%s[2 * tkc_p] = tkc_x;", t->name);
+            L("%s[2 * tkc_p + 1] = tkc_y;", t->name);
+        }
+        OUT();
+        L("}");
+        return;
+    }
+    default: return;
+    }
+}
+
+/* a shared tile to global memory by TMA (a store or a reduce-add), one box per swizzle atom,
+ * issued by the first thread of the first consumer warpgroup */
+static void emit_tma_store_shared(Em *e, const PlanStore *ps) {
+    const PlanKernel *pk = e->pk;
+    const PlanBuf *b = &pk->bufs.v[ps->buf];
+    const PlanMap *m = &pk->maps.v[ps->map];
+    const Expr *ix = ps->st->u.assign.lhs;
+    int n = ix->u.index.nargs;
+    bool add = ps->path == SP_TMA_ADD;
+    need(e, "tkc_ptx.cuh", "tma_store");
+    if (add) need(e, "tkc_ptx.cuh", "tma_reduce");
+    L("if (wg == 0 && tkc_wg_thread == 0) {  // %d %s of %d x %d", b->natoms, add ? (b->natoms == 1 ? "reduce-add" : "reduce-adds") : (b->natoms == 1 ? "box" : "boxes"),
+      m->box[1], m->box[0]);
+    IN();
+    const char *src = buf_addr(e, ps->buf, false);
+    int box_bytes = b->rows * b->atom_cols * dtype_bytes[b->dt];
+    for (int a = 0; a < b->natoms; a++) {
+        StrBuf co;
+        sb_init(&co);
+        if (b->is_vec) {
+            sb_printf(&co, "%s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols));
+            for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+        } else {
+            sb_printf(&co, "%s + %d, %s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols), a * b->atom_cols,
+                      move_coord(e, ix->u.index.args[n - 2].lo, b->rows));
+            for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+        }
+        L("tkc_tma_%s_%dd(&%s, %s, %s%s);", add ? "add" : "store", m->rank, m->name, co.s, src,
+          a ? arena_printf(e->a, " + %d", a * box_bytes) : "");
+        sb_free(&co);
+    }
+    L("tkc_bulk_commit();");
+    if (b->kind == BUF_RING || b->kind == BUF_ONCE)
+        L("tkc_bulk_wait_read<0>();  // the TMA store has read '%s' before its stage is released", b->name);
+    OUT();
+    L("}");
+}
+
+void emit_store(Em *e, const POp *o) {
+    const PlanStore *ps = &e->pk->stores.v[o->store];
+    const Stmt *st = ps->st;
+    L("// %s  [%s]", plan_stmt_line(e, st), storepath_name[ps->path]);
+    switch (ps->path) {
+    case SP_STAGED: case SP_DIRECT: emit_tile_store(e, st); return;
+    case SP_VECTOR: emit_vec_store(e, st); return;
+    case SP_TMA: case SP_TMA_ADD: emit_tma_store_shared(e, ps); return;
+    case SP_RED: emit_red(e, st); return;
+    }
+}
