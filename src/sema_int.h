@@ -1,0 +1,66 @@
+/* sema_int.h - the semantic checks' private interface, shared by their files (sema.c,
+ * sema_expr.c, sema_stmt.c): the Sema state and scopes, the type helpers, and the checks more
+ * than one file uses, grouped by the file that defines them. Not for use outside the checks: the
+ * public interface is sema.h. */
+#ifndef TKC_SEMA_INT_H
+#define TKC_SEMA_INT_H
+
+#include "sema.h"
+
+typedef struct Scope {
+    Vec(Symbol *) syms;
+    struct Scope *parent;
+} Scope;
+
+typedef struct Sema {
+    Arena *a;
+    Diag *d;
+    Program *prog;
+    Scope global;
+    Scope *scope;
+    SemaKernel *sk;
+    bool in_block;
+    BlockKind bk;
+    bool kernel_let;        /* checking a kernel-level let: element reads of tensors allowed */
+    bool matmul_ok;         /* the expression being checked may be a matrix product */
+    bool at_ok;             /* the expression being checked is a tile (vector) index of a global move */
+    Symbol *builtin[5];
+    Vec(Symbol *) assigned; /* reg symbols assigned so far, in block order */
+    Vec(Symbol *) g2s;      /* shared symbols loaded by TMA, with the block kind in g2s_bk */
+    int depth;              /* expression nesting */
+    int wg_branch;          /* inside an if whose condition depends on wg */
+    bool too_deep;
+    Vec(int) g2s_bk;
+} Sema;
+
+/* sema.c */
+Symbol *lookup(Sema *s, const char *name);
+Symbol *new_sym(Sema *s, SymKind k, const char *name, Span sp);
+const char *symkind_desc(SymKind k);
+bool declare(Sema *s, Symbol *y);
+void push_scope(Sema *s, Scope *sc);
+void pop_scope(Sema *s);
+const char *suggest(Sema *s, const char *name);
+Type ty_err(void);
+Type ty_int(void);
+Type ty_float(void);
+Type ty_bool(void);
+Type ty_tile(MemSpace sp, DType dt, int r, int c);
+Type ty_vec(MemSpace sp, DType dt, int n, VecLayout l);
+bool is_scalar(Type t);
+bool is_numeric(Type t);
+bool is_intlike(Type t);
+bool is_tv(Type t);
+const char *type_str(Sema *s, Type t);
+const char *shape_str(Sema *s, Type t);
+bool join_dtype(DType a, DType b, DType *out);
+
+/* sema_expr.c */
+bool require_const_int(Sema *s, Expr *e, const char *what, int64_t *out);
+bool check_tensor_indices(Sema *s, Expr *ix, const Symbol *t, const char *slice_msg, int at_from);
+Type check_expr(Sema *s, Expr *e);
+
+/* sema_stmt.c */
+void check_stmts(Sema *s, StmtList *l);
+
+#endif
