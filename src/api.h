@@ -45,7 +45,7 @@ void api_c_params(StrBuf *b, const KernelApi *k);
 
 /* "BM=128, BN=256, STAGES=2 (-D)": every param with its value, for comments and explanations;
  * the '=' and the "(-D)" marker are joined to the name by \x01, which the text wrappers of
- * emit_header.c and emit_report.c print as a space they never break */
+ * emit_header.c and emit_explain.c print as a space they never break */
 char *api_params_text(Arena *a, const Program *prog);
 
 /* tkc_stream_t for C++ files (the .cu and the PyTorch binding), under the guard the C header

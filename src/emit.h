@@ -20,7 +20,7 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
 char *emit_header(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o);
 /* --emit=report: the plan's decisions and budgets as JSON (emit_report.c) */
 char *emit_report(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o);
-/* --explain: the same for a person to read (emit_report.c) */
+/* --explain: the same for a person to read (emit_explain.c) */
 char *emit_explain(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o);
 /* --emit=torch: writes a PyTorch extension (sources and a .py module) into dir; returns 0, or
  * prints a message and returns 2 when dir cannot be written (emit_torch.c) */
