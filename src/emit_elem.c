@@ -192,15 +192,6 @@ static const char *tile_value(Em *e, const char *name, DType dt, const char *idx
 
 static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c);
 
-/* a statement in .tk syntax, for the comment above its code */
-const char *plan_stmt_line(Em *e, const Stmt *st) {
-    StrBuf b;
-    sb_init(&b);
-    plan_stmt_text(&b, st);
-    const char *r = arena_strdup(e->a, b.s ? b.s : "");
-    sb_free(&b);
-    return r;
-}
 
 /* the array a hoisted value lives in (hoist_row_values ran on the statement first), or NULL */
 static const char *hoisted_name(const Em *e, const Expr *x) {

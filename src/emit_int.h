@@ -63,7 +63,6 @@ bool is16(DType d);
 const char *row_expr(Em *e, const Ctx *c);
 const char *col_expr(Em *e, const Ctx *c, int col0);
 const char *parent_index(Em *e, const Ctx *c, int pcols, int col0);
-const char *plan_stmt_line(Em *e, const Stmt *st);
 const char *elem_str(Em *e, const Expr *x, const Ctx *c);
 Ctx tile_ctx(const PlanKernel *pk, const Type *t, const char *i);
 const Type *value_type(Em *e, const Expr *x);

@@ -296,7 +296,7 @@ void emit_op(Em *e, const POp *o) {
           pk->nbars.v[pk->nbar_pingpong].id);
         return;
     case POP_MOVE:
-        L("// %s  [%s]", plan_stmt_line(e, o->st), movepath_name[o->mv->path]);
+        L("// %s  [%s]", plan_stmt_str(e->a, o->st), movepath_name[o->mv->path]);
         if (o->mv->path >= MP_LDS_T) emit_move_relayout(e, o->mv);
         else if (o->mv->to_shared) emit_move_r2s(e, o->mv);
         else emit_move_s2r(e, o->mv);

@@ -603,7 +603,7 @@ static void emit_tma_store_shared(Em *e, const PlanStore *ps) {
 void emit_store(Em *e, const POp *o) {
     const PlanStore *ps = &e->pk->stores.v[o->store];
     const Stmt *st = ps->st;
-    L("// %s  [%s]", plan_stmt_line(e, st), storepath_name[ps->path]);
+    L("// %s  [%s]", plan_stmt_str(e->a, st), storepath_name[ps->path]);
     switch (ps->path) {
     case SP_STAGED: case SP_DIRECT: emit_tile_store(e, st); return;
     case SP_VECTOR: emit_vec_store(e, st); return;

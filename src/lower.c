@@ -43,14 +43,6 @@ void lower_note(Lower *L, const char *fmt, ...) {
     sb_free(&b);
 }
 
-const char *plan_stmt_str(Lower *L, const Stmt *st) {
-    StrBuf b;
-    sb_init(&b);
-    plan_stmt_text(&b, st);
-    const char *r = arena_strdup(L->a, b.s ? b.s : "");
-    sb_free(&b);
-    return r;
-}
 
 POp *pop_new(Lower *L, POpKind k) {
     POp *o = ARENA_NEW(L->a, POp);
@@ -347,6 +339,19 @@ static void lower_regs(Lower *L) {
 /* ---- shared memory -------------------------------------------------------------------------- */
 
 /* loads of y: found; nested: under a for (an if is fine: see load_conditions) */
+/* a shared tile's layout: the widest swizzle whose span divides a row, atom columns of that span
+ * side by side, aligned to the swizzle period (hopper.h) */
+void buf_tile_layout(PlanBuf *b, int rows, int cols, int eb) {
+    b->rows = rows;
+    b->cols = cols;
+    b->swz = swizzle_choose(cols * eb);
+    TileLayout tl = {rows, cols, eb, b->swz};
+    b->atom_cols = tile_atom_cols(&tl);
+    b->natoms = cols / b->atom_cols;
+    b->bytes = tile_bytes(&tl);
+    b->align = swizzle_align(b->swz);
+}
+
 static void find_loads(StmtList *l, Symbol *y, bool *found, bool *nested, int depth) {
     for (int i = 0; i < l->n; i++) {
         Stmt *st = l->v[i];
@@ -497,14 +502,7 @@ static void lower_buffers(Lower *L) {
             b.bytes = (b.cols * eb + 127) / 128 * 128;  /* copies (ring stages) start 128-byte aligned */
             b.align = 128;
         } else {
-            b.rows = y->ty.rows;
-            b.cols = y->ty.cols;
-            b.swz = swizzle_choose(b.cols * eb);
-            TileLayout tl = {b.rows, b.cols, eb, b.swz};
-            b.atom_cols = tile_atom_cols(&tl);
-            b.natoms = b.cols / b.atom_cols;
-            b.bytes = tile_bytes(&tl);
-            b.align = swizzle_align(b.swz);
+            buf_tile_layout(&b, y->ty.rows, y->ty.cols, eb);
             lower_note(L, "swizzle %s for '%s': a row is %d x %d B = %d B, so the widest span that divides it is %d B",
                  swizzle_name(b.swz), y->name, b.cols, eb, b.cols * eb, swizzle_bytes(b.swz));
         }

@@ -34,7 +34,6 @@ typedef struct Effects {
 
 /* lower.c */
 void lower_note(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-const char *plan_stmt_str(Lower *L, const Stmt *st);
 POp *pop_new(Lower *L, POpKind k);
 int buf_of_sym(PlanKernel *pk, const Symbol *y);
 Expr *operand_root(Expr *e, bool *trans, bool *prev, int *r0, int *c0);
@@ -98,5 +97,7 @@ void lower_zeroed(Lower *L);
 
 /* pass_lazy_sums.c */
 void plan_lazy_sums(Lower *L);
+
+void buf_tile_layout(PlanBuf *b, int rows, int cols, int eb);
 
 #endif

@@ -232,7 +232,7 @@ void collect_stores(Lower *L, StmtList *l, BlockKind bk) {
                 vec_push(L->a, &pk->stores, ps);
                 lower_note(L, "'%s': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store "
                         "where the tensor's strides allow",
-                     plan_stmt_str(L, st));
+                     plan_stmt_str(L->a, st));
                 continue;
             }
             if (!L->sk->staging) {

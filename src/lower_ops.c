@@ -259,14 +259,7 @@ static int relayout_buf(Lower *L, const Symbol *x) {
         b.bytes = b.cols * eb;
         b.align = 128;
     } else {
-        b.rows = x->ty.rows;
-        b.cols = x->ty.cols;
-        b.swz = swizzle_choose(b.cols * eb);
-        TileLayout tl = {b.rows, b.cols, eb, b.swz};
-        b.atom_cols = tile_atom_cols(&tl);
-        b.natoms = b.cols / b.atom_cols;
-        b.bytes = tile_bytes(&tl);
-        b.align = swizzle_align(b.swz);
+        buf_tile_layout(&b, x->ty.rows, x->ty.cols, eb);
     }
     vec_push(L->a, &pk->bufs, b);
     lower_note(L, "'%s': a scratch buffer for '%s' in another register layout (written in its layout, read back in the new one)",
@@ -432,7 +425,7 @@ static Stmt *relayout_stmt(Lower *L, Stmt *st, POpList *out) {
         to.per_wg = lhs->ty.per_wg;
         Symbol *t = relayout_value(&R, src, to, false, -1, false, rhs->span);
         rhs = name_expr(L, t, rhs->span);
-        lower_note(L, "'%s': the %s value becomes %s through '%s'", plan_stmt_str(L, st), veclayout_name[src->ty.layout],
+        lower_note(L, "'%s': the %s value becomes %s through '%s'", plan_stmt_str(L->a, st), veclayout_name[src->ty.layout],
              veclayout_name[to.layout], arena_printf(L->a, "%s_relayout", src->name));
     }
     if (rhs == st->u.assign.rhs) return st;

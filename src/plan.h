@@ -354,6 +354,8 @@ char *plan_dump(const Plan *p);
 char *plan_dump_kernel(const PlanKernel *pk);
 /* a statement in .tk syntax on one line (if and for print their header only) */
 void plan_stmt_text(StrBuf *b, const Stmt *st);
+/* the same, as a string in the arena */
+const char *plan_stmt_str(Arena *a, const Stmt *st);
 /* the wgmma instructions of a product, per warpgroup: each m64 x n(inst_n) x k16; n is split into
  * instructions of at most 256 columns */
 void plan_mma_shape(const PlanMma *m, int *inst_n, int *count);

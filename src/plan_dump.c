@@ -33,6 +33,15 @@ void plan_stmt_text(StrBuf *b, const Stmt *st) {
     }
 }
 
+const char *plan_stmt_str(Arena *a, const Stmt *st) {
+    StrBuf b;
+    sb_init(&b);
+    plan_stmt_text(&b, st);
+    const char *r = arena_strdup(a, b.s ? b.s : "");
+    sb_free(&b);
+    return r;
+}
+
 static void indent(StrBuf *b, int n) {
     for (int i = 0; i < n; i++) sb_puts(b, "  ");
 }
