@@ -26,6 +26,9 @@ CASES = [
     ("attn", "attn_d64", dict(B=16, H=16, N=4096, D=64, causal=False)),
     ("attn", "attn_d64_causal", dict(B=16, H=16, N=4096, D=64, causal=True)),
     ("attn", "attn_d128", dict(B=16, H=16, N=1024, D=128, causal=False)),
+    ("attn", "attn_d128_short", dict(B=16, H=16, N=1024, D=128, causal=False)),
+    ("attn", "attn_d64_causal_short", dict(B=16, H=16, N=1024, D=64, causal=True)),
+    ("attn", "attn_d128_causal", dict(B=16, H=16, N=1024, D=128, causal=True)),
 ]
 
 
