@@ -281,6 +281,31 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+// Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
+// tiles of every dtype share; src/hopper.c acc_fragment_pos is the reference): in each 64-row block
+// warp w holds rows 16w .. 16w + 15; lane l holds rows lrow = 16w + l / 4 and lrow + 8, and in each
+// 8-column slab columns lcol = 2 (l % 4) and lcol + 1. Value i of a tile of cols columns:
+TKC_DEVICE int tkc_frag_row(int lrow, int i, int cols) { return lrow + 8 * ((i >> 1) & 1) + 64 * (i / (cols / 2)); }
+TKC_DEVICE int tkc_frag_col(int lcol, int i, int cols) { return lcol + 8 * ((i % (cols / 2)) >> 2) + (i & 1); }
+// slot r of a per_row vector (the rows a thread holds) and slot k of a per_col one (its columns)
+TKC_DEVICE int tkc_rowvec_row(int lrow, int r) { return lrow + 8 * (r & 1) + 64 * (r >> 1); }
+TKC_DEVICE int tkc_colvec_col(int lcol, int k) { return lcol + 8 * (k >> 1) + (k & 1); }
+
+
+// The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
+// swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
+// cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
+// 16-byte chunk index is XORed with the 128-byte line index (period 2, 4, 8 lines for spans of
+// 32, 64, 128 B). Every argument but r and c is a constant where tkc calls it, so the compiler
+// folds all but the lane-dependent part.
+TKC_DEVICE uint32_t tkc_tile_offset(int rows, int cols, int elem, int span, int r, int c) {
+    if (span == 0) return (uint32_t)((r * cols + c) * elem);
+    const int ac = span / elem;
+    const uint32_t a = (uint32_t)((c / ac) * rows * span + r * span + (c % ac) * elem);
+    const uint32_t mask = span == 128 ? 7u : span == 64 ? 3u : 1u;
+    return a ^ (((a >> 7) & mask) << 4);
+}
+
 template <int TB, int SA>
 TKC_DEVICE void tkc_wgmma_m64n128k16_rs_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {
     asm volatile(
@@ -670,7 +695,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > q0)))) {
                     // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) <= (q0 + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 88)))))) ? s[tkc_i] : (-TKC_INF));
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_frag_col(tkc_lcol, tkc_i, 176))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_frag_col(tkc_lcol, tkc_i, 176))) <= (q0 + (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 176)))))) ? s[tkc_i] : (-TKC_INF));
                 }
                 if (tkc_wg_thread == 0) for (uint32_t tkc_c = 0; tkc_c < 2; ++tkc_c) tkc_mbar_arrive_cluster(empty_k + 8 * tkc_stage, tkc_c);  // release k in every block of the cluster
                 // let mn = max(m, rowmax(s))
@@ -777,7 +802,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > q0)))) {
                     // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 88) >> 2) + (tkc_i & 1))) <= (q0 + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 88)))))) ? s[tkc_i] : (-TKC_INF));
+                    for (int tkc_i = 0; tkc_i < 88; ++tkc_i) s[tkc_i] = (((((j * BKV) + (tkc_frag_col(tkc_lcol, tkc_i, 176))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_frag_col(tkc_lcol, tkc_i, 176))) <= (q0 + (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 176)))))) ? s[tkc_i] : (-TKC_INF));
                 }
                 if (tkc_wg_thread == 0) for (uint32_t tkc_c = 0; tkc_c < 2; ++tkc_c) tkc_mbar_arrive_cluster(empty_k + 8 * tkc_stage, tkc_c);  // release k in every block of the cluster
                 // let mn = max(m, rowmax(s))
@@ -886,7 +911,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 if (((((j + 1) * BKV) > N) || (CAUSAL && (((j + 1) * BKV) > q0)))) {
                     // s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s_tail[tkc_i] = (((((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 32) >> 2) + (tkc_i & 1))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_lcol + 8 * ((tkc_i % 32) >> 2) + (tkc_i & 1))) <= (q0 + (wg * 64 + tkc_lrow + 8 * ((tkc_i >> 1) & 1) + 64 * (tkc_i / 32)))))) ? s_tail[tkc_i] : (-TKC_INF));
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s_tail[tkc_i] = (((((j * BKV) + (tkc_frag_col(tkc_lcol, tkc_i, 64))) < N) && ((!CAUSAL) || (((j * BKV) + (tkc_frag_col(tkc_lcol, tkc_i, 64))) <= (q0 + (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 64)))))) ? s_tail[tkc_i] : (-TKC_INF));
                 }
                 if (tkc_wg_thread == 0) for (uint32_t tkc_c = 0; tkc_c < 2; ++tkc_c) tkc_mbar_arrive_cluster(empty_k + 8 * tkc_stage, tkc_c);  // release k in every block of the cluster
                 // let mn = max(m, rowmax(s))
@@ -1082,8 +1107,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                             const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp6[((tkc_f + 2) / 64 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp6[((tkc_f + 3) / 64 * 2 + (((tkc_f + 3) >> 1) & 1))]));
                             const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp6[((tkc_f + 4) / 64 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp6[((tkc_f + 5) / 64 * 2 + (((tkc_f + 5) >> 1) & 1))]));
                             const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp6[((tkc_f + 6) / 64 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp6[((tkc_f + 7) / 64 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            const uint32_t tkc_o = (uint32_t)(tkc_srow * 64 + (16 * tkc_g + 8 * (tkc_lane >> 4)) * 2);
-                            tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 3u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 32, 2, 64, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                         tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
                         tkc_bar_sync(1 + wg, 128);
@@ -1099,7 +1123,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const long long tkc_gi = (long long)(q0) + (wg * 64 + tkc_lrow + 8 * (tkc_r & 1) + 64 * (tkc_r >> 1));
+                    const long long tkc_gi = (long long)(q0) + (wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r));
                     if (tkc_gi >= 0 && tkc_gi < N) L[(long long)block_b * L_st0 + (long long)block_h * L_st1 + tkc_gi * L_st2] = (((m[tkc_r] * c) + __log2f(l[tkc_r])) * 0.693147181f);
                 }
             }

@@ -234,6 +234,20 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+// The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
+// swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
+// cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
+// 16-byte chunk index is XORed with the 128-byte line index (period 2, 4, 8 lines for spans of
+// 32, 64, 128 B). Every argument but r and c is a constant where tkc calls it, so the compiler
+// folds all but the lane-dependent part.
+TKC_DEVICE uint32_t tkc_tile_offset(int rows, int cols, int elem, int span, int r, int c) {
+    if (span == 0) return (uint32_t)((r * cols + c) * elem);
+    const int ac = span / elem;
+    const uint32_t a = (uint32_t)((c / ac) * rows * span + r * span + (c % ac) * elem);
+    const uint32_t mask = span == 128 ? 7u : span == 64 ? 3u : 1u;
+    return a ^ (((a >> 7) & mask) << 4);
+}
+
 template <int TA, int TB, int SA>
 TKC_DEVICE void tkc_wgmma_m64n256k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
     asm volatile(
@@ -490,8 +504,7 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
                             const uint32_t tkc_v1 = tkc_pack_bf16(acc[(tkc_f + 2)], acc[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(acc[(tkc_f + 4)], acc[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(acc[(tkc_f + 6)], acc[(tkc_f + 7)]);
-                            const uint32_t tkc_o = (uint32_t)(tkc_srow * 128 + (16 * tkc_g + 8 * (tkc_lane >> 4)) * 2);
-                            tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 7u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                         tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
                         tkc_bar_sync(1 + wg, 128);

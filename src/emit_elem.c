@@ -134,18 +134,20 @@ int frag_count(const PlanKernel *pk, const Type *t) {
 
 bool is16(DType d) { return d == DT_BF16 || d == DT_FP16; }
 
+/* the row and column of a thread's value: the fragment maps of tkc_layout.cuh (frag_map) */
 const char *row_expr(Em *e, const Ctx *c) {
     if (c->kind == CX_COLVEC) return "TKC_INTERNAL_ERROR_row_of_a_per_col_vector";  /* sema rejects it */
+    need(e, "tkc_layout.cuh", "frag_map");
     const char *wgpart = c->per_wg ? "" : arena_printf(e->a, "wg * %d + ", c->rwg);
-    if (c->kind == CX_ROWVEC)
-        return arena_printf(e->a, "(%stkc_lrow + 8 * (%s & 1) + 64 * (%s >> 1))", wgpart, c->i, c->i);
-    return arena_printf(e->a, "(%stkc_lrow + 8 * ((%s >> 1) & 1) + 64 * (%s / %d))", wgpart, c->i, c->i, c->cols / 2);
+    if (c->kind == CX_ROWVEC) return arena_printf(e->a, "(%stkc_rowvec_row(tkc_lrow, %s))", wgpart, c->i);
+    return arena_printf(e->a, "(%stkc_frag_row(tkc_lrow, %s, %d))", wgpart, c->i, c->cols);
 }
 
 const char *col_expr(Em *e, const Ctx *c, int col0) {
+    need(e, "tkc_layout.cuh", "frag_map");
     const char *off = col0 ? arena_printf(e->a, "%d + ", col0) : "";
-    if (c->kind == CX_COLVEC) return arena_printf(e->a, "(%stkc_lcol + 8 * (%s >> 1) + (%s & 1))", off, c->i, c->i);
-    return arena_printf(e->a, "(%stkc_lcol + 8 * ((%s %% %d) >> 2) + (%s & 1))", off, c->i, c->cols / 2, c->i);
+    if (c->kind == CX_COLVEC) return arena_printf(e->a, "(%stkc_colvec_col(tkc_lcol, %s))", off, c->i);
+    return arena_printf(e->a, "(%stkc_frag_col(tkc_lcol, %s, %d))", off, c->i, c->cols);
 }
 
 /* the index into a tile of `pcols` columns for value i of a ctx of c->cols columns starting

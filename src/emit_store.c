@@ -310,7 +310,6 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     const Type *t = &rhs->ty;
     int n = ix->u.index.nargs, rwg = rows_wg(pk, t), W = ps->chunk_cols;
     int nch = t->cols / W, nrb = rwg / 64, half = t->cols / 2;
-    int span = W * 2;
     need(e, "tkc_ptx.cuh", "tma_store");
     need(e, "tkc_ptx.cuh", "stmatrix");
     need(e, "tkc_ptx.cuh", "named_barrier");
@@ -325,7 +324,7 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     L("const int tkc_r0 = %s%s;  // first row of this warpgroup's part", move_coord(e, ix->u.index.args[n - 2].lo, t->rows),
       t->per_wg ? "" : arena_printf(e->a, " + wg * %d", rwg));
     L("const int tkc_c0 = %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->cols));
-    L("// this lane's stmatrix row address inside a 64 x %d chunk (%s swizzle)", W, swizzle_name(sb->swz));
+    L("// this lane's stmatrix row address inside a 64 x %d chunk (%s swizzle)", W, swizzle_name(m->swz));
     L("const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);");
     L("#pragma unroll");
     L("for (int tkc_rb = 0; tkc_rb < %d; ++tkc_rb) {", nrb);
@@ -352,10 +351,11 @@ static void emit_tile_store(Em *e, const Stmt *st) {
         vals[j] = elem_str(e, rhs, &c);
     }
     for (int j = 0; j < 4; j++) L("const uint32_t tkc_v%d = tkc_pack_%s(%s, %s);", j, k, vals[2 * j], vals[2 * j + 1]);
-    L("const uint32_t tkc_o = (uint32_t)(tkc_srow * %d + (16 * tkc_g + 8 * (tkc_lane >> 4)) * 2);", span);
-    if (sb->swz == SWZ_128) L("tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 7u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);");
-    else if (sb->swz == SWZ_64) L("tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 3u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);");
-    else L("tkc_stmatrix_x4(tkc_buf + (tkc_o ^ (((tkc_o >> 7) & 1u) << 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);");
+    /* the chunk is laid out as its TMA map reads it: W columns, the map's swizzle */
+    need(e, "tkc_layout.cuh", "tile_offset");
+    L("tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, %d, 2, %d, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, "
+      "tkc_v2, tkc_v3);",
+      W, swizzle_bytes(m->swz));
     OUT();
     L("}");
     L("tkc_fence_proxy_async();  // make the chunk visible to the TMA engine");

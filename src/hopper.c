@@ -140,6 +140,12 @@ void ldmatrix_x4_addrs(const TileLayout *t, int r0, int c0, uint32_t addr[32]) {
     }
 }
 
+void acc_fragment_pos(int warp, int lane, int i, int cols, int *row, int *col) {
+    int half = cols / 2, blk = i / half, j = i % half;
+    *row = 64 * blk + 16 * warp + lane / 4 + 8 * ((j / 2) % 2);
+    *col = 8 * (j / 4) + 2 * (lane % 4) + j % 2;
+}
+
 void reg_split_default(int consumers, int *producer, int *consumer) {
     switch (consumers) {
     case 1: *producer = 56; *consumer = 256; break;

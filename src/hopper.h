@@ -84,6 +84,12 @@ int bank_ways_16B(const uint32_t *addr, int n);
  * lane l gives row r0 + (l % 8) + 8 * ((l / 8) & 1), column c0 + 8 * (l / 16). */
 void ldmatrix_x4_addrs(const TileLayout *t, int r0, int c0, uint32_t addr[32]);
 
+/* The wgmma accumulator fragment (PTX ISA, wgmma .m64nNk16 D matrix): value i (0 .. cols/2 - 1
+ * within a 64-row block) of lane `lane` of warp `warp` of the warpgroup sits at row
+ * 16 warp + lane / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (lane % 4) + i % 2; a warpgroup holding
+ * several 64-row blocks continues with value cols/2 in the next block. */
+void acc_fragment_pos(int warp, int lane, int i, int cols, int *row, int *col);
+
 /* setmaxnreg split: the register counts (multiples of 8) for the producer warpgroup and each
  * consumer warpgroup such that 128 * (producer + consumers * consumer) <= 65,536. */
 void reg_split_default(int consumers, int *producer, int *consumer);

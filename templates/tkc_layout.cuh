@@ -2,6 +2,17 @@
 // Plain C (no CUDA built-ins): tests/unit/test_hopper.c checks it on the host against
 // src/hopper.c's tile_offset for every swizzle; tkc copies the fragments a kernel uses.
 
+// @fragment frag_map
+// Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
+// tiles of every dtype share; src/hopper.c acc_fragment_pos is the reference): in each 64-row block
+// warp w holds rows 16w .. 16w + 15; lane l holds rows lrow = 16w + l / 4 and lrow + 8, and in each
+// 8-column slab columns lcol = 2 (l % 4) and lcol + 1. Value i of a tile of cols columns:
+TKC_DEVICE int tkc_frag_row(int lrow, int i, int cols) { return lrow + 8 * ((i >> 1) & 1) + 64 * (i / (cols / 2)); }
+TKC_DEVICE int tkc_frag_col(int lcol, int i, int cols) { return lcol + 8 * ((i % (cols / 2)) >> 2) + (i & 1); }
+// slot r of a per_row vector (the rows a thread holds) and slot k of a per_col one (its columns)
+TKC_DEVICE int tkc_rowvec_row(int lrow, int r) { return lrow + 8 * (r & 1) + 64 * (r >> 1); }
+TKC_DEVICE int tkc_colvec_col(int lcol, int k) { return lcol + 8 * (k >> 1) + (k & 1); }
+
 // @fragment tile_offset
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as

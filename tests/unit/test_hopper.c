@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -476,6 +477,33 @@ static void test_device_tile_offset(void **state) {
                 }
 }
 
+/* the accumulator fragment covers every element of a 128 x cols tile exactly once, and the
+ * device helpers (tkc_layout.cuh frag_map) give the same places */
+static void test_acc_fragment(void **state) {
+    (void)state;
+    for (int cols = 16; cols <= 256; cols *= 2) {
+        int n = 128 * cols / 128; /* values per thread of a warpgroup holding 128 rows */
+        unsigned char *seen = calloc((size_t)(128 * cols), 1);
+        for (int w = 0; w < 4; w++)
+            for (int l = 0; l < 32; l++)
+                for (int i = 0; i < n; i++) {
+                    int r, c;
+                    acc_fragment_pos(w, l, i, cols, &r, &c);
+                    assert_true(r >= 0 && r < 128 && c >= 0 && c < cols);
+                    seen[r * cols + c]++;
+                    int lrow = 16 * w + l / 4, lcol = 2 * (l % 4);
+                    assert_int_equal(tkc_frag_row(lrow, i, cols), r);
+                    assert_int_equal(tkc_frag_col(lcol, i, cols), c);
+                    /* a per_row vector's slot of this row, and a per_col vector's slot of this column */
+                    int slot = (i / (cols / 2)) * 2 + ((i >> 1) & 1), k = 2 * ((i % (cols / 2)) >> 2) + (i & 1);
+                    assert_int_equal(tkc_rowvec_row(lrow, slot), r);
+                    assert_int_equal(tkc_colvec_col(lcol, k), c);
+                }
+        for (int e = 0; e < 128 * cols; e++) assert_int_equal(seen[e], 1);
+        free(seen);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_swizzle_tables),
@@ -497,6 +525,7 @@ int main(void) {
         cmocka_unit_test(test_bank_ways_16B_patterns),
         cmocka_unit_test(test_bank_ways_4B_patterns),
         cmocka_unit_test(test_device_tile_offset),
+        cmocka_unit_test(test_acc_fragment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
