@@ -348,6 +348,11 @@ FEATURES = {
         cases=[dict(M=m) for m in (128, 100, 333)],
         strided=[dict(M=333)],
         ref=ref_col_slice),
+    "staged_widths": dict(
+        what="(c) two staged stores of different widths (64 and 32 columns) through one staging buffer",
+        cases=[dict(M=m) for m in MS],
+        strided=[dict(M=333)],
+        ref=lambda t, d: {"P": hp(t["X"])[:, :64] * 2, "Q": hp(t["X"])[:, 64:96] + 1}),
     "relayout": dict(
         what="(b) relayouts through shared memory: x.T (fp32, bf16), x[:, 5], x[3, :], per_col -> per_row",
         cases=[dict(M=m) for m in MS],
