@@ -502,8 +502,8 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_k + 8 * tkc_s, 4);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_v + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_v + 8 * tkc_s, 4);
-        for (int tkc_s = 0; tkc_s < 1; ++tkc_s) tkc_mbar_init(full_q + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 1; ++tkc_s) tkc_mbar_init(empty_q + 8 * tkc_s, 2);
+        tkc_mbar_init(full_q, 1);
+        tkc_mbar_init(empty_q, 2);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -549,20 +549,20 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 tkc_mbar_wait(empty_q, tkc_tile_phase ^ 1);
                 tkc_mbar_expect_tx(full_q, 32768);
                 // q <- Q[block.b, block.h, at(q0), 0]  (2 boxes of 128 x 64)
-                tkc_tma_load_4d(q_smem, &tm_Q_128x64, 0 * 128 + 0, (q0), block_h, block_b, full_q);
-                tkc_tma_load_4d(q_smem + 16384, &tm_Q_128x64, 0 * 128 + 64, (q0), block_h, block_b, full_q);
+                tkc_tma_load_4d(q_smem, &tm_Q_128x64, 0, (q0), block_h, block_b, full_q);
+                tkc_tma_load_4d(q_smem + 16384, &tm_Q_128x64, 64, (q0), block_h, block_b, full_q);
                 const int tkc_steps = steps;
                 for (int j = 0; j < tkc_steps; ++j) {
                     tkc_mbar_wait(empty_k + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
                     tkc_mbar_expect_tx(full_k + 8 * tkc_stage, 45056);
                     // k <- K[block.b, kv, j, 0]  (2 boxes of 176 x 64)
-                    if (tkc_rank == 0) tkc_tma_load_4d_mc(k_smem + (uint32_t)tkc_stage * 45056, &tm_K_176x64, 0 * 128 + 0, j * 176, kv, block_b, full_k + 8 * tkc_stage, 0x3);  // into every block of the cluster
-                    if (tkc_rank == 1) tkc_tma_load_4d_mc(k_smem + (uint32_t)tkc_stage * 45056 + 22528, &tm_K_176x64, 0 * 128 + 64, j * 176, kv, block_b, full_k + 8 * tkc_stage, 0x3);  // into every block of the cluster
+                    if (tkc_rank == 0) tkc_tma_load_4d_mc(k_smem + (uint32_t)tkc_stage * 45056, &tm_K_176x64, 0, j * 176, kv, block_b, full_k + 8 * tkc_stage, 0x3);  // into every block of the cluster
+                    if (tkc_rank == 1) tkc_tma_load_4d_mc(k_smem + (uint32_t)tkc_stage * 45056 + 22528, &tm_K_176x64, 64, j * 176, kv, block_b, full_k + 8 * tkc_stage, 0x3);  // into every block of the cluster
                     tkc_mbar_wait(empty_v + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
                     tkc_mbar_expect_tx(full_v + 8 * tkc_stage, 45056);
                     // v <- V[block.b, kv, j, 0]  (2 boxes of 176 x 64)
-                    if (tkc_rank == 0) tkc_tma_load_4d_mc(v_smem + (uint32_t)tkc_stage * 45056, &tm_V_176x64, 0 * 128 + 0, j * 176, kv, block_b, full_v + 8 * tkc_stage, 0x3);  // into every block of the cluster
-                    if (tkc_rank == 1) tkc_tma_load_4d_mc(v_smem + (uint32_t)tkc_stage * 45056 + 22528, &tm_V_176x64, 0 * 128 + 64, j * 176, kv, block_b, full_v + 8 * tkc_stage, 0x3);  // into every block of the cluster
+                    if (tkc_rank == 0) tkc_tma_load_4d_mc(v_smem + (uint32_t)tkc_stage * 45056, &tm_V_176x64, 0, j * 176, kv, block_b, full_v + 8 * tkc_stage, 0x3);  // into every block of the cluster
+                    if (tkc_rank == 1) tkc_tma_load_4d_mc(v_smem + (uint32_t)tkc_stage * 45056 + 22528, &tm_V_176x64, 64, j * 176, kv, block_b, full_v + 8 * tkc_stage, 0x3);  // into every block of the cluster
                     if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
                 }
                 tkc_tile_phase ^= 1;
@@ -1090,7 +1090,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp6[tkc_r] = 1.f / l[tkc_r];
             {
                 const int tkc_r0 = (q0) + wg * 64;  // first row of this warpgroup's part
-                const int tkc_c0 = 0 * 128;
+                const int tkc_c0 = 0;
                 // this lane's stmatrix row address inside a 64 x 32 chunk (64B swizzle)
                 const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
                 #pragma unroll

@@ -385,9 +385,9 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
                     tkc_mbar_wait(empty_a_b + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
                     tkc_mbar_expect_tx(full_a_b + 8 * tkc_stage, 49152);
                     // a <- A[block.m, k]  (1 box of 128 x 64)
-                    tkc_tma_load_2d(a_smem + (uint32_t)tkc_stage * 16384, &tm_A_128x64, k * 64 + 0, block_m * 128, full_a_b + 8 * tkc_stage);
+                    tkc_tma_load_2d(a_smem + (uint32_t)tkc_stage * 16384, &tm_A_128x64, k * 64, block_m * 128, full_a_b + 8 * tkc_stage);
                     // b <- B[k, block.n]  (4 boxes of 64 x 64)
-                    tkc_tma_load_2d(b_smem + (uint32_t)tkc_stage * 32768, &tm_B_64x64, block_n * 256 + 0, k * 64, full_a_b + 8 * tkc_stage);
+                    tkc_tma_load_2d(b_smem + (uint32_t)tkc_stage * 32768, &tm_B_64x64, block_n * 256, k * 64, full_a_b + 8 * tkc_stage);
                     tkc_tma_load_2d(b_smem + (uint32_t)tkc_stage * 32768 + 8192, &tm_B_64x64, block_n * 256 + 64, k * 64, full_a_b + 8 * tkc_stage);
                     tkc_tma_load_2d(b_smem + (uint32_t)tkc_stage * 32768 + 16384, &tm_B_64x64, block_n * 256 + 128, k * 64, full_a_b + 8 * tkc_stage);
                     tkc_tma_load_2d(b_smem + (uint32_t)tkc_stage * 32768 + 24576, &tm_B_64x64, block_n * 256 + 192, k * 64, full_a_b + 8 * tkc_stage);

@@ -174,7 +174,7 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
             if (a) sb_printf(&co, " + %d", a * b->atom_cols);
             for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
         } else {
-            sb_printf(&co, "%s + %d, %s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols), a * b->atom_cols,
+            sb_printf(&co, "%s, %s", move_coord_plus(e, ix->u.index.args[n - 1].lo, b->cols, a * b->atom_cols),
                       move_coord(e, ix->u.index.args[n - 2].lo, b->rows));
             for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
         }
@@ -606,7 +606,8 @@ static void emit_kernel(Em *e) {
     IN();
     for (int i = 0; i < pk->bars.n; i++) {
         const PlanBarrier *b = &pk->bars.v[i];
-        L("for (int tkc_s = 0; tkc_s < %d; ++tkc_s) tkc_mbar_init(%s + 8 * tkc_s, %d);", b->copies, b->name, b->count);
+        if (b->copies == 1) L("tkc_mbar_init(%s, %d);", b->name, b->count);
+        else L("for (int tkc_s = 0; tkc_s < %d; ++tkc_s) tkc_mbar_init(%s + 8 * tkc_s, %d);", b->copies, b->name, b->count);
     }
     L("tkc_mbar_init_fence();");
     OUT();

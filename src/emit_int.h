@@ -72,6 +72,7 @@ void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *decl_na
 
 /* emit_store.c */
 const char *move_coord(Em *e, const Expr *x, int size);
+const char *move_coord_plus(Em *e, const Expr *x, int size, int add);
 void emit_vec_load(Em *e, const Stmt *st);
 void emit_vec_from_shared(Em *e, const Stmt *st);
 void emit_move_s2r(Em *e, const PlanMove *m);

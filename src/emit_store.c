@@ -24,7 +24,15 @@ static bool is_at(const Expr *x) { return x->kind == EX_CALL && x->fn == FN_AT; 
 
 const char *move_coord(Em *e, const Expr *x, int size) {
     if (is_at(x)) return arena_printf(e->a, "(%s)", scalar_str(e, x->u.call.args[0], false));
+    if (x->is_const) return arena_printf(e->a, "%lld", (long long)x->cval * size);
     return arena_printf(e->a, "%s * %d", scalar_str(e, x, false), size);
+}
+
+/* move_coord plus add elements (an atom column's offset), constants folded */
+const char *move_coord_plus(Em *e, const Expr *x, int size, int add) {
+    if (!is_at(x) && x->is_const) return arena_printf(e->a, "%lld", (long long)x->cval * size + add);
+    const char *c = move_coord(e, x, size);
+    return add ? arena_printf(e->a, "%s + %d", c, add) : c;
 }
 
 /* the element offset of a tile move's leading indices (all but the last two), each followed by
@@ -585,7 +593,7 @@ static void emit_tma_store_shared(Em *e, const PlanStore *ps) {
             sb_printf(&co, "%s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols));
             for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
         } else {
-            sb_printf(&co, "%s + %d, %s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols), a * b->atom_cols,
+            sb_printf(&co, "%s, %s", move_coord_plus(e, ix->u.index.args[n - 1].lo, b->cols, a * b->atom_cols),
                       move_coord(e, ix->u.index.args[n - 2].lo, b->rows));
             for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
         }
