@@ -410,9 +410,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       q <- Q[block.b, block.h, at(q0), 0]  [tm_Q_128x64, 2 boxes]
 //   consumers:
 //     setup:
-//       o = 0
-//       m = -inf
-//       l = 0
+//       o = 0  [fp32[128, 128] in registers, accumulator layout, rows split over the warpgroups]
+//       m = -inf  [fp32[128] per_row in registers, rows split over the warpgroups]
+//       l = 0  [fp32[128] per_row in registers, rows split over the warpgroups]
 //       wait full_q
 //     first step:
 //       pingpong: wait for this warpgroup's turn
@@ -422,14 +422,14 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       release empty_q, on the last step only
 //       if ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > q0)
-//         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
+//         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)  [fp32[128, 176] in registers, accumulator layout, rows split over the warpgroups]
 //       release empty_k
-//       let mn = max(m, rowmax(s))
-//       let alpha = exp2((m - mn) * c)
-//       s = exp2(s * c - mn * c)
-//       l = l * alpha + rowsum(s)
-//       o = o * alpha
-//       m = mn
+//       let mn = max(m, rowmax(s))  [fp32[128] per_row in registers, rows split over the warpgroups]
+//       let alpha = exp2((m - mn) * c)  [fp32[128] per_row in registers, rows split over the warpgroups]
+//       s = exp2(s * c - mn * c)  [fp32[128, 176] in registers, accumulator layout, rows split over the warpgroups]
+//       l = l * alpha + rowsum(s)  [fp32[128] per_row in registers, rows split over the warpgroups]
+//       o = o * alpha  [fp32[128, 128] in registers, accumulator layout, rows split over the warpgroups]
+//       m = mn  [fp32[128] per_row in registers, rows split over the warpgroups]
 //       o_operand = bf16(s)  [A operand of the deferred product]
 //     every later step:
 //       pingpong: wait for this warpgroup's turn
@@ -441,16 +441,16 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       wgmma.wait_group 1  (registers of a product in flight)
 //       release empty_q, on the last step only
 //       if ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > q0)
-//         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)
+//         s = where(j * BKV + col < N && (!CAUSAL || j * BKV + col <= q0 + row), s, -inf)  [fp32[128, 176] in registers, accumulator layout, rows split over the warpgroups]
 //       release empty_k
-//       let mn = max(m, rowmax(s))
-//       let alpha = exp2((m - mn) * c)
-//       s = exp2(s * c - mn * c)
-//       l = l * alpha + rowsum(s)
+//       let mn = max(m, rowmax(s))  [fp32[128] per_row in registers, rows split over the warpgroups]
+//       let alpha = exp2((m - mn) * c)  [fp32[128] per_row in registers, rows split over the warpgroups]
+//       s = exp2(s * c - mn * c)  [fp32[128, 176] in registers, accumulator layout, rows split over the warpgroups]
+//       l = l * alpha + rowsum(s)  [fp32[128] per_row in registers, rows split over the warpgroups]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       o = o * alpha
+//       o = o * alpha  [fp32[128, 128] in registers, accumulator layout, rows split over the warpgroups]
 //       release empty_v (previous step's stage), skipped on the first step
-//       m = mn
+//       m = mn  [fp32[128] per_row in registers, rows split over the warpgroups]
 //       o_operand = bf16(s)  [A operand of the deferred product]
 //     the last step, narrow, when N - j * BKV <= 64 and ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > q0) and c > 0:
 //       the ops of every later step on s_tail fp32[128, 64] and o_operand_tail; s_tail = ... [wgmma m64n64k16]; after the steps, o over 64 rows of v

@@ -42,6 +42,24 @@ const char *plan_stmt_str(Arena *a, const Stmt *st) {
     return r;
 }
 
+/* the type an elementwise statement computes, in the plan's terms: dtype and shape, the register
+ * layout (the accumulator fragments of tiles, or a vector's per_row / per_col slots), and how the
+ * consumer warpgroups share it */
+static void value_type(StrBuf *b, const PlanKernel *pk, const Stmt *st) {
+    const Type *t = NULL;
+    if (st->kind == ST_ASSIGN && st->mv == MV_NONE) t = &st->u.assign.lhs->ty;
+    else if (st->kind == ST_LET && st->u.let.sym) t = &st->u.let.sym->ty;
+    if (!t) return;
+    if (t->kind == TY_TILE)
+        sb_printf(b, "  [%s[%d, %d] in registers, accumulator layout, %s]", dtype_name[t->dt], t->rows, t->cols,
+                  t->per_wg || pk->consumers == 1 ? "whole per warpgroup" : "rows split over the warpgroups");
+    else if (t->kind == TY_VEC)
+        sb_printf(b, "  [%s[%d] %s in registers%s]", dtype_name[t->dt], t->rows, veclayout_name[t->layout],
+                  t->layout == VL_COL || t->per_wg || pk->consumers == 1 ? "" : ", rows split over the warpgroups");
+    else if (t->kind == TY_FLOAT || t->kind == TY_INT || t->kind == TY_BOOL)
+        sb_printf(b, "  [%s scalar]", t->kind == TY_FLOAT ? "fp32" : t->kind == TY_INT ? "int" : "bool");
+}
+
 static void indent(StrBuf *b, int n) {
     for (int i = 0; i < n; i++) sb_puts(b, "  ");
 }
@@ -58,6 +76,7 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
         switch (o->kind) {
         case POP_STMT:
             plan_stmt_text(b, o->st);
+            value_type(b, pk, o->st);
             break;
         case POP_MMA: {
             const PlanMma *m = o->mma;
