@@ -140,8 +140,14 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
             const PlanBuf *pb = &pk->bufs.v[m->buf];
             sb_puts(b, "move ");
             plan_stmt_text(b, o->st);
-            sb_printf(b, "  [%s, %s %s swizzle%s]", movepath_name[m->path], pb->name, swizzle_name(pb->swz),
-                      m->wg0_only ? ", warpgroup 0 writes the per_wg value" : m->rt->per_wg ? ", whole tile per warpgroup" : ", each warpgroup its rows");
+            const char *who = m->wg0_only ? ", warpgroup 0 writes the per_wg value"
+                              : m->rt->kind == TY_VEC ? (m->rt->layout == VL_COL ? ", per_col: one thread per column writes"
+                                                                                : ", per_row: one lane per row")
+                              : m->rt->per_wg || pk->consumers == 1 ? ", whole tile per warpgroup"
+                                                                    : ", each warpgroup its rows";
+            if (!m->to_shared && m->rt->kind == TY_VEC) who = m->rt->layout == VL_COL ? ", into per_col slots" : ", into per_row slots";
+            if (pb->is_vec) sb_printf(b, "  [%s, %s%s]", movepath_name[m->path], pb->name, who);
+            else sb_printf(b, "  [%s, %s %s swizzle%s]", movepath_name[m->path], pb->name, swizzle_name(pb->swz), who);
             break;
         }
         case POP_BAR: {
