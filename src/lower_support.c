@@ -19,11 +19,11 @@ static void check_row_slice(Lower *L, const Expr *e) {
     const Type *bt = &e->u.index.base->ty;
     const IndexArg *a = &e->u.index.args[0];
     int lo = a->lo ? (int)a->lo->cval : 0, hi = a->hi ? (int)a->hi->cval : bt->rows;
-    if (!bt->per_wg && L->pk->consumers > 1)
+    if (!bt->per_wg && L->sk->consumers > 1)
         diag_error(L->d, e->span,
                    "'%s' is split over %d consumer warpgroups by rows, so its rows cannot be sliced; declare it per_wg "
                    "(every warpgroup holds all of it) or use one consumer warpgroup",
-                   e->u.index.base->sym->name, L->pk->consumers);
+                   e->u.index.base->sym->name, L->sk->consumers);
     else if (lo % 64 || hi % 64)
         diag_error(L->d, a->span,
                    "a row slice of a register %s takes whole blocks of 64 rows (the wgmma fragment layout); got %d:%d",
