@@ -3,8 +3,32 @@
  * (reductions, reciprocals), register declarations and assignments. Part of the CUDA emitter
  * (emit_int.h). */
 #include <inttypes.h>
+#include <math.h>
+#include <string.h>
 
 #include "emit_int.h"
+
+void need(Em *e, const char *file, const char *frag) {
+    for (int i = 0; i < e->frags.n; i++)
+        if (!strcmp(e->frags.v[i].name, frag)) return;
+    vec_push(e->a, &e->frags, ((Frag){file, frag}));
+}
+
+const char *fmt_float(Arena *a, double v) {
+    if (isinf(v)) return v > 0 ? "TKC_INF" : "(-TKC_INF)";
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.9g", v);
+    if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
+    return arena_printf(a, "%sf", buf);
+}
+
+const char *buf_addr(Em *e, int buf, bool prev) {
+    const PlanBuf *b = &e->pk->bufs.v[buf];
+    if (b->kind == BUF_RING)
+        return arena_printf(e->a, "%s_smem + (uint32_t)%s * %d", b->name, prev ? "tkc_prev_stage" : "tkc_stage", b->bytes);
+    if (b->kind == BUF_ONCE && b->copies > 1) return arena_printf(e->a, "%s_smem + (uint32_t)%s * %d", b->name, e->slot, b->bytes);
+    return arena_printf(e->a, "%s_smem", b->name);
+}
 
 /* ---- scalar expressions (uniform values: indices, bounds, scalars) --------------------------- */
 

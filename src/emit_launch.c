@@ -2,6 +2,39 @@
  * the TMA tensor maps and launches. Part of the CUDA emitter (emit_int.h). */
 #include "emit_int.h"
 
+void kernel_params(Em *e, StrBuf *b, bool decl) {
+    const PlanKernel *pk = e->pk;
+    const SemaKernel *sk = e->sk;
+    bool first = true;
+#define SEP() (first ? (first = false, "") : ", ")
+    for (int i = 0; i < pk->maps.n; i++) {
+        if (decl) sb_printf(b, "%sconst __grid_constant__ CUtensorMap %s", SEP(), pk->maps.v[i].name);
+        else sb_printf(b, "%s%s", SEP(), pk->maps.v[i].name);
+    }
+    for (int i = 0; i < sk->args.n; i++) {
+        const Arg *a = sk->args.v[i];
+        if (!a->ts.ndims) continue;
+        const char *t = a->ts.dt == DT_BF16 ? "__nv_bfloat16" : a->ts.dt == DT_FP16 ? "__half" : a->ts.dt == DT_FP32 ? "float" : "int";
+        if (decl) sb_printf(b, "%s%s%s *__restrict__ %s", SEP(), a->mode == ARG_IN ? "const " : "", t, a->name);
+        else sb_printf(b, "%s(%s%s *)%s", SEP(), a->mode == ARG_IN ? "const " : "", t, a->name);
+        if (!pk->arg_strides.v[i]) continue;
+        for (int d = 0; d < a->ts.ndims; d++) {
+            if (decl) sb_printf(b, "%sconst long long %s_st%d", SEP(), a->name, d);
+            else sb_printf(b, "%s%s_st[%d]", SEP(), a->name, d);
+        }
+    }
+    for (int i = 0; i < sk->dims.n; i++) {
+        if (decl) sb_printf(b, "%sconst int %s", SEP(), sk->dims.v[i]->name);
+        else sb_printf(b, "%s(int)%s", SEP(), sk->dims.v[i]->name);
+    }
+    for (int i = 0; i < sk->scalars.n; i++) {
+        const Symbol *y = sk->scalars.v[i];
+        if (decl) sb_printf(b, "%sconst %s %s", SEP(), y->ty.kind == TY_FLOAT ? "float" : "int", y->name);
+        else sb_printf(b, "%s%s", SEP(), y->name);
+    }
+#undef SEP
+}
+
 /* ---- the host launcher ---------------------------------------------------------------------------- */
 
 static const char *cu_dtype(DType d) {

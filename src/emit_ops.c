@@ -5,13 +5,6 @@
 
 /* ---- products, their pins, group barriers ----------------------------------------------------- */
 
-const char *buf_addr(Em *e, int buf, bool prev) {
-    const PlanBuf *b = &e->pk->bufs.v[buf];
-    if (b->kind == BUF_RING)
-        return arena_printf(e->a, "%s_smem + (uint32_t)%s * %d", b->name, prev ? "tkc_prev_stage" : "tkc_stage", b->bytes);
-    if (b->kind == BUF_ONCE && b->copies > 1) return arena_printf(e->a, "%s_smem + (uint32_t)%s * %d", b->name, e->slot, b->bytes);
-    return arena_printf(e->a, "%s_smem", b->name);
-}
 
 static void emit_mma(Em *e, const POp *o) {
     const PlanKernel *pk = e->pk;

@@ -486,54 +486,6 @@ void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk) {
     }
 }
 
-/* the shared tiles the ops nested in an if or for write */
-static void wbufs_of(Lower *L, POp *o, Effects *e) {
-    POpList *ls[2] = {&o->then_ops, &o->else_ops};
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < ls[k]->n; i++) {
-            Effects ne;
-            op_effects(L, ls[k]->v[i], &ne);
-            for (int j = 0; j < ne.wbufs.n; j++) symset_add(L, &e->wbufs, ne.wbufs.v[j]);
-        }
-}
-
-void op_effects(Lower *L, POp *o, Effects *e) {
-    memset(e, 0, sizeof *e);
-    switch (o->kind) {
-    case POP_MMA: {
-        PlanMma *m = o->mma;
-        symset_add(L, &e->wr, m->dst);
-        if (m->accumulate) symset_add(L, &e->rd, m->dst);
-        if (m->a_tmp) symset_add(L, &e->rd, m->a_tmp);
-        else if (m->a_reg) expr_reads(L, m->a_expr, &e->rd, NULL);
-        if (!m->a_reg) symset_add(L, &e->bufs, L->pk->bufs.v[m->a.buf].sym);
-        symset_add(L, &e->bufs, L->pk->bufs.v[m->b.buf].sym);
-        return;
-    }
-    case POP_MATERIALIZE:
-        expr_reads(L, o->mma->a_expr, &e->rd, NULL);
-        symset_add(L, &e->wr, o->mma->a_tmp);
-        return;
-    case POP_MOVE:
-        stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
-        if (o->mv->to_shared) symset_add(L, &e->wbufs, L->pk->bufs.v[o->mv->buf].sym);
-        return;
-    case POP_BAR:
-        if (o->buf >= 0) symset_add(L, &e->wbufs, L->pk->bufs.v[o->buf].sym);
-        return;
-    case POP_STMT:
-    case POP_IF:
-    case POP_FOR:
-        if (o->st) stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
-        if (o->kind != POP_STMT) wbufs_of(L, o, e);
-        return;
-    case POP_STORE:
-        if (o->st) stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
-        return;
-    default:
-        return;
-    }
-}
 
 static int let_peak(Lower *L, POpList *ops);
 static int o_nested_peak(Lower *L, POp *o) {

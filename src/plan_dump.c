@@ -45,7 +45,7 @@ const char *plan_stmt_str(Arena *a, const Stmt *st) {
 /* the type an elementwise statement computes, in the plan's terms: dtype and shape, the register
  * layout (the accumulator fragments of tiles, or a vector's per_row / per_col slots), and how the
  * consumer warpgroups share it */
-static void value_type(StrBuf *b, const PlanKernel *pk, const Stmt *st) {
+static void dump_value_type(StrBuf *b, const PlanKernel *pk, const Stmt *st) {
     const Type *t = NULL;
     if (st->kind == ST_ASSIGN && st->mv == MV_NONE) t = &st->u.assign.lhs->ty;
     else if (st->kind == ST_LET && st->u.let.sym) t = &st->u.let.sym->ty;
@@ -76,7 +76,7 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
         switch (o->kind) {
         case POP_STMT:
             plan_stmt_text(b, o->st);
-            value_type(b, pk, o->st);
+            dump_value_type(b, pk, o->st);
             break;
         case POP_MMA: {
             const PlanMma *m = o->mma;

@@ -1,0 +1,165 @@
+/* lower_colred.c - column reductions (colsum, colmax, colmin) and per_col vector stores: which
+ * statements have them, the registers they hold while they run, the scratch buffer and named
+ * barriers the plan gives them (plan_colred), and which warpgroup writes a per_col store. */
+#include <string.h>
+
+#include "lower_int.h"
+
+/* ---- column reductions ------------------------------------------------------------------------ */
+
+typedef struct ColReds {
+    Lower *L;           /* NULL: only count */
+    int regs;           /* the per_col arrays' registers (length / 4 each) */
+    int cols;           /* the widest reduced tile */
+    bool split, per_wg; /* of a row-split tile, of a per_wg tile */
+    int n;
+    int wg_depth;       /* inside an if or for whose condition or bounds read wg */
+    bool compute;       /* walking the compute block */
+} ColReds;
+
+static bool mentions_wg(const Expr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case EX_NAME: return e->sym && e->sym->kind == SYM_BUILTIN && e->sym->builtin == BI_WG;
+    case EX_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (mentions_wg(e->u.call.args[i])) return true;
+        return false;
+    case EX_BINARY: return mentions_wg(e->u.bin.l) || mentions_wg(e->u.bin.r);
+    case EX_UNARY: return mentions_wg(e->u.un.e);
+    case EX_COND: return mentions_wg(e->u.cond.c) || mentions_wg(e->u.cond.a) || mentions_wg(e->u.cond.b);
+    default: return false;
+    }
+}
+
+static void find_colreds_expr(const Expr *e, ColReds *cr) {
+    if (!e) return;
+    switch (e->kind) {
+    case EX_CALL:
+        if (e->fn == FN_COLSUM || e->fn == FN_COLMAX || e->fn == FN_COLMIN) {
+            const Type *t = &e->u.call.args[0]->ty;
+            if (t->cols > cr->cols) cr->cols = t->cols;
+            if (t->per_wg) cr->per_wg = true;
+            else cr->split = true;
+            cr->n++;
+            cr->regs += t->cols / 4;
+            if (!cr->L) {
+            } else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->wg_depth)
+                diag_error(cr->L->d, e->span,
+                           "%s() of a row-split tile under a condition on wg: it combines the rows of every consumer "
+                           "warpgroup, so every one must reach it, or they deadlock",
+                           e->u.call.fn);
+            else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->compute && cr->L->pk->pingpong)
+                diag_error(cr->L->d, e->span,
+                           "column reductions of row-split tiles in a pingpong compute block are not supported by the "
+                           "sm_90a back end yet");
+        }
+        for (int i = 0; i < e->u.call.nargs; i++) find_colreds_expr(e->u.call.args[i], cr);
+        return;
+    case EX_BINARY: find_colreds_expr(e->u.bin.l, cr); find_colreds_expr(e->u.bin.r, cr); return;
+    case EX_UNARY: find_colreds_expr(e->u.un.e, cr); return;
+    case EX_COND: find_colreds_expr(e->u.cond.a, cr); find_colreds_expr(e->u.cond.b, cr); return;
+    case EX_INDEX: find_colreds_expr(e->u.index.base, cr); return;
+    default: return;
+    }
+}
+
+static void find_colreds(const StmtList *l, ColReds *cr) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        switch (st->kind) {
+        case ST_ASSIGN: find_colreds_expr(st->u.assign.rhs, cr); break;
+        case ST_LET: find_colreds_expr(st->u.let.e, cr); break;
+        case ST_IF: {
+            int w = mentions_wg(st->u.if_.cond);
+            cr->wg_depth += w;
+            find_colreds(&st->u.if_.then_s, cr);
+            find_colreds(&st->u.if_.else_s, cr);
+            cr->wg_depth -= w;
+            break;
+        }
+        case ST_FOR: {
+            int w = mentions_wg(st->u.for_.lo) || mentions_wg(st->u.for_.hi);
+            cr->wg_depth += w;
+            find_colreds(&st->u.for_.body, cr);
+            cr->wg_depth -= w;
+            break;
+        }
+        case ST_EXPR: break;
+        }
+    }
+}
+
+/* registers the column reductions of one statement (an assignment or a let) hold while it runs */
+int stmt_colred_regs(const Stmt *st) {
+    ColReds cr = {0};
+    if (st->kind == ST_ASSIGN) find_colreds_expr(st->u.assign.rhs, &cr);
+    else if (st->kind == ST_LET) find_colreds_expr(st->u.let.e, &cr);
+    return cr.regs;
+}
+
+/* stores of row-split per_col vectors: one thread per column writes it, in warpgroup 0, unless a
+ * condition on wg decides which warpgroups reach the store */
+void plan_col_stores(Lower *L, const StmtList *l, int wg_depth) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind == ST_IF) {
+            int w = mentions_wg(st->u.if_.cond);
+            plan_col_stores(L, &st->u.if_.then_s, wg_depth + w);
+            plan_col_stores(L, &st->u.if_.else_s, wg_depth + w);
+        } else if (st->kind == ST_FOR) {
+            plan_col_stores(L, &st->u.for_.body, wg_depth + (mentions_wg(st->u.for_.lo) || mentions_wg(st->u.for_.hi)));
+        } else if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
+                   st->u.assign.rhs->ty.layout == VL_COL && !st->u.assign.rhs->ty.per_wg) {
+            if (!wg_depth) vec_push(L->a, &L->pk->col_stores_wg0, st);
+            lower_note(L, "'%s <- ...' (a per_col vector): %s", ast_expr_str(L->a, st->u.assign.lhs),
+                 wg_depth ? "under a condition on wg, so lanes 0..3 of the first warp of each warpgroup that gets "
+                            "there write it (every warpgroup holds the same columns)"
+                          : "lanes 0..3 of the first warp of consumer warpgroup 0 write it, one thread per column");
+        }
+    }
+}
+
+/* a named barrier of count consecutive ids (one per consumer warpgroup, or 1); plan_named_bars
+ * gives every barrier its id once lowering has asked for all of them */
+static int add_named_barrier(Lower *L, const char *name, int count, int threads, const char *why) {
+    PlanKernel *pk = L->pk;
+    PlanNamedBar nb = {.name = name, .ids = count, .threads = threads, .why = why};
+    vec_push(L->a, &pk->nbars, nb);
+    return pk->nbars.n - 1;
+}
+
+/* Column reductions reduce a thread's rows, then the 8 lanes of a warp that hold the same columns
+ * (shuffles), then the 4 warps of a warpgroup and, for a row-split tile, the consumer warpgroups:
+ * lanes 0..3 of each warp write their partial results into a scratch row of the widest reduced
+ * tile's columns, and after a named barrier every thread reads its columns' partial results in
+ * the same order, so every thread holding a column gets the same value. */
+void plan_colred(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    pk->colred_buf = pk->colred_bar = pk->colred_wg_bar = -1;
+    ColReds cr = {.L = L};
+    for (int b = 0; b < BK_COUNT; b++)
+        if (sk->blocks[b] && b != BK_LOAD) {
+            cr.compute = b == BK_COMPUTE;
+            find_colreds(&sk->blocks[b]->u.block.body, &cr);
+        }
+    if (!cr.n) return;
+    PlanBuf b = {.name = "colred", .kind = BUF_SCRATCH, .dt = DT_FP32, .rows = 4 * pk->consumers, .cols = cr.cols,
+                 .swz = SWZ_NONE, .atom_cols = cr.cols, .natoms = 1, .copies = 1, .align = 16, .group = -1};
+    b.bytes = b.rows * b.cols * 4;
+    vec_push(L->a, &pk->bufs, b);
+    pk->colred_buf = pk->bufs.n - 1;
+    if (cr.split)
+        pk->colred_bar = add_named_barrier(L, "colred", 1, 128 * pk->consumers,
+                                           "column reductions of row-split tiles: every consumer warpgroup's warps");
+    if (cr.per_wg)
+        pk->colred_wg_bar = add_named_barrier(L, "colred_wg", pk->consumers, 128,
+                                              "column reductions of per_wg tiles: the 4 warps of one warpgroup");
+    lower_note(L, "column reduction%s: each thread reduces its rows, 3 shuffles reduce the 8 lanes of a warp that hold "
+            "a column, and the partial results of the %s meet in 'colred' (one row of %d fp32 per warp) between two "
+            "named barriers",
+         cr.n > 1 ? "s" : "", cr.split && pk->consumers > 1 ? "warps of every consumer warpgroup" : "4 warps of a warpgroup",
+         cr.cols);
+}
+
