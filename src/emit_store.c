@@ -135,55 +135,65 @@ static const PlanStore *store_of(const PlanKernel *pk, const Stmt *st) {
     return NULL;
 }
 
-/* a register tile straight to global memory (staging = 0): each thread writes the pairs of
- * neighbouring columns it holds, as one 32-bit store when the tensor's layout allows (last stride
- * 1, the other strides even, a 4-byte aligned base), else element by element; rows and columns
- * past the tensor's end are skipped */
-static void emit_direct_store(Em *e, const Stmt *st) {
+/* a register tile straight to global memory (a direct store, or an atomic add with red): each
+ * thread writes or adds the pairs of neighbouring columns it holds, one 4- or 8-byte access per
+ * pair where the tensor allows (last stride 1, an even row stride, an aligned address), else element
+ * by element; rows and columns outside the tensor (at() may start before it) are skipped */
+static void emit_tile_pairs(Em *e, const Stmt *st, bool red, bool wg0_only) {
     const PlanKernel *pk = e->pk;
     const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
     const Symbol *tn = ix->u.index.base->sym;
     const Arg *arg = e->sk->args.v[tn->index];
     const Type *t = &rhs->ty;
     int n = ix->u.index.nargs;
-    bool wide = !is16(t->dt);
-    need(e, "tkc_ptx.cuh", "math");
+    bool h16 = is16(t->dt);
+    const char *k = t->dt == DT_BF16 ? "bf16" : "fp16", *ct = !h16 ? "float" : t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
+    if (h16 || !red) need(e, "tkc_ptx.cuh", "math");
+    if (red) need(e, "tkc_ptx.cuh", "red");
+    /* a 16-bit value is computed in fp32 and rounded by the pack or the add: the explicit
+     * conversion of the whole value is implied */
     if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
-    const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
-    const char *ct = wide ? "float" : t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
-    const char *cvt = wide ? "" : cvt16(t->dt);
-    L("{");
+    const Expr *ri = ix->u.index.args[n - 2].lo, *ci = ix->u.index.args[n - 1].lo;
+    L("%s{", wg0_only ? "if (wg == 0) " : "");
     IN();
-    L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ix->u.index.args[n - 2].lo, t->rows));
-    L("const long long tkc_c0 = (long long)%s;", move_coord(e, ix->u.index.args[n - 1].lo, t->cols));
-    StrBuf pc;
-    sb_init(&pc);
-    sb_printf(&pc, "%s_st%d == 1 && ((uintptr_t)%s & %d) == 0", tn->name, n - 1, tn->name, wide ? 7 : 3);
-    for (int d = 0; d < n - 1; d++) sb_printf(&pc, " && %s_st%d %% 2 == 0", tn->name, d);
-    L("const bool tkc_pairs = %s;  // two elements per %d-byte store", pc.s, wide ? 8 : 4);
+    L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ri, t->rows));
+    L("const long long tkc_c0 = (long long)%s;", move_coord(e, ci, t->cols));
     L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", ct, tn->name, lead_offset(e, tn, ix), tn->name, n - 2,
       tn->name, n - 1);
-    sb_free(&pc);
+    L("const bool tkc_pairs = %s_st%d == 1 && %s_st%d %% 2 == 0 && ((uintptr_t)tkc_base & %d) == 0;  // two elements per %s",
+      tn->name, n - 1, tn->name, n - 2, h16 ? 3 : 7,
+      red ? (h16 ? arena_printf(e->a, "red.%sx2", t->dt == DT_BF16 ? "bf16" : "f16") : "red.v2")
+          : (h16 ? "4-byte store" : "8-byte store"));
     Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
+    const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
     L("#pragma unroll");
     L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", frag_count(pk, t) / 2);
     IN();
     L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
     L("const float tkc_x0 = %s, tkc_x1 = %s;", elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
-    const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
-    L("if (%stkc_r0 + tkc_r >= %s) continue;", is_at(ix->u.index.args[n - 2].lo) ? "tkc_r0 + tkc_r < 0 || " : "", rows);
+    L("if (%stkc_r0 + tkc_r >= %s) continue;", is_at(ri) ? "tkc_r0 + tkc_r < 0 || " : "", rows);
     L("%s *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", ct, tn->name, n - 2, tn->name, n - 1);
-    L("if (tkc_pairs && tkc_c0 + tkc_c + 1 < %s) {", cols);
+    const char *lo = is_at(ci) ? "tkc_c0 + tkc_c >= 0 && " : "", *lo1 = is_at(ci) ? "tkc_c0 + tkc_c + 1 >= 0 && " : "";
+    L("if (tkc_pairs && %stkc_c0 + tkc_c + 1 < %s) {", lo, cols);
     IN();
-    if (wide) L("*reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);");
-    else L("*reinterpret_cast<uint32_t *>(tkc_q) = tkc_pack_%s(tkc_x0, tkc_x1);", k);
+    if (red && h16) L("tkc_red_add_%sx2(tkc_q, tkc_pack_%s(tkc_x0, tkc_x1));", k, k);
+    else if (red) L("tkc_red_add_v2_f32(tkc_q, tkc_x0, tkc_x1);");
+    else if (h16) L("*reinterpret_cast<uint32_t *>(tkc_q) = tkc_pack_%s(tkc_x0, tkc_x1);", k);
+    else L("*reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);");
     OUT();
     L("} else {");
     IN();
-    L("if (tkc_c0 + tkc_c < %s) tkc_q[0] = %s(tkc_x0);", cols, cvt);
-    L("if (tkc_c0 + tkc_c + 1 < %s) tkc_q[%s_st%d] = %s(tkc_x1);", cols, tn->name, n - 1, cvt);
+    if (red) {
+        const char *add1 = h16 ? arena_printf(e->a, "tkc_red_add_%s", k) : "tkc_red_add_f32";
+        L("if (%stkc_c0 + tkc_c < %s) %s(tkc_q, tkc_x0);", lo, cols, add1);
+        L("if (%stkc_c0 + tkc_c + 1 < %s) %s(tkc_q + %s_st%d, tkc_x1);", lo1, cols, add1, tn->name, n - 1);
+    } else {
+        const char *cvt = h16 ? cvt16(t->dt) : "";
+        L("if (%stkc_c0 + tkc_c < %s) tkc_q[0] = %s(tkc_x0);", lo, cols, cvt);
+        L("if (%stkc_c0 + tkc_c + 1 < %s) tkc_q[%s_st%d] = %s(tkc_x1);", lo1, cols, tn->name, n - 1, cvt);
+    }
     OUT();
     L("}");
     OUT();
@@ -191,6 +201,8 @@ static void emit_direct_store(Em *e, const Stmt *st) {
     OUT();
     L("}");
 }
+
+static void emit_direct_store(Em *e, const Stmt *st) { emit_tile_pairs(e, st, false, false); }
 
 /* an atomic add from registers into global memory (`G[...] += x`): each thread adds the elements
  * it holds with red.global.add.f32 (.bf16, .f16), a tile's neighbouring column pairs as one
@@ -201,71 +213,32 @@ static void emit_red(Em *e, const Stmt *st) {
     const PlanKernel *pk = e->pk;
     const PlanStore *ps = store_of(pk, st);
     const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    if (rhs->ty.kind == TY_TILE) {
+        emit_tile_pairs(e, st, true, ps && ps->wg0_only);
+        return;
+    }
+    /* a per_row vector */
     const Symbol *tn = ix->u.index.base->sym;
     const Arg *arg = e->sk->args.v[tn->index];
     const Type *t = &rhs->ty;
     int n = ix->u.index.nargs;
     need(e, "tkc_ptx.cuh", "red");
-    /* 16-bit elements: the values are computed in fp32 and rounded by the add (the explicit
-     * conversion of the whole value is implied, as in a store) */
     bool h16 = is16(t->dt);
-    const char *k = t->dt == DT_BF16 ? "bf16" : "fp16", *ct = t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
+    const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
     if (h16) need(e, "tkc_ptx.cuh", "math");
     if (h16 && rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
     const char *add1 = h16 ? arena_printf(e->a, "tkc_red_add_%s", k) : "tkc_red_add_f32";
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
-    const char *wg0 = ps && ps->wg0_only ? "wg == 0 && " : "";
-    if (t->kind == TY_VEC) {
-        Ctx c = tile_ctx(pk, t, "tkc_r");
-        L("if (%s(tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value", wg0);
-        IN();
-        L("#pragma unroll");
-        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(pk, t));
-        IN();
-        L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->rows), row_expr(e, &c));
-        L("if (%stkc_gi < %s) %s(%s + %s, %s);", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
-          scalar_str(e, arg->ts.dims[n - 1], false), add1, tn->name, global_offset(e, tn, ix, "tkc_gi"), elem_str(e, rhs, &c));
-        OUT();
-        L("}");
-        OUT();
-        L("}");
-        return;
-    }
-    const Expr *ri = ix->u.index.args[n - 2].lo, *ci = ix->u.index.args[n - 1].lo;
-    L("%s{", ps && ps->wg0_only ? "if (wg == 0) " : "");
+    Ctx c = tile_ctx(pk, t, "tkc_r");
+    L("if (%s(tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value", ps && ps->wg0_only ? "wg == 0 && " : "");
     IN();
-    L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ri, t->rows));
-    L("const long long tkc_c0 = (long long)%s;", move_coord(e, ci, t->cols));
-    L("%s *const tkc_base = %s + %stkc_r0 * %s_st%d + tkc_c0 * %s_st%d;", h16 ? ct : "float", tn->name, lead_offset(e, tn, ix),
-      tn->name, n - 2, tn->name, n - 1);
-    if (h16)
-        L("const bool tkc_pairs = %s_st%d == 1 && %s_st%d %% 2 == 0 && ((uintptr_t)tkc_base & 3) == 0;  // two %s per red.%sx2",
-          tn->name, n - 1, tn->name, n - 2, k, t->dt == DT_BF16 ? "bf16" : "f16");
-    else
-        L("const bool tkc_pairs = %s_st%d == 1 && %s_st%d %% 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two fp32 per red.v2",
-          tn->name, n - 1, tn->name, n - 2);
-    Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
-    const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
     L("#pragma unroll");
-    L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", frag_count(pk, t) / 2);
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(pk, t));
     IN();
-    L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
-    L("const float tkc_x0 = %s, tkc_x1 = %s;", elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
-    L("if (%stkc_r0 + tkc_r >= %s) continue;", is_at(ri) ? "tkc_r0 + tkc_r < 0 || " : "", rows);
-    L("%s *const tkc_q = tkc_base + tkc_r * %s_st%d + tkc_c * %s_st%d;", h16 ? ct : "float", tn->name, n - 2, tn->name, n - 1);
-    const char *lo = is_at(ci) ? "tkc_c0 + tkc_c >= 0 && " : "", *lo1 = is_at(ci) ? "tkc_c0 + tkc_c + 1 >= 0 && " : "";
-    L("if (tkc_pairs && %stkc_c0 + tkc_c + 1 < %s) {", lo, cols);
-    IN();
-    if (h16) L("tkc_red_add_%sx2(tkc_q, tkc_pack_%s(tkc_x0, tkc_x1));", k, k);
-    else L("tkc_red_add_v2_f32(tkc_q, tkc_x0, tkc_x1);");
-    OUT();
-    L("} else {");
-    IN();
-    L("if (%stkc_c0 + tkc_c < %s) %s(tkc_q, tkc_x0);", lo, cols, add1);
-    L("if (%stkc_c0 + tkc_c + 1 < %s) %s(tkc_q + %s_st%d, tkc_x1);", lo1, cols, add1, tn->name, n - 1);
-    OUT();
-    L("}");
+    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->rows), row_expr(e, &c));
+    L("if (%stkc_gi < %s) %s(%s + %s, %s);", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+      scalar_str(e, arg->ts.dims[n - 1], false), add1, tn->name, global_offset(e, tn, ix, "tkc_gi"), elem_str(e, rhs, &c));
     OUT();
     L("}");
     OUT();
