@@ -281,7 +281,7 @@ static void emit_chunk_above(Em *e, const Stmt *st, const Expr *rhs, int W) {
 static void emit_tile_store(Em *e, const Stmt *st) {
     const PlanKernel *pk = e->pk;
     const PlanStore *ps = store_of(pk, st);
-    if (ps->direct) {
+    if (ps->path == SP_DIRECT) {
         emit_direct_store(e, st);
         return;
     }
@@ -519,7 +519,7 @@ void emit_move_relayout(Em *e, const PlanMove *m) {
     case MP_LDS_T: {
         const Symbol *t = m->reg;
         int n = frag_count(pk, &t->ty);
-        Ctx c0 = tile_ctx(pk, &t->ty, "(2 * tkc_p)"), c1 = tile_ctx(pk, &t->ty, "(2 * tkc_p + 1)");
+        Ctx c0 = tile_ctx(pk, &t->ty, "(2 * tkc_p)");
         const char *shape = tile_shape_args(e, b);
         L("#pragma unroll");
         L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {  // element (r, c) of the transpose is (c, r) of '%s'", n / 2, b->name);
@@ -527,7 +527,6 @@ void emit_move_relayout(Em *e, const PlanMove *m) {
         L("const int tkc_r = %s, tkc_c = %s;", row_expr(e, &c0), col_expr(e, &c0, 0));
         L("const float tkc_x = %s(%s + tkc_tile_offset(%s, tkc_c, tkc_r));", ld, base, shape);
         L("const float tkc_y = %s(%s + tkc_tile_offset(%s, tkc_c + 1, tkc_r));", ld, base, shape);
-        (void)c1;
         if (is16(t->ty.dt)) {
             need(e, "tkc_ptx.cuh", "math");
             L("%s[tkc_p] = tkc_pack_%s(tkc_x, tkc_y);", t->name, t->ty.dt == DT_BF16 ? "bf16" : "fp16");

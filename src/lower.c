@@ -345,8 +345,8 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
         lower_note(L, "register split 240/24 rather than 232/40: the consumers' estimate (%d) is over %d", pk->reg_estimate,
              REG_HEAVY_ESTIMATE);
     check_reg_budget(L);
-    if (sk->blocks[BK_STORE]) collect_stores(L, &sk->blocks[BK_STORE]->u.block.body, BK_STORE);
-    if (sk->blocks[BK_FINISH]) collect_stores(L, &sk->blocks[BK_FINISH]->u.block.body, BK_FINISH);
+    collect_stores(L, &pk->compute_ops, BK_STORE); /* the store block's ops joined the step's */
+    collect_stores(L, &pk->finish_ops, BK_FINISH);
     plan_colred(L);
     if (sk->blocks[BK_STORE]) plan_col_stores(L, &sk->blocks[BK_STORE]->u.block.body, 0);
     if (sk->blocks[BK_FINISH]) plan_col_stores(L, &sk->blocks[BK_FINISH]->u.block.body, 0);
@@ -472,8 +472,6 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
                 "producer loads the next work tile's setup tiles during the last step and the finish block");
     plan_tail(L);
     plan_lazy_sums(L);
-    POpList *lists[] = {&pk->setup_ops, &pk->first_ops, &pk->compute_ops, &pk->after_ops, &pk->finish_ops};
-    for (int i = 0; i < 5; i++) link_stores(L, lists[i]);
     plan_named_bars(L);
     plan_peel(L);
     plan_arg_strides(L);

@@ -74,8 +74,7 @@ void plan_tail(Lower *L);
 /* lower_mem.c */
 void collect_g2s(StmtList *l, Stmt ***v, int *n, int *cap, Arena *a);
 void lower_groups(Lower *L, POpList *compute_ops);
-void collect_stores(Lower *L, StmtList *l, BlockKind bk);
-void link_stores(Lower *L, POpList *ops);
+void collect_stores(Lower *L, POpList *ops, BlockKind bk);
 void lower_staging(Lower *L);
 void layout_smem(Lower *L);
 int stmt_colred_regs(const Stmt *st);

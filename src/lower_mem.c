@@ -206,108 +206,88 @@ void lower_groups(Lower *L, POpList *compute_ops) {
 
 /* ---- stores ----------------------------------------------------------------------------------- */
 
-void collect_stores(Lower *L, StmtList *l, BlockKind bk) {
+/* the plan store of one store op: its path, map and buffer (the statement it carries is the one
+ * the emitter prints: a relayout may have rewritten it) */
+static void collect_store(Lower *L, Stmt *st, BlockKind bk) {
     PlanKernel *pk = L->pk;
-    for (int i = 0; i < l->n; i++) {
-        Stmt *st = l->v[i];
-        if (st->kind == ST_IF) {
-            collect_stores(L, &st->u.if_.then_s, bk);
-            collect_stores(L, &st->u.if_.else_s, bk);
-            continue;
+    PlanStore ps = {.st = st, .map = -1, .buf = -1, .block = bk};
+    if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_TILE) {
+        Type t = st->u.assign.rhs->ty;
+        if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the stored value")) return;
+        int eb = dtype_bytes[t.dt];
+        if (eb == 4) {
+            /* fp32: the staging chunks and their TMA maps are 16-bit */
+            ps.path = SP_DIRECT;
+            vec_push(L->a, &pk->stores, ps);
+            lower_note(L, "'%s': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store "
+                    "where the tensor's strides allow",
+                 plan_stmt_str(L->a, st));
+            return;
         }
-        if (st->kind == ST_FOR) {
-            collect_stores(L, &st->u.for_.body, bk);
-            continue;
+        if (!L->sk->staging) {
+            ps.path = SP_DIRECT;
+            vec_push(L->a, &pk->stores, ps);
+            return;
         }
-        if (st->kind != ST_ASSIGN) continue;
-        PlanStore ps = {.st = st, .map = -1, .buf = -1, .block = bk};
-        if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_TILE) {
-            Type t = st->u.assign.rhs->ty;
-            if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the stored value")) continue;
-            int eb = dtype_bytes[t.dt];
-            if (eb == 4) {
-                /* fp32: the staging chunks and their TMA maps are 16-bit */
-                ps.path = SP_DIRECT;
-                ps.direct = true;
-                vec_push(L->a, &pk->stores, ps);
-                lower_note(L, "'%s': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store "
-                        "where the tensor's strides allow",
-                     plan_stmt_str(L->a, st));
-                continue;
-            }
-            if (!L->sk->staging) {
-                ps.path = SP_DIRECT;
-                ps.direct = true;
-                vec_push(L->a, &pk->stores, ps);
-                continue;
-            }
-            int cc = t.cols % 64 == 0 ? 64 : t.cols % 32 == 0 ? 32 : 16;
-            ps.path = SP_STAGED;
-            ps.chunk_rows = 64;
-            ps.chunk_cols = cc;
-            Symbol *tensor = lhs_root(st->u.assign.lhs->u.index.base);
-            ps.map = add_map(L, tensor, cc, 64, false, swizzle_choose(cc * eb), true);
-            vec_push(L->a, &pk->stores, ps);
-        } else if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC) {
-            ps.path = SP_VECTOR;
-            vec_push(L->a, &pk->stores, ps);
-        } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G) {
-            Symbol *y = lhs_root(st->u.assign.rhs), *tensor = lhs_root(st->u.assign.lhs->u.index.base);
-            int b = buf_of_sym(pk, y);
-            if (b < 0) continue;
-            const PlanBuf *pb = &pk->bufs.v[b];
-            if (st->mv == MV_ADD_S2G && pb->dt != DT_FP32 && pb->dt != DT_BF16 && pb->dt != DT_FP16) {
-                diag_error(L->d, st->span, "TMA reduce-adds take fp32, bf16 or fp16 tiles");
-                continue;
-            }
-            if (pb->rows > TMA_BOX_MAX) {
-                diag_error(L->d, st->span, "'%s' has %d rows; a TMA store moves at most %d rows per box", y->name, pb->rows,
-                           TMA_BOX_MAX);
-                continue;
-            }
-            ps.path = st->mv == MV_S2G ? SP_TMA : SP_TMA_ADD;
-            ps.buf = b;
-            ps.map = add_map(L, tensor, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, true);
-            pk->tma_stores = true;
-            vec_push(L->a, &pk->stores, ps);
-        } else if (st->mv == MV_ADD_R2G) {
-            /* atomic adds from registers: red.global.add.f32 (v2 where two columns are adjacent), or the
-             * bf16 / fp16 forms (x2 where two columns are adjacent) */
-            Type t = st->u.assign.rhs->ty;
-            if (t.kind == TY_VEC && t.layout != VL_ROW) {
-                diag_error(L->d, st->span, "atomic adds of per_col vectors are not supported by the sm_90a back end yet");
-                continue;
-            }
-            if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the added value")) continue;
-            ps.path = SP_RED;
-            ps.direct = true;
-            ps.wg0_only = t.per_wg && pk->consumers > 1;
-            vec_push(L->a, &pk->stores, ps);
+        int cc = t.cols % 64 == 0 ? 64 : t.cols % 32 == 0 ? 32 : 16;
+        ps.path = SP_STAGED;
+        ps.chunk_rows = 64;
+        ps.chunk_cols = cc;
+        Symbol *tensor = lhs_root(st->u.assign.lhs->u.index.base);
+        ps.map = add_map(L, tensor, cc, 64, false, swizzle_choose(cc * eb), true);
+        vec_push(L->a, &pk->stores, ps);
+    } else if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC) {
+        ps.path = SP_VECTOR;
+        vec_push(L->a, &pk->stores, ps);
+    } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G) {
+        Symbol *y = lhs_root(st->u.assign.rhs), *tensor = lhs_root(st->u.assign.lhs->u.index.base);
+        int b = buf_of_sym(pk, y);
+        if (b < 0) return;
+        const PlanBuf *pb = &pk->bufs.v[b];
+        if (st->mv == MV_ADD_S2G && pb->dt != DT_FP32 && pb->dt != DT_BF16 && pb->dt != DT_FP16) {
+            diag_error(L->d, st->span, "TMA reduce-adds take fp32, bf16 or fp16 tiles");
+            return;
+        }
+        if (pb->rows > TMA_BOX_MAX) {
+            diag_error(L->d, st->span, "'%s' has %d rows; a TMA store moves at most %d rows per box", y->name, pb->rows,
+                       TMA_BOX_MAX);
+            return;
+        }
+        ps.path = st->mv == MV_S2G ? SP_TMA : SP_TMA_ADD;
+        ps.buf = b;
+        ps.map = add_map(L, tensor, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, true);
+        pk->tma_stores = true;
+        vec_push(L->a, &pk->stores, ps);
+    } else if (st->mv == MV_ADD_R2G) {
+        /* atomic adds from registers: red.global.add.f32 (v2 where two columns are adjacent), or the
+         * bf16 / fp16 forms (x2 where two columns are adjacent) */
+        Type t = st->u.assign.rhs->ty;
+        if (t.kind == TY_VEC && t.layout != VL_ROW) {
+            diag_error(L->d, st->span, "atomic adds of per_col vectors are not supported by the sm_90a back end yet");
+            return;
+        }
+        if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the added value")) return;
+        ps.path = SP_RED;
+        ps.wg0_only = t.per_wg && pk->consumers > 1;
+        vec_push(L->a, &pk->stores, ps);
+    }
+}
+
+/* the plan stores of the store ops of a list; each op names its store */
+void collect_stores(Lower *L, POpList *ops, BlockKind bk) {
+    for (int i = 0; i < ops->n; i++) {
+        POp *o = ops->v[i];
+        if (o->kind == POP_IF || o->kind == POP_FOR) {
+            collect_stores(L, &o->then_ops, bk);
+            collect_stores(L, &o->else_ops, bk);
+        } else if (o->kind == POP_STORE) {
+            int n = L->pk->stores.n;
+            collect_store(L, o->st, bk);
+            if (L->pk->stores.n > n) o->store = n;
         }
     }
 }
 
-/* each store op names its plan store */
-void link_stores(Lower *L, POpList *ops) {
-    PlanKernel *pk = L->pk;
-    for (int i = 0; i < ops->n; i++) {
-        POp *o = ops->v[i];
-        if (o->kind == POP_IF || o->kind == POP_FOR) {
-            link_stores(L, &o->then_ops);
-            link_stores(L, &o->else_ops);
-        }
-        if (o->kind != POP_STORE) continue;
-        /* a statement a relayout rewrote is a copy of the one collect_stores saw (same span): the
-         * store takes the copy, which reads the relayout's temporaries */
-        for (int k = 0; k < pk->stores.n; k++)
-            if (pk->stores.v[k].st == o->st ||
-                (pk->stores.v[k].st->span.file == o->st->span.file && pk->stores.v[k].st->span.begin == o->st->span.begin &&
-                 pk->stores.v[k].st->span.end == o->st->span.end)) {
-                o->store = k;
-                pk->stores.v[k].st = o->st;
-            }
-    }
-}
 
 void lower_staging(Lower *L) {
     PlanKernel *pk = L->pk;
@@ -527,7 +507,7 @@ void plan_arg_strides(Lower *L) {
         for (int b = 0; b < BK_COUNT && !need; b++) need = sk->blocks[b] && stmts_direct(&sk->blocks[b]->u.block.body, t);
         for (int k = 0; k < pk->stores.n && !need; k++) {
             const PlanStore *ps = &pk->stores.v[k];
-            need = ps->st->u.assign.lhs->u.index.base->sym == t && (ps->direct || ps->may_start_above);
+            need = ps->st->u.assign.lhs->u.index.base->sym == t && (PLAN_STORE_DIRECT(ps) || ps->may_start_above);
         }
         vec_push(L->a, &pk->arg_strides, need);
     }

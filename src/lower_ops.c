@@ -175,7 +175,6 @@ static PlanMove *lower_move(Lower *L, Stmt *st) {
  * products that read it, the barrier for every warpgroup), write it, make the writes visible to
  * the async proxy when wgmma or TMA read the tile, and wait until every warpgroup wrote its part */
 static void lower_r2s(Lower *L, Stmt *st, POpList *out) {
-    PlanKernel *pk = L->pk;
     POp *o = pop_new(L, POP_MOVE);
     o->st = st;
     o->mv = lower_move(L, st);
@@ -198,7 +197,6 @@ static void lower_r2s(Lower *L, Stmt *st, POpList *out) {
     after->bar = scratch_bar(L);
     after->note = arena_printf(L->a, "'%s' is complete", y->name);
     vec_push(L->a, out, after);
-    (void)pk;
 }
 
 /* ---- relayouts: a register value in another layout, through shared memory ---------------------

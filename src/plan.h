@@ -228,11 +228,12 @@ typedef enum {
 #undef X
 } StorePath;
 extern const char *const storepath_name[];
+/* each thread writes (or adds) its own elements: no map, no staging chunks */
+#define PLAN_STORE_DIRECT(ps) ((ps)->path == SP_DIRECT || (ps)->path == SP_RED)
 
 typedef struct PlanStore { /* a store to global memory */
     Stmt *st;
     StorePath path;
-    bool direct;        /* each thread writes its own elements: SP_DIRECT and SP_RED; no map, no chunks */
     bool wg0_only;      /* SP_RED of a per_wg value: every warpgroup holds all of it, the first one adds it */
     int map;            /* SP_STAGED, SP_TMA, SP_TMA_ADD */
     int chunk_rows, chunk_cols;
@@ -337,7 +338,7 @@ typedef struct PlanKernel {
     POpList setup_ops;
     POpList first_ops;          /* the first pipeline step (peeled: no previous step exists) */
     POpList compute_ops;        /* every later step: the steady state */
-    POpList after_ops, store_ops, finish_ops;
+    POpList after_ops, finish_ops;
     Vec(const char *) notes;    /* decisions, in the order they were made */
 } PlanKernel;
 

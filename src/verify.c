@@ -144,7 +144,7 @@ static void verify_kernel(V *v) {
     /* atomic adds from registers: fp32, bf16 or fp16, each thread on its own elements (no map, no staging) */
     for (int i = 0; i < pk->stores.n; i++) {
         const PlanStore *ps = &pk->stores.v[i];
-        if (ps->path == SP_RED && (!ps->direct || ps->map >= 0 || ps->st->mv != MV_ADD_R2G ||
+        if (ps->path == SP_RED && (ps->map >= 0 || ps->st->mv != MV_ADD_R2G ||
                                    (ps->st->u.assign.rhs->ty.dt != DT_FP32 && !is_16bit(ps->st->u.assign.rhs->ty.dt))))
             fail(v, "an atomic add from registers that is not a direct fp32, bf16 or fp16 add");
     }
