@@ -14,7 +14,7 @@ KernelApi *api_of(Arena *a, const PlanKernel *pk) {
         if (!g->ts.ndims) continue;
         ApiParam p = {.kind = API_TENSOR, .name = g->name, .mode = g->mode, .dt = g->ts.dt, .rank = g->ts.ndims};
         for (int d = 0; d < g->ts.ndims && d < 4; d++) {
-            const Expr *de = g->ts.dims[d];
+            const PExpr *de = pk->arg_dims.v[i][d];
             p.dims[d].expr = de;
             if (de->sym && de->sym->kind == SYM_DIM) p.dims[d].name = de->sym->name;
             else p.dims[d].value = de->cval;
@@ -31,7 +31,7 @@ KernelApi *api_of(Arena *a, const PlanKernel *pk) {
         ApiParam p = {.kind = API_SCALAR, .name = sk->scalars.v[i]->name, .is_float = sk->scalars.v[i]->ty.kind == TY_FLOAT};
         vec_push(a, &k->params, p);
     }
-    for (int i = 0; i < sk->requires.n; i++) vec_push(a, &k->requires, sk->requires.v[i]);
+    for (int i = 0; i < pk->requires.n; i++) vec_push(a, &k->requires, pk->requires.v[i]);
     return k;
 }
 

@@ -14,7 +14,7 @@ typedef enum { API_TENSOR, API_DIM, API_SCALAR } ApiKind;
 typedef struct ApiDim {
     const char *name;   /* a run-time dimension's name, or NULL for a compile-time one */
     int64_t value;      /* the compile-time size */
-    const Expr *expr;   /* the dimension as written in the .tk (a name, a param, a literal) */
+    const PExpr *expr;  /* the dimension as written in the .tk (a name, a param, a literal) */
 } ApiDim;
 
 typedef struct ApiParam {
@@ -35,7 +35,7 @@ typedef struct KernelApi {
     const char *kernel;     /* the .tk kernel's name */
     const char *fn;         /* the C function: tkc_<kernel> */
     Vec(ApiParam) params;
-    Vec(Expr *) requires;   /* run-time conditions (launcher returns TKC_ERR_REQUIRE) */
+    Vec(PExpr *) requires;  /* run-time conditions (launcher returns TKC_ERR_REQUIRE) */
 } KernelApi;
 
 KernelApi *api_of(Arena *a, const PlanKernel *pk);

@@ -22,11 +22,9 @@
 static const char *let_ctype(const Symbol *y) { return y->ty.kind == TY_FLOAT ? "float" : "int"; }
 
 static void emit_lets(Em *e) {
-    const SemaKernel *sk = e->sk;
-    for (int i = 0; i < sk->lets.n; i++) {
-        const KItem *it = sk->lets.v[i];
-        const Symbol *y = it->u.let.sym;
-        L("const %s %s = %s;", let_ctype(y), y->name, scalar_str(e, it->u.let.e, false));
+    for (int i = 0; i < e->pk->lets.n; i++) {
+        const PStmt *st = e->pk->lets.v[i];
+        L("const %s %s = %s;", let_ctype(st->let), st->let->name, scalar_str(e, st->rhs, false));
     }
 }
 
@@ -43,8 +41,8 @@ static void emit_next_coords(Em *e, NextCoords what) {
         else if (what == NEXT_STORE) L("tkc_next_block_%s = block_%s;", nm, nm);
         else L("const int block_%s = tkc_next_block_%s;", nm, nm);
     }
-    for (int i = 0; i < sk->lets.n; i++) {
-        const Symbol *y = sk->lets.v[i]->u.let.sym;
+    for (int i = 0; i < e->pk->lets.n; i++) {
+        const Symbol *y = e->pk->lets.v[i]->let;
         if (what == NEXT_DECLARE) L("%s tkc_next_%s = 0;", let_ctype(y), y->name);
         else if (what == NEXT_STORE) L("tkc_next_%s = %s;", y->name, y->name);
         else L("const %s %s = tkc_next_%s;", let_ctype(y), y->name, y->name);
@@ -146,9 +144,9 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
     const PlanKernel *pk = e->pk;
     const PlanBuf *b = &pk->bufs.v[pl->buf];
     const PlanMap *m = &pk->maps.v[pl->map];
-    const Expr *ix = pl->st->u.assign.rhs;
-    int n = ix->u.index.nargs;
-    L("// %s <- %s  (%d box%s of %d x %d)", b->name, ast_expr_str(e->a, ix), b->natoms, b->natoms == 1 ? "" : "es",
+    const PExpr *ix = pl->st->rhs;
+    int n = ix->nix;
+    L("// %s <- %s  (%d box%s of %d x %d)", b->name, px_str(e->a, ix), b->natoms, b->natoms == 1 ? "" : "es",
       m->box[1], m->box[0]);
     const char *dst = buf_addr(e, pl->buf, false);
     (void)pg;
@@ -158,13 +156,13 @@ static void emit_load_stmt(Em *e, const PlanGroup *pg, const PlanLoad *pl, const
         StrBuf co;
         sb_init(&co);
         if (b->is_vec) {
-            sb_printf(&co, "%s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols));
+            sb_printf(&co, "%s", move_coord(e, ix->ix[n - 1].lo, b->cols));
             if (a) sb_printf(&co, " + %d", a * b->atom_cols);
-            for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+            for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->ix[i].lo, false));
         } else {
-            sb_printf(&co, "%s, %s", move_coord_plus(e, ix->u.index.args[n - 1].lo, b->cols, a * b->atom_cols),
-                      move_coord(e, ix->u.index.args[n - 2].lo, b->rows));
-            for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+            sb_printf(&co, "%s, %s", move_coord_plus(e, ix->ix[n - 1].lo, b->cols, a * b->atom_cols),
+                      move_coord(e, ix->ix[n - 2].lo, b->rows));
+            for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->ix[i].lo, false));
         }
         const char *off = a ? arena_printf(e->a, " + %d", a * box_bytes) : "";
         if (pl->multicast) {
@@ -216,13 +214,10 @@ static void emit_next_setup_slot(Em *e) {
 }
 
 /* the producer computes the block's scalar lets too, where its loads may use them */
-static void emit_scalar_lets(Em *e, const StmtList *l) {
+static void emit_scalar_lets(Em *e, const PStmtVec *l) {
     for (int i = 0; i < l->n; i++) {
-        const Stmt *st = l->v[i];
-        if (st->kind != ST_LET) continue;
-        const Symbol *y = st->u.let.sym;
-        if (y->ty.kind != TY_INT && y->ty.kind != TY_FLOAT) continue;
-        L("const %s %s = %s;", y->ty.kind == TY_FLOAT ? "float" : "int", y->name, scalar_str(e, st->u.let.e, false));
+        const Symbol *y = l->v[i]->let;
+        L("const %s %s = %s;", y->ty.kind == TY_FLOAT ? "float" : "int", y->name, scalar_str(e, l->v[i]->rhs, false));
     }
 }
 
@@ -248,7 +243,7 @@ static void emit_producer(Em *e) {
     IN();
     emit_tile_coords(e, "tkc_tile");
     emit_lets(e);
-    if (sk->blocks[BK_SETUP]) emit_scalar_lets(e, &sk->blocks[BK_SETUP]->u.block.body);
+    emit_scalar_lets(e, &e->pk->setup_lets);
     for (int g = 0; g < pk->groups.n; g++) {
         const PlanGroup *pg = &pk->groups.v[g];
         if (!pg->once) continue;
@@ -273,10 +268,10 @@ static void emit_producer(Em *e) {
         L("}");
         return;
     }
-    L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
+    L("const int tkc_steps = %s;", scalar_str(e, e->pk->trips, false));
     L("for (int %s = 0; %s < tkc_steps; ++%s) {", sk->loopvar->name, sk->loopvar->name, sk->loopvar->name);
     IN();
-    if (sk->blocks[BK_LOAD]) emit_scalar_lets(e, &sk->blocks[BK_LOAD]->u.block.body);
+    emit_scalar_lets(e, &e->pk->load_lets);
     for (int g = 0; g < pk->groups.n; g++) {
         const PlanGroup *pg = &pk->groups.v[g];
         if (pg->once) continue;
@@ -317,7 +312,7 @@ static void emit_lookahead(Em *e, const char *tile, const char *phase) {
     emit_tile_coords(e, "tkc_ahead");
     emit_lets(e);
     emit_next_coords(e, NEXT_STORE);
-    L("tkc_has = (%s) > 0;", scalar_str(e, sk->pipe->u.pipe.trips, false));
+    L("tkc_has = (%s) > 0;", scalar_str(e, e->pk->trips, false));
     OUT();
     L("}");
     L("const int %s = 0;", sk->loopvar->name);
@@ -414,7 +409,7 @@ static void emit_consumer(Em *e) {
         emit_consumer_finish(e);
         return;
     }
-    L("const int tkc_steps = %s;", scalar_str(e, sk->pipe->u.pipe.trips, false));
+    L("const int tkc_steps = %s;", scalar_str(e, e->pk->trips, false));
     L("int tkc_prev_stage = 0, tkc_prev_phase = 0;");
     L("(void)tkc_prev_stage; (void)tkc_prev_phase;");
     if (pk->lookahead) {
@@ -576,7 +571,7 @@ static void emit_kernel(Em *e) {
     }
     for (int i = 0; i < sk->axes.n; i++) {
         const char *nm = sk->axes.v[i]->name;
-        L("const int tkc_ext_%s = %s;", nm, scalar_str(e, sk->axes.v[i]->extent, false));
+        L("const int tkc_ext_%s = %s;", nm, scalar_str(e, e->pk->extents.v[i], false));
         if (i == pk->cluster_axis && pk->cluster > 1)
             L("const int tkc_wext_%s = tkc_cdiv(tkc_ext_%s, %d);  // the walk counts clusters along %s", nm, nm, pk->cluster, nm);
         else

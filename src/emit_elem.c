@@ -32,9 +32,9 @@ const char *buf_addr(Em *e, int buf, bool prev) {
 
 /* ---- scalar expressions (uniform values: indices, bounds, scalars) --------------------------- */
 
-static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host);
+static void scalar_expr(Em *e, StrBuf *b, const PExpr *x, bool host);
 
-const char *scalar_str(Em *e, const Expr *x, bool host) {
+const char *scalar_str(Em *e, const PExpr *x, bool host) {
     StrBuf b;
     sb_init(&b);
     scalar_expr(e, &b, x, host);
@@ -43,19 +43,19 @@ const char *scalar_str(Em *e, const Expr *x, bool host) {
     return s;
 }
 
-static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host) {
-    if (x->is_const && x->ty.kind == TY_INT && x->kind != EX_NAME) {
+static void scalar_expr(Em *e, StrBuf *b, const PExpr *x, bool host) {
+    if (x->is_const && x->ty.kind == TY_INT && x->kind != PX_NAME) {
         sb_printf(b, "%" PRId64, x->cval);
         return;
     }
-    if (x->is_const && x->ty.kind == TY_FLOAT && x->kind != EX_NAME) {
+    if (x->is_const && x->ty.kind == TY_FLOAT && x->kind != PX_NAME) {
         sb_puts(b, fmt_float(e->a, x->fval));
         return;
     }
     switch (x->kind) {
-    case EX_INT: sb_printf(b, "%" PRId64, x->u.ival); return;
-    case EX_FLOAT: sb_puts(b, fmt_float(e->a, x->u.fval)); return;
-    case EX_NAME:
+    case PX_INT: sb_printf(b, "%" PRId64, x->ival); return;
+    case PX_FLOAT: sb_puts(b, fmt_float(e->a, x->lit)); return;
+    case PX_NAME:
         if (x->sym && x->sym->kind == SYM_BUILTIN) {
             if (x->sym->builtin == BI_INF) sb_puts(b, "TKC_INF");
             else if (x->sym->builtin == BI_WG) sb_puts(b, "wg");
@@ -63,24 +63,24 @@ static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host) {
         } else if (x->sym && x->sym->kind == SYM_LET && x->sym->is_const && x->sym->ty.kind == TY_INT) {
             sb_printf(b, "%" PRId64, x->sym->cval);
         } else {
-            sb_puts(b, x->u.name);
+            sb_puts(b, x->name);
         }
         return;
-    case EX_MEMBER: sb_printf(b, "block_%s", x->u.member.field); return;
-    case EX_INDEX: {
+    case PX_MEMBER: sb_printf(b, "block_%s", x->field); return;
+    case PX_INDEX: {
         /* an element read of a global tensor (kernel-level lets) */
-        const Symbol *t = x->u.index.base->sym;
+        const Symbol *t = x->base->sym;
         sb_printf(b, "tkc_load_f32(%s, ", t->name);
-        for (int i = 0; i < x->u.index.nargs; i++) {
+        for (int i = 0; i < x->nix; i++) {
             if (i) sb_puts(b, " + ");
             sb_puts(b, "(long long)(");
-            scalar_expr(e, b, x->u.index.args[i].lo, host);
+            scalar_expr(e, b, x->ix[i].lo, host);
             sb_printf(b, ") * %s_st%d", t->name, i);
         }
         sb_putc(b, ')');
         return;
     }
-    case EX_CALL: {
+    case PX_CALL: {
         const char *fn = NULL;
         bool fl = x->ty.kind == TY_FLOAT;
         switch (x->fn) {
@@ -100,38 +100,38 @@ static void scalar_expr(Em *e, StrBuf *b, const Expr *x, bool host) {
         case FN_BF16: fn = "tkc_round_bf16"; need(e, "tkc_ptx.cuh", "math"); break;
         case FN_FP16: fn = "tkc_round_fp16"; need(e, "tkc_ptx.cuh", "math"); break;
         case FN_AT: fn = ""; break; /* an element index: move_coord reads it */
-        default: fn = x->u.call.fn; break;
+        default: fn = x->name; break;
         }
         sb_printf(b, "%s(", fn);
-        for (int i = 0; i < x->u.call.nargs; i++) {
+        for (int i = 0; i < x->nargs; i++) {
             if (i) sb_puts(b, ", ");
-            scalar_expr(e, b, x->u.call.args[i], host);
+            scalar_expr(e, b, x->args[i], host);
         }
         sb_putc(b, ')');
         return;
     }
-    case EX_BINARY:
+    case PX_BINARY:
         sb_putc(b, '(');
-        scalar_expr(e, b, x->u.bin.l, host);
-        sb_printf(b, " %s ", binop_name[x->u.bin.op]);
-        scalar_expr(e, b, x->u.bin.r, host);
+        scalar_expr(e, b, x->l, host);
+        sb_printf(b, " %s ", binop_name[x->bop]);
+        scalar_expr(e, b, x->r, host);
         sb_putc(b, ')');
         return;
-    case EX_UNARY:
-        sb_printf(b, "(%s", unop_name[x->u.un.op]);
-        scalar_expr(e, b, x->u.un.e, host);
+    case PX_UNARY:
+        sb_printf(b, "(%s", unop_name[x->uop]);
+        scalar_expr(e, b, x->l, host);
         sb_putc(b, ')');
         return;
-    case EX_COND:
+    case PX_COND:
         sb_putc(b, '(');
-        scalar_expr(e, b, x->u.cond.c, host);
+        scalar_expr(e, b, x->cond, host);
         sb_puts(b, " ? ");
-        scalar_expr(e, b, x->u.cond.a, host);
+        scalar_expr(e, b, x->l, host);
         sb_puts(b, " : ");
-        scalar_expr(e, b, x->u.cond.b, host);
+        scalar_expr(e, b, x->r, host);
         sb_putc(b, ')');
         return;
-    case EX_TRANSPOSE: return;
+    case PX_TRANSPOSE: return;
     }
 }
 
@@ -190,8 +190,8 @@ static const char *slice_index(Em *e, const Ctx *c, int pcols, int row0, int col
     return arena_printf(e->a, "(%s + %d)", i, row0 / 64 * (pcols / 2));
 }
 
-static int slice_lo(const Expr *ix, int arg) {
-    const IndexArg *a = &ix->u.index.args[arg];
+static int slice_lo(const PExpr *ix, int arg) {
+    const PIndex *a = &ix->ix[arg];
     return a->lo ? (int)a->lo->cval : 0;
 }
 
@@ -216,17 +216,17 @@ static const char *tile_value(Em *e, const char *name, DType dt, const char *idx
                         idx);
 }
 
-static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c);
+static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c);
 
 
 /* the array a hoisted value lives in (hoist_row_values ran on the statement first), or NULL */
-static const char *hoisted_name(const Em *e, const Expr *x) {
+static const char *hoisted_name(const Em *e, const PExpr *x) {
     for (int i = 0; i < e->hoisted.n; i++)
         if (e->hoisted.v[i].expr == x) return e->hoisted.v[i].name;
     return NULL;
 }
 
-const char *elem_str(Em *e, const Expr *x, const Ctx *c) {
+const char *elem_str(Em *e, const PExpr *x, const Ctx *c) {
     StrBuf b;
     sb_init(&b);
     elem(e, &b, x, c);
@@ -236,14 +236,14 @@ const char *elem_str(Em *e, const Expr *x, const Ctx *c) {
 }
 
 /* the value of expression x at the element c->i of the destination's fragment */
-static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
+static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c) {
     const Type *t = &x->ty;
-    if ((t->kind == TY_INT || t->kind == TY_FLOAT || t->kind == TY_BOOL) && !t->varying && x->kind != EX_CALL) {
+    if ((t->kind == TY_INT || t->kind == TY_FLOAT || t->kind == TY_BOOL) && !t->varying && x->kind != PX_CALL) {
         scalar_expr(e, b, x, false);
         return;
     }
     switch (x->kind) {
-    case EX_NAME: {
+    case PX_NAME: {
         const Symbol *y = x->sym;
         if (y->kind == SYM_BUILTIN && y->builtin == BI_ROW) {
             sb_puts(b, row_expr(e, c));
@@ -264,8 +264,8 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
         scalar_expr(e, b, x, false);
         return;
     }
-    case EX_INDEX: {
-        const Expr *base = x->u.index.base;
+    case PX_INDEX: {
+        const PExpr *base = x->base;
         if (base->ty.kind == TY_VEC && base->ty.layout == VL_COL) { /* a per_col slice: 4 slots per 16 columns */
             sb_printf(b, "%s[%s + %d]", base->sym->name, colslot(e, c), slice_lo(x, 0) / 4);
             return;
@@ -278,8 +278,8 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
         sb_puts(b, tile_value(e, base->sym->name, base->ty.dt, slice_index(e, c, base->ty.cols, slice_lo(x, 0), slice_lo(x, 1))));
         return;
     }
-    case EX_CALL: {
-        Expr **A = x->u.call.args;
+    case PX_CALL: {
+        PExpr **A = x->args;
         switch (x->fn) {
         case FN_ROWMAX: case FN_ROWMIN: case FN_ROWSUM: case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: {
             const char *h = hoisted_name(e, x);
@@ -301,7 +301,7 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
             sb_puts(b, ") ? ");
             elem(e, b, A[0], c);
             sb_puts(b, " : ");
-            if (x->u.call.nargs == 3) elem(e, b, A[2], c);
+            if (x->nargs == 3) elem(e, b, A[2], c);
             else sb_puts(b, "0.f");
             sb_puts(b, ")");
             return;
@@ -350,31 +350,31 @@ static void elem(Em *e, StrBuf *b, const Expr *x, const Ctx *c) {
         scalar_expr(e, b, x, false);
         return;
     }
-    case EX_BINARY:
+    case PX_BINARY:
         if (hoisted_name(e, x)) { /* tile / per_row vector: times the hoisted reciprocal */
             sb_putc(b, '(');
-            elem(e, b, x->u.bin.l, c);
+            elem(e, b, x->l, c);
             sb_printf(b, " * %s[%s])", hoisted_name(e, x), rowslot(e, c));
             return;
         }
         sb_putc(b, '(');
-        elem(e, b, x->u.bin.l, c);
-        sb_printf(b, " %s ", binop_name[x->u.bin.op]);
-        elem(e, b, x->u.bin.r, c);
+        elem(e, b, x->l, c);
+        sb_printf(b, " %s ", binop_name[x->bop]);
+        elem(e, b, x->r, c);
         sb_putc(b, ')');
         return;
-    case EX_UNARY:
-        sb_printf(b, "(%s", unop_name[x->u.un.op]);
-        elem(e, b, x->u.un.e, c);
+    case PX_UNARY:
+        sb_printf(b, "(%s", unop_name[x->uop]);
+        elem(e, b, x->l, c);
         sb_putc(b, ')');
         return;
-    case EX_COND:
+    case PX_COND:
         sb_putc(b, '(');
-        scalar_expr(e, b, x->u.cond.c, false);
+        scalar_expr(e, b, x->cond, false);
         sb_puts(b, " ? ");
-        elem(e, b, x->u.cond.a, c);
+        elem(e, b, x->l, c);
         sb_puts(b, " : ");
-        elem(e, b, x->u.cond.b, c);
+        elem(e, b, x->r, c);
         sb_putc(b, ')');
         return;
     default:
@@ -390,17 +390,17 @@ Ctx tile_ctx(const PlanKernel *pk, const Type *t, const char *i) {
 }
 
 /* the type x's tile values take: in the narrow last step, those of the score tile's copy */
-const Type *value_type(Em *e, const Expr *x) {
-    if (e->nar && x->ty.kind == TY_TILE && expr_mentions(x, e->nar->s)) return &e->nar->s_narrow->ty;
+const Type *value_type(Em *e, const PExpr *x) {
+    if (e->nar && x->ty.kind == TY_TILE && px_mentions(x, e->nar->s)) return &e->nar->s_narrow->ty;
     return &x->ty;
 }
 
 /* a column reduction into a per_col array (see plan_colred): the thread's rows, the 8 lanes of
  * the warp with the same lane % 4 (3 shuffles), then the warps' partial results through the
  * scratch buffer, read back in one order by every thread */
-static void hoist_col_reduction(Em *e, const Expr *x) {
+static void hoist_col_reduction(Em *e, const PExpr *x) {
     const PlanKernel *pk = e->pk;
-    const Expr *src = x->u.call.args[0];
+    const PExpr *src = x->args[0];
     const Type *st = value_type(e, src);
     int n = frag_count(pk, st), slots = st->cols / 4;
     const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
@@ -408,7 +408,7 @@ static void hoist_col_reduction(Em *e, const Expr *x) {
     const char *init = x->fn == FN_COLMAX ? "-TKC_INF" : x->fn == FN_COLMIN ? "TKC_INF" : "0.f";
     need(e, "tkc_ptx.cuh", "named_barrier");
     need(e, "tkc_ptx.cuh", "shared_f32");
-    L("float %s[%d];  // %s: the %d columns this thread holds (per_col slots)", name, slots, ast_expr_str(e->a, x), slots);
+    L("float %s[%d];  // %s: the %d columns this thread holds (per_col slots)", name, slots, px_str(e->a, x), slots);
     L("#pragma unroll");
     L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s;", slots, name, init);
     Ctx c = tile_ctx(pk, st, "tkc_i");
@@ -467,21 +467,21 @@ static void hoist_col_reduction(Em *e, const Expr *x) {
 
 /* row reductions inside x, and reciprocals of per_row divisors, are computed first into small
  * arrays, one per expression */
-void hoist_row_values(Em *e, const Expr *x) {
+void hoist_row_values(Em *e, const PExpr *x) {
     if (!x) return;
     switch (x->kind) {
-    case EX_CALL:
-        for (int i = 0; i < x->u.call.nargs; i++) hoist_row_values(e, x->u.call.args[i]);
+    case PX_CALL:
+        for (int i = 0; i < x->nargs; i++) hoist_row_values(e, x->args[i]);
         if (x->fn == FN_COLMAX || x->fn == FN_COLMIN || x->fn == FN_COLSUM) hoist_col_reduction(e, x);
         if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM) {
-            const Expr *src = x->u.call.args[0];
+            const PExpr *src = x->args[0];
             const PlanKernel *pk = e->pk;
             const Type *st = value_type(e, src);
             int n = frag_count(pk, st), slots = 2 * (rows_wg(pk, st) / 64);
             const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
             const char *op = x->fn == FN_ROWMAX ? "fmaxf" : x->fn == FN_ROWMIN ? "fminf" : NULL;
             const char *init = x->fn == FN_ROWMAX ? "-TKC_INF" : x->fn == FN_ROWMIN ? "TKC_INF" : "0.f";
-            L("float %s[%d];  // %s", name, slots, ast_expr_str(e->a, x));
+            L("float %s[%d];  // %s", name, slots, px_str(e->a, x));
             L("#pragma unroll");
             L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s;", slots, name, init);
             Ctx c = tile_ctx(pk, st, "tkc_i");
@@ -511,24 +511,24 @@ void hoist_row_values(Em *e, const Expr *x) {
             vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
         }
         return;
-    case EX_BINARY:
-        hoist_row_values(e, x->u.bin.l);
-        hoist_row_values(e, x->u.bin.r);
-        if (x->u.bin.op == BIN_DIV && x->ty.kind == TY_TILE && x->u.bin.r->ty.kind == TY_VEC &&
-            x->u.bin.r->ty.layout == VL_ROW) {
+    case PX_BINARY:
+        hoist_row_values(e, x->l);
+        hoist_row_values(e, x->r);
+        if (x->bop == BIN_DIV && x->ty.kind == TY_TILE && x->r->ty.kind == TY_VEC &&
+            x->r->ty.layout == VL_ROW) {
             /* a tile divided by a per_row vector: one reciprocal per row, then a product per element */
-            const Expr *v = x->u.bin.r;
+            const PExpr *v = x->r;
             int slots = frag_count(e->pk, &v->ty);
             const char *name = arena_printf(e->a, "tkc_rcp%d", e->tmp++);
             Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
-            L("float %s[%d];  // 1 / %s, once per row", name, slots, ast_expr_str(e->a, v));
+            L("float %s[%d];  // 1 / %s, once per row", name, slots, px_str(e->a, v));
             L("#pragma unroll");
             L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = 1.f / %s;", slots, name, elem_str(e, v, &c));
             vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
         }
         return;
-    case EX_UNARY: hoist_row_values(e, x->u.un.e); return;
-    case EX_COND: hoist_row_values(e, x->u.cond.a); hoist_row_values(e, x->u.cond.b); return;
+    case PX_UNARY: hoist_row_values(e, x->l); return;
+    case PX_COND: hoist_row_values(e, x->l); hoist_row_values(e, x->r); return;
     default: return;
     }
 }
@@ -553,9 +553,9 @@ const char *reg_decl(Em *e, const Symbol *y) {
 
 /* ---- statements ---------------------------------------------------------------------------------- */
 
-static const char *assign_rhs(Em *e, const Stmt *st, const char *cur, const Ctx *c) {
-    const char *v = elem_str(e, st->u.assign.rhs, c);
-    switch (st->u.assign.op) {
+static const char *assign_rhs(Em *e, const PStmt *st, const char *cur, const Ctx *c) {
+    const char *v = elem_str(e, st->rhs, c);
+    switch (st->op) {
     case AS_ADD: return arena_printf(e->a, "%s + %s", cur, v);
     case AS_SUB: return arena_printf(e->a, "%s - %s", cur, v);
     case AS_MUL: return arena_printf(e->a, "%s * %s", cur, v);
@@ -565,17 +565,17 @@ static const char *assign_rhs(Em *e, const Stmt *st, const char *cur, const Ctx 
 }
 
 /* `dst op= expr` for a register tile or vector (or a column slice of a tile) */
-void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *decl_name, const Type *dt) {
-    const Expr *rhs = st->u.assign.rhs;
+void emit_reg_assign(Em *e, const PStmt *st, const PExpr *lhs, const char *decl_name, const Type *dt) {
+    const PExpr *rhs = st->rhs;
     const char *name = decl_name;
     int row0 = 0, col0 = 0, pcols = dt->cols;
     const Type *vt = dt;
     if (!name) {
-        if (lhs->kind == EX_INDEX) {
-            name = lhs->u.index.base->sym->name;
+        if (lhs->kind == PX_INDEX) {
+            name = lhs->base->sym->name;
             row0 = slice_lo(lhs, 0);
-            col0 = lhs->u.index.nargs > 1 ? slice_lo(lhs, 1) : 0;
-            pcols = lhs->u.index.base->ty.cols;
+            col0 = lhs->nix > 1 ? slice_lo(lhs, 1) : 0;
+            pcols = lhs->base->ty.cols;
             vt = &lhs->ty;
         } else {
             name = lhs->sym->name;

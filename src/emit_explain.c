@@ -23,7 +23,8 @@ static const char *nbx(Arena *a, const char *s) {
     return t;
 }
 static const char *ex(Arena *a, const Expr *e) { return nbx(a, ast_expr_str(a, e)); }
-static const char *stmt_nb(Arena *a, const Stmt *st) { return nbx(a, stmt_str(a, st)); }
+static const char *pex(Arena *a, const PExpr *e) { return nbx(a, px_str(a, e)); }
+static const char *stmt_nb(Arena *a, const PStmt *st) { return nbx(a, stmt_str(a, st)); }
 
 /* A paragraph wrapped at WIDTH columns: every line starts with indent spaces, continuation lines
  * with hang more. '\x01' is a space that never breaks. */
@@ -70,8 +71,8 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
         for (int d = 0; d < p->rank; d++) {
             if (d) sb_puts(&shape, ", ");
             if (p->dims[d].name) sb_puts(&shape, p->dims[d].name);
-            else if (p->dims[d].expr->kind != EX_INT) {
-                ast_print_expr(&shape, p->dims[d].expr);
+            else if (p->dims[d].expr->kind != PX_INT) {
+                px_print(&shape, p->dims[d].expr);
                 sb_printf(&shape, "\x01=\x01%" PRId64, p->dims[d].value);
             } else sb_printf(&shape, "%" PRId64, p->dims[d].value);
         }
@@ -114,7 +115,7 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
     }
     for (int i = 0; i < k->requires.n; i++)
         para(b, 2, 2, "- It checks 'require %s' and returns TKC_ERR_REQUIRE when it does not hold.",
-             ex(a, k->requires.v[i]));
+             pex(a, k->requires.v[i]));
     para(b, 2, 2, "- It checks every argument before launching on the stream, and returns TKC_OK or a TKC_ERR_* code "
                   "(tkc --emit=header lists them).");
 }
@@ -462,19 +463,19 @@ static void explain_store(StrBuf *b, Arena *a, const PlanKernel *pk, const PlanS
     case SP_DIRECT:
         para(b, 2, 2, "- %s: written by the consumer threads directly from registers, two %s elements per store where the "
                       "strides allow%s.",
-             stmt_nb(a, ps->st), dtype_bytes[ps->st->u.assign.rhs->ty.dt] == 4 ? "fp32" : "16-bit",
-             dtype_bytes[ps->st->u.assign.rhs->ty.dt] == 4 ? "" : " (staging = 0)");
+             stmt_nb(a, ps->st), dtype_bytes[ps->st->rhs->ty.dt] == 4 ? "fp32" : "16-bit",
+             dtype_bytes[ps->st->rhs->ty.dt] == 4 ? "" : " (staging = 0)");
         return;
     case SP_VECTOR:
         para(b, 2, 2, "- %s: written by the consumer threads directly from registers.", stmt_nb(a, ps->st));
         return;
     case SP_RED: {
-        DType dt = ps->st->u.assign.rhs->ty.dt;
+        DType dt = ps->st->rhs->ty.dt;
         const char *k = dt == DT_FP32 ? "f32" : dt == DT_BF16 ? "bf16" : "f16";
         para(b, 2, 2, "- %s: added atomically by the consumer threads from registers, each with red.global.add.%s on "
                       "the elements it holds%s; rows and columns past the tensor's end are skipped.",
              stmt_nb(a, ps->st), k,
-             ps->st->u.assign.rhs->ty.kind != TY_TILE ? ""
+             ps->st->rhs->ty.kind != TY_TILE ? ""
              : dt == DT_FP32 ? " (two adjacent columns per red.global.add.v2.f32 where the strides allow)"
                              : arena_printf(a, " (two adjacent columns per red.global.add.noftz.%sx2 where the strides allow)", k));
         return;

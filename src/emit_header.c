@@ -56,7 +56,7 @@ static void tensor_shape(StrBuf *b, const ApiParam *p) {
     sb_printf(b, "%s[", dtype_name[p->dt]);
     for (int d = 0; d < p->rank; d++) {
         if (d) sb_puts(b, ", ");
-        ast_print_expr(b, p->dims[d].expr);
+        px_print(b, p->dims[d].expr);
     }
     sb_putc(b, ']');
 }
@@ -68,9 +68,9 @@ static void fixed_dims(StrBuf *b, const ApiParam *p) {
         if (p->dims[d].name) continue;
         if (n++) sb_puts(b, ", ");
         sb_printf(b, "dimension %d", d);
-        if (p->dims[d].expr->kind != EX_INT) {
+        if (p->dims[d].expr->kind != PX_INT) {
             sb_puts(b, " (");
-            ast_print_expr(b, p->dims[d].expr);
+            px_print(b, p->dims[d].expr);
             sb_puts(b, ")");
         }
         sb_printf(b, " = %" PRId64, p->dims[d].value);
@@ -187,7 +187,7 @@ static void kernel_decl(StrBuf *b, Arena *a, const PlanKernel *pk, const char *b
         for (int i = 0; i < k->requires.n; i++) {
             StrBuf r;
             sb_init(&r);
-            ast_print_expr(&r, k->requires.v[i]);
+            px_print(&r, k->requires.v[i]);
             comment_para(b, 2, "  require %s", r.s ? r.s : "");
             sb_free(&r);
         }

@@ -15,7 +15,7 @@ typedef struct Frag {
 enum { STEP_NONE, STEP_FIRST, STEP_LOOP };
 
 typedef struct Hoisted {
-    const Expr *expr;           /* the reduction call, or the tile / per_row vector division */
+    const PExpr *expr;           /* the reduction call, or the tile / per_row vector division */
     const char *name;           /* the small array that holds its values */
 } Hoisted;
 
@@ -56,25 +56,25 @@ const char *fmt_float(Arena *a, double v);
 void kernel_params(Em *e, StrBuf *b, bool decl);
 
 /* emit_elem.c */
-const char *scalar_str(Em *e, const Expr *x, bool host);
+const char *scalar_str(Em *e, const PExpr *x, bool host);
 int rows_wg(const PlanKernel *pk, const Type *t);
 int frag_count(const PlanKernel *pk, const Type *t);
 bool is16(DType d);
 const char *row_expr(Em *e, const Ctx *c);
 const char *col_expr(Em *e, const Ctx *c, int col0);
 const char *parent_index(Em *e, const Ctx *c, int pcols, int col0);
-const char *elem_str(Em *e, const Expr *x, const Ctx *c);
+const char *elem_str(Em *e, const PExpr *x, const Ctx *c);
 Ctx tile_ctx(const PlanKernel *pk, const Type *t, const char *i);
-const Type *value_type(Em *e, const Expr *x);
-void hoist_row_values(Em *e, const Expr *x);
+const Type *value_type(Em *e, const PExpr *x);
+void hoist_row_values(Em *e, const PExpr *x);
 const char *reg_decl(Em *e, const Symbol *y);
-void emit_reg_assign(Em *e, const Stmt *st, const Expr *lhs, const char *decl_name, const Type *dt);
+void emit_reg_assign(Em *e, const PStmt *st, const PExpr *lhs, const char *decl_name, const Type *dt);
 
 /* emit_store.c */
-const char *move_coord(Em *e, const Expr *x, int size);
-const char *move_coord_plus(Em *e, const Expr *x, int size, int add);
-void emit_vec_load(Em *e, const Stmt *st);
-void emit_vec_from_shared(Em *e, const Stmt *st);
+const char *move_coord(Em *e, const PExpr *x, int size);
+const char *move_coord_plus(Em *e, const PExpr *x, int size, int add);
+void emit_vec_load(Em *e, const PStmt *st);
+void emit_vec_from_shared(Em *e, const PStmt *st);
 void emit_move_s2r(Em *e, const PlanMove *m);
 void emit_move_r2s(Em *e, const PlanMove *m);
 void emit_move_relayout(Em *e, const PlanMove *m);

@@ -62,9 +62,9 @@ void emit_launcher(Em *e) {
     IN();
     for (int i = 0; i < sk->dims.n; i++)
         L("if (%s < 1 || %s > 2147483647LL) return TKC_ERR_DIM;", sk->dims.v[i]->name, sk->dims.v[i]->name);
-    for (int i = 0; i < sk->requires.n; i++)
-        L("if (!(%s)) return TKC_ERR_REQUIRE;  // require %s", scalar_str(e, sk->requires.v[i], true),
-          ast_expr_str(e->a, sk->requires.v[i]));
+    for (int i = 0; i < pk->requires.n; i++)
+        L("if (!(%s)) return TKC_ERR_REQUIRE;  // require %s", scalar_str(e, pk->requires.v[i], true),
+          px_str(e->a, pk->requires.v[i]));
     for (int i = 0; i < api->params.n; i++) {
         const ApiParam *a = &api->params.v[i];
         if (a->kind != API_TENSOR) continue;
@@ -75,7 +75,7 @@ void emit_launcher(Em *e) {
         sb_init(&shape);
         for (int d = 0; d < r; d++) {
             sb_printf(&dims, "%s(int64_t)%s", d ? ", " : "", scalar_str(e, a->dims[d].expr, true));
-            sb_printf(&shape, "%s%s", d ? ", " : "", ast_expr_str(e->a, a->dims[d].expr));
+            sb_printf(&shape, "%s%s", d ? ", " : "", px_str(e->a, a->dims[d].expr));
         }
         L("// %s: %s %s[%s]%s", a->name, argmode_name[a->mode], dtype_name[a->dt], shape.s,
           tma ? ", moved by TMA: 16-byte aligned, rows of 16-byte multiples" : ", accessed by threads");
@@ -119,7 +119,7 @@ void emit_launcher(Em *e) {
     }
     StrBuf nt;
     sb_init(&nt);
-    for (int i = 0; i < sk->axes.n; i++) sb_printf(&nt, "%s(long long)%s", i ? " * " : "", scalar_str(e, sk->axes.v[i]->extent, true));
+    for (int i = 0; i < sk->axes.n; i++) sb_printf(&nt, "%s(long long)%s", i ? " * " : "", scalar_str(e, pk->extents.v[i], true));
     L("const long long tiles = %s;", nt.s);
     sb_free(&nt);
     L("if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;");
@@ -161,7 +161,7 @@ void emit_launcher(Em *e) {
         L("cfg.stream = (cudaStream_t)stream;");
         L("cfg.attrs = attr;");
         L("cfg.numAttrs = 1;");
-        const Expr *cx = sk->axes.v[pk->cluster_axis]->extent;
+        const PExpr *cx = pk->extents.v[pk->cluster_axis];
         L("const long long units = tkc_h_cdiv(%s, %d) * (tiles / (%s));  // work tiles, one per cluster",
           scalar_str(e, cx, true), c, scalar_str(e, cx, true));
         if (pk->persistent) {

@@ -21,8 +21,8 @@ static void emit_mma(Em *e, const POp *o) {
     need(e, "tkc_ptx.cuh", "wgmma_sync");
     const char *dst = m->dst->name;
     int dhalf = m->n / 2;
-    L("// %s %s %s  [wgmma m64n%dk16 x %d, %s]", m->dst->name, assignop_name[o->st->u.assign.op],
-      ast_expr_str(e->a, o->st->u.assign.rhs), nn, count,
+    L("// %s %s %s  [wgmma m64n%dk16 x %d, %s]", m->dst->name, assignop_name[o->st->op],
+      px_str(e->a, o->st->rhs), nn, count,
       m->a_reg ? "A from registers" : "A and B from shared memory");
     if (o->skip_first && e->mode == STEP_NONE) {
         L("if (tkc_steps > 0) {");
@@ -40,7 +40,7 @@ static void emit_mma(Em *e, const POp *o) {
                 /* convert now; the registers stay pinned until the product is waited for */
                 const char *k = m->in_dt == DT_BF16 ? "bf16" : "fp16";
                 need(e, "tkc_ptx.cuh", "math");
-                const Expr *src = m->a_expr->kind == EX_CALL ? m->a_expr->u.call.args[0] : m->a_expr;
+                const PExpr *src = m->a_expr->kind == PX_CALL ? m->a_expr->args[0] : m->a_expr;
                 e->hoisted.n = 0;
                 hoist_row_values(e, src);
                 L("#pragma unroll");
@@ -137,22 +137,22 @@ const char *group_bar(Em *e, int g, bool full, bool prev) {
 
 /* ---- statements and ops ----------------------------------------------------------------------- */
 
-static void emit_stmt(Em *e, const Stmt *st) {
+static void emit_stmt(Em *e, const PStmt *st) {
     switch (st->kind) {
-    case ST_LET: {
-        const Symbol *y = st->u.let.sym;
+    case PS_LET: {
+        const Symbol *y = st->let;
         if (y->ty.kind == TY_TILE || y->ty.kind == TY_VEC) {
             L("%s", reg_decl(e, y));
-            Stmt fake = {.kind = ST_ASSIGN, .span = st->span};
-            fake.u.assign.op = AS_SET;
-            fake.u.assign.rhs = st->u.let.e;
+            PStmt fake = {.kind = PS_ASSIGN, .span = st->span};
+            fake.op = AS_SET;
+            fake.rhs = st->rhs;
             emit_reg_assign(e, &fake, NULL, y->name, &y->ty);
         } else {
-            L("const %s %s = %s;", y->ty.kind == TY_FLOAT ? "float" : "int", y->name, scalar_str(e, st->u.let.e, false));
+            L("const %s %s = %s;", y->ty.kind == TY_FLOAT ? "float" : "int", y->name, scalar_str(e, st->rhs, false));
         }
         return;
     }
-    case ST_ASSIGN:
+    case PS_ASSIGN:
         if (st->mv == MV_G2R) {
             emit_vec_load(e, st);
             return;
@@ -161,7 +161,7 @@ static void emit_stmt(Em *e, const Stmt *st) {
             emit_vec_from_shared(e, st);
             return;
         }
-        emit_reg_assign(e, st, st->u.assign.lhs, NULL, &st->u.assign.lhs->ty);
+        emit_reg_assign(e, st, st->lhs, NULL, &st->lhs->ty);
         return;
     default:
         return;
@@ -174,16 +174,16 @@ void emit_op(Em *e, const POp *o) {
     const char *guard = e->mode == STEP_NONE ? "tkc_steps > 0" : NULL;
     switch (o->kind) {
     case POP_STMT:
-        if (o->st->kind == ST_ASSIGN) {
+        if (o->st->kind == PS_ASSIGN) {
             StrBuf b;
             sb_init(&b);
-            ast_print_expr(&b, o->st->u.assign.lhs);
-            sb_printf(&b, " %s ", assignop_name[o->st->u.assign.op]);
-            ast_print_expr(&b, o->st->u.assign.rhs);
+            px_print(&b, o->st->lhs);
+            sb_printf(&b, " %s ", assignop_name[o->st->op]);
+            px_print(&b, o->st->rhs);
             L("// %s", b.s);
             sb_free(&b);
-        } else if (o->st->kind == ST_LET) {
-            L("// let %s = %s", o->st->u.let.name, ast_expr_str(e->a, o->st->u.let.e));
+        } else if (o->st->kind == PS_LET) {
+            L("// let %s = %s", o->st->let->name, px_str(e->a, o->st->rhs));
         }
         emit_stmt(e, o->st);
         return;
@@ -197,7 +197,7 @@ void emit_op(Em *e, const POp *o) {
             POp narrow = *o;
             narrow.mma = (PlanMma *)&pk->tail->deferred_narrow;  /* read only */
             L("// %s %s %s: the last step's, over %d rows of %s when that step ran narrow", o->mma->dst->name,
-              assignop_name[o->st->u.assign.op], ast_expr_str(e->a, o->st->u.assign.rhs), pk->tail->cols,
+              assignop_name[o->st->op], px_str(e->a, o->st->rhs), pk->tail->cols,
               pk->bufs.v[o->mma->b.buf].name);
             L("if (tkc_narrow) {");
             IN();
@@ -215,14 +215,14 @@ void emit_op(Em *e, const POp *o) {
     case POP_MATERIALIZE: {
         const PlanMma *m = e->nar && o->mma == e->nar->deferred ? &e->nar->deferred_narrow : o->mma;
         const char *k = m->in_dt == DT_BF16 ? "bf16" : "fp16";
-        const Expr *src = m->a_expr->kind == EX_CALL && (m->a_expr->fn == FN_BF16 || m->a_expr->fn == FN_FP16)
-                              ? m->a_expr->u.call.args[0] : m->a_expr;
+        const PExpr *src = m->a_expr->kind == PX_CALL && (m->a_expr->fn == FN_BF16 || m->a_expr->fn == FN_FP16)
+                              ? m->a_expr->args[0] : m->a_expr;
         need(e, "tkc_ptx.cuh", "math");
         e->hoisted.n = 0;
         hoist_row_values(e, src);
         const Type *at = value_type(e, m->a_expr);
         Ctx c0 = tile_ctx(pk, at, "(2 * tkc_p)"), c1 = tile_ctx(pk, at, "(2 * tkc_p + 1)");
-        L("// %s = %s: the A operand of the deferred product", m->a_tmp->name, ast_expr_str(e->a, m->a_expr));
+        L("// %s = %s: the A operand of the deferred product", m->a_tmp->name, px_str(e->a, m->a_expr));
         L("#pragma unroll");
         L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) %s[tkc_p] = tkc_pack_%s(%s, %s);", frag_count(pk, at) / 2, m->a_tmp->name, k,
           elem_str(e, src, &c0), elem_str(e, src, &c1));
@@ -256,7 +256,7 @@ void emit_op(Em *e, const POp *o) {
         return;
     }
     case POP_IF:
-        L("if (%s) {", scalar_str(e, o->st->u.if_.cond, false));
+        L("if (%s) {", scalar_str(e, o->cond, false));
         IN();
         emit_ops(e, &o->then_ops);
         OUT();
@@ -269,10 +269,9 @@ void emit_op(Em *e, const POp *o) {
         L("}");
         return;
     case POP_FOR: {
-        const Stmt *st = o->st;
-        if (st->u.for_.lo->is_const && st->u.for_.hi->is_const) L("#pragma unroll");
-        L("for (int %s = %s; %s < %s; ++%s) {", st->u.for_.var, scalar_str(e, st->u.for_.lo, false), st->u.for_.var,
-          scalar_str(e, st->u.for_.hi, false), st->u.for_.var);
+        const char *v = o->var->name;
+        if (o->lo->is_const && o->hi->is_const) L("#pragma unroll");
+        L("for (int %s = %s; %s < %s; ++%s) {", v, scalar_str(e, o->lo, false), v, scalar_str(e, o->hi, false), v);
         IN();
         emit_ops(e, &o->then_ops);
         OUT();

@@ -16,7 +16,7 @@ const char *order_name(OrderKind o) {
     return o == ORDER_SUPER_M ? "super_m" : o == ORDER_SUPER_N ? "super_n" : "row_major";
 }
 
-char *stmt_str(Arena *a, const Stmt *st) {
+char *stmt_str(Arena *a, const PStmt *st) {
     StrBuf b;
     sb_init(&b);
     plan_stmt_text(&b, st);
@@ -215,7 +215,7 @@ static void report_launcher(Json *j, Arena *a, const PlanKernel *pk) {
                     jk_str(j, "text", p->dims[d].name);
                     jk_bool(j, "runtime", true);
                 } else {
-                    jk_str(j, "text", ast_expr_str(a, p->dims[d].expr));
+                    jk_str(j, "text", px_str(a, p->dims[d].expr));
                     jk_bool(j, "runtime", false);
                     jk_int(j, "value", p->dims[d].value);
                 }
@@ -253,7 +253,7 @@ static void report_launcher(Json *j, Arena *a, const PlanKernel *pk) {
     j_close(j, '}');
     j_close(j, ']');
     jk_arr(j, "requires");
-    for (int i = 0; i < k->requires.n; i++) j_str(j, ast_expr_str(a, k->requires.v[i]));
+    for (int i = 0; i < k->requires.n; i++) j_str(j, px_str(a, k->requires.v[i]));
     j_close(j, ']');
     j_close(j, '}');
 }
@@ -376,7 +376,7 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
             j_open(j, '{');
             jk_str(j, "tile", t->s->name);
             jk_int(j, "columns", t->cols);
-            jk_str(j, "live", arena_printf(a, "%s - %s", ast_expr_str(a, t->bound), ast_expr_str(a, t->jw)));
+            jk_str(j, "live", arena_printf(a, "%s - %s", px_str(a, t->bound), px_str(a, t->jw)));
             j_close(j, '}');
         } else {
             j_null(j);

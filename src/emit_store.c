@@ -3,15 +3,15 @@
  * shared memory, and TMA stores from shared memory. Part of the CUDA emitter (emit_int.h). */
 #include "emit_int.h"
 
-static const char *global_offset(Em *e, const Symbol *t, const Expr *ix, const char *last) {
+static const char *global_offset(Em *e, const Symbol *t, const PExpr *ix, const char *last) {
     /* element offset of X[i0, ..., i_{n-2}, last] from the tensor's strides */
-    int n = ix->u.index.nargs;
+    int n = ix->nix;
     StrBuf b;
     sb_init(&b);
     for (int i = 0; i < n; i++) {
         if (i) sb_puts(&b, " + ");
         if (i == n - 1) sb_printf(&b, "%s * %s_st%d", last, t->name, i);
-        else sb_printf(&b, "(long long)%s * %s_st%d", scalar_str(e, ix->u.index.args[i].lo, false), t->name, i);
+        else sb_printf(&b, "(long long)%s * %s_st%d", scalar_str(e, ix->ix[i].lo, false), t->name, i);
     }
     char *r = arena_strdup(e->a, b.s);
     sb_free(&b);
@@ -20,16 +20,16 @@ static const char *global_offset(Em *e, const Symbol *t, const Expr *ix, const c
 
 /* a global move's tile (or vector) index as an element coordinate: at(r) is element r itself,
  * any other index counts in units of the moved tile's size */
-static bool is_at(const Expr *x) { return x->kind == EX_CALL && x->fn == FN_AT; }
+static bool is_at(const PExpr *x) { return x->kind == PX_CALL && x->fn == FN_AT; }
 
-const char *move_coord(Em *e, const Expr *x, int size) {
-    if (is_at(x)) return arena_printf(e->a, "(%s)", scalar_str(e, x->u.call.args[0], false));
+const char *move_coord(Em *e, const PExpr *x, int size) {
+    if (is_at(x)) return arena_printf(e->a, "(%s)", scalar_str(e, x->args[0], false));
     if (x->is_const) return arena_printf(e->a, "%lld", (long long)x->cval * size);
     return arena_printf(e->a, "%s * %d", scalar_str(e, x, false), size);
 }
 
 /* move_coord plus add elements (an atom column's offset), constants folded */
-const char *move_coord_plus(Em *e, const Expr *x, int size, int add) {
+const char *move_coord_plus(Em *e, const PExpr *x, int size, int add) {
     if (!is_at(x) && x->is_const) return arena_printf(e->a, "%lld", (long long)x->cval * size + add);
     const char *c = move_coord(e, x, size);
     return add ? arena_printf(e->a, "%s + %d", c, add) : c;
@@ -37,11 +37,11 @@ const char *move_coord_plus(Em *e, const Expr *x, int size, int add) {
 
 /* the element offset of a tile move's leading indices (all but the last two), each followed by
  * " + ", or "" for a 2-d tensor */
-static const char *lead_offset(Em *e, const Symbol *t, const Expr *ix) {
+static const char *lead_offset(Em *e, const Symbol *t, const PExpr *ix) {
     StrBuf b;
     sb_init(&b);
-    for (int d = 0; d < ix->u.index.nargs - 2; d++)
-        sb_printf(&b, "(long long)%s * %s_st%d + ", scalar_str(e, ix->u.index.args[d].lo, false), t->name, d);
+    for (int d = 0; d < ix->nix - 2; d++)
+        sb_printf(&b, "(long long)%s * %s_st%d + ", scalar_str(e, ix->ix[d].lo, false), t->name, d);
     const char *r = arena_strdup(e->a, b.s ? b.s : "");
     sb_free(&b);
     return r;
@@ -50,11 +50,11 @@ static const char *lead_offset(Em *e, const Symbol *t, const Expr *ix) {
 /* the conversion of an fp32 value to a 16-bit element */
 static const char *cvt16(DType dt) { return dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn"; }
 
-static void emit_vec_store(Em *e, const Stmt *st) {
-    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
-    const Symbol *t = ix->u.index.base->sym;
-    const Arg *arg = e->sk->args.v[t->index];
-    int n = ix->u.index.nargs;
+static void emit_vec_store(Em *e, const PStmt *st) {
+    const PExpr *ix = st->lhs, *rhs = st->rhs;
+    const Symbol *t = ix->base->sym;
+    PExpr *const *dims = e->pk->arg_dims.v[t->index];
+    int n = ix->nix;
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     Ctx c = tile_ctx(e->pk, &rhs->ty, "tkc_r");
@@ -67,9 +67,9 @@ static void emit_vec_store(Em *e, const Stmt *st) {
         L("#pragma unroll");
         L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(e->pk, &rhs->ty));
         IN();
-        L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, rhs->ty.rows), col_expr(e, &c, 0));
-        L("if (%stkc_gi < %s) %s[%s] = %s;", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
-          scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"), elem_str(e, rhs, &c));
+        L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->ix[n - 1].lo, rhs->ty.rows), col_expr(e, &c, 0));
+        L("if (%stkc_gi < %s) %s[%s] = %s;", is_at(ix->ix[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+          scalar_str(e, dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"), elem_str(e, rhs, &c));
         OUT();
         L("}");
         OUT();
@@ -81,9 +81,9 @@ static void emit_vec_store(Em *e, const Stmt *st) {
     L("#pragma unroll");
     L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(e->pk, &rhs->ty));
     IN();
-    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, rhs->ty.rows), row_expr(e, &c));
-    L("if (%stkc_gi < %s) %s[%s] = %s;", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
-      scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"), elem_str(e, rhs, &c));
+    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->ix[n - 1].lo, rhs->ty.rows), row_expr(e, &c));
+    L("if (%stkc_gi < %s) %s[%s] = %s;", is_at(ix->ix[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+      scalar_str(e, dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"), elem_str(e, rhs, &c));
     OUT();
     L("}");
     OUT();
@@ -93,28 +93,28 @@ static void emit_vec_store(Em *e, const Stmt *st) {
 /* `v <- X[...]`: each thread loads the entries of the register vector it holds (per_row: its rows,
  * per_col: its columns) straight from global memory; entries past the tensor's end (or before its
  * start, with at()) read 0 */
-void emit_vec_load(Em *e, const Stmt *st) {
-    const Expr *ix = st->u.assign.rhs, *lhs = st->u.assign.lhs;
-    const Symbol *t = ix->u.index.base->sym, *v = lhs->sym;
-    const Arg *arg = e->sk->args.v[t->index];
-    int n = ix->u.index.nargs;
+void emit_vec_load(Em *e, const PStmt *st) {
+    const PExpr *ix = st->rhs, *lhs = st->lhs;
+    const Symbol *t = ix->base->sym, *v = lhs->sym;
+    PExpr *const *dims = e->pk->arg_dims.v[t->index];
+    int n = ix->nix;
     Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
     const char *idx = v->ty.layout == VL_COL ? col_expr(e, &c, 0) : row_expr(e, &c);
     L("#pragma unroll");
     L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // each thread its own %s; past the end: 0", frag_count(e->pk, &v->ty),
       v->ty.layout == VL_COL ? "columns" : "rows");
     IN();
-    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, v->ty.rows), idx);
-    L("%s[tkc_r] = %stkc_gi < %s ? (float)tkc_load_f32(%s, %s) : 0.f;", v->name, is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
-      scalar_str(e, arg->ts.dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"));
+    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->ix[n - 1].lo, v->ty.rows), idx);
+    L("%s[tkc_r] = %stkc_gi < %s ? (float)tkc_load_f32(%s, %s) : 0.f;", v->name, is_at(ix->ix[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+      scalar_str(e, dims[n - 1], false), t->name, global_offset(e, t, ix, "tkc_gi"));
     OUT();
     L("}");
 }
 
 /* `v <- sv`: each thread reads the entries of the register vector it holds from the shared vector
  * (per_row: its rows, per_col: its columns), widened to fp32 */
-void emit_vec_from_shared(Em *e, const Stmt *st) {
-    const Symbol *v = st->u.assign.lhs->sym, *sv = st->u.assign.rhs->sym;
+void emit_vec_from_shared(Em *e, const PStmt *st) {
+    const Symbol *v = st->lhs->sym, *sv = st->rhs->sym;
     int buf = -1;
     for (int i = 0; i < e->pk->bufs.n; i++)
         if (e->pk->bufs.v[i].sym == sv) buf = i;
@@ -129,7 +129,7 @@ void emit_vec_from_shared(Em *e, const Stmt *st) {
       v->ty.layout == VL_COL ? "columns" : "rows");
 }
 
-static const PlanStore *store_of(const PlanKernel *pk, const Stmt *st) {
+static const PlanStore *store_of(const PlanKernel *pk, const PStmt *st) {
     for (int i = 0; i < pk->stores.n; i++)
         if (pk->stores.v[i].st == st) return &pk->stores.v[i];
     return NULL;
@@ -139,23 +139,23 @@ static const PlanStore *store_of(const PlanKernel *pk, const Stmt *st) {
  * thread writes or adds the pairs of neighbouring columns it holds, one 4- or 8-byte access per
  * pair where the tensor allows (last stride 1, an even row stride, an aligned address), else element
  * by element; rows and columns outside the tensor (at() may start before it) are skipped */
-static void emit_tile_pairs(Em *e, const Stmt *st, bool red, bool wg0_only) {
+static void emit_tile_pairs(Em *e, const PStmt *st, bool red, bool wg0_only) {
     const PlanKernel *pk = e->pk;
-    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
-    const Symbol *tn = ix->u.index.base->sym;
-    const Arg *arg = e->sk->args.v[tn->index];
+    const PExpr *ix = st->lhs, *rhs = st->rhs;
+    const Symbol *tn = ix->base->sym;
+    PExpr *const *dims = e->pk->arg_dims.v[tn->index];
     const Type *t = &rhs->ty;
-    int n = ix->u.index.nargs;
+    int n = ix->nix;
     bool h16 = is16(t->dt);
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16", *ct = !h16 ? "float" : t->dt == DT_BF16 ? "__nv_bfloat16" : "__half";
     if (h16 || !red) need(e, "tkc_ptx.cuh", "math");
     if (red) need(e, "tkc_ptx.cuh", "red");
     /* a 16-bit value is computed in fp32 and rounded by the pack or the add: the explicit
      * conversion of the whole value is implied */
-    if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
+    if (rhs->kind == PX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->args[0];
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
-    const Expr *ri = ix->u.index.args[n - 2].lo, *ci = ix->u.index.args[n - 1].lo;
+    const PExpr *ri = ix->ix[n - 2].lo, *ci = ix->ix[n - 1].lo;
     L("%s{", wg0_only ? "if (wg == 0) " : "");
     IN();
     L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ri, t->rows));
@@ -167,7 +167,7 @@ static void emit_tile_pairs(Em *e, const Stmt *st, bool red, bool wg0_only) {
       red ? (h16 ? arena_printf(e->a, "red.%sx2", t->dt == DT_BF16 ? "bf16" : "f16") : "red.v2")
           : (h16 ? "4-byte store" : "8-byte store"));
     Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
-    const char *rows = scalar_str(e, arg->ts.dims[n - 2], false), *cols = scalar_str(e, arg->ts.dims[n - 1], false);
+    const char *rows = scalar_str(e, dims[n - 2], false), *cols = scalar_str(e, dims[n - 1], false);
     L("#pragma unroll");
     L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", frag_count(pk, t) / 2);
     IN();
@@ -202,31 +202,31 @@ static void emit_tile_pairs(Em *e, const Stmt *st, bool red, bool wg0_only) {
     L("}");
 }
 
-static void emit_direct_store(Em *e, const Stmt *st) { emit_tile_pairs(e, st, false, false); }
+static void emit_direct_store(Em *e, const PStmt *st) { emit_tile_pairs(e, st, false, false); }
 
 /* an atomic add from registers into global memory (`G[...] += x`): each thread adds the elements
  * it holds with red.global.add.f32 (.bf16, .f16), a tile's neighbouring column pairs as one
  * red.global.add.v2.f32 (.bf16x2, .f16x2) where the address is aligned and the columns adjacent; rows and
  * columns past the tensor's end (or before its start, for at()) are skipped. A per_wg value, which
  * every warpgroup holds whole, is added by the first warpgroup only. */
-static void emit_red(Em *e, const Stmt *st) {
+static void emit_red(Em *e, const PStmt *st) {
     const PlanKernel *pk = e->pk;
     const PlanStore *ps = store_of(pk, st);
-    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const PExpr *ix = st->lhs, *rhs = st->rhs;
     if (rhs->ty.kind == TY_TILE) {
         emit_tile_pairs(e, st, true, ps && ps->wg0_only);
         return;
     }
     /* a per_row vector */
-    const Symbol *tn = ix->u.index.base->sym;
-    const Arg *arg = e->sk->args.v[tn->index];
+    const Symbol *tn = ix->base->sym;
+    PExpr *const *dims = e->pk->arg_dims.v[tn->index];
     const Type *t = &rhs->ty;
-    int n = ix->u.index.nargs;
+    int n = ix->nix;
     need(e, "tkc_ptx.cuh", "red");
     bool h16 = is16(t->dt);
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
     if (h16) need(e, "tkc_ptx.cuh", "math");
-    if (h16 && rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
+    if (h16 && rhs->kind == PX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->args[0];
     const char *add1 = h16 ? arena_printf(e->a, "tkc_red_add_%s", k) : "tkc_red_add_f32";
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
@@ -236,9 +236,9 @@ static void emit_red(Em *e, const Stmt *st) {
     L("#pragma unroll");
     L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", frag_count(pk, t));
     IN();
-    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->rows), row_expr(e, &c));
-    L("if (%stkc_gi < %s) %s(%s + %s, %s);", is_at(ix->u.index.args[n - 1].lo) ? "tkc_gi >= 0 && " : "",
-      scalar_str(e, arg->ts.dims[n - 1], false), add1, tn->name, global_offset(e, tn, ix, "tkc_gi"), elem_str(e, rhs, &c));
+    L("const long long tkc_gi = (long long)%s + %s;", move_coord(e, ix->ix[n - 1].lo, t->rows), row_expr(e, &c));
+    L("if (%stkc_gi < %s) %s(%s + %s, %s);", is_at(ix->ix[n - 1].lo) ? "tkc_gi >= 0 && " : "",
+      scalar_str(e, dims[n - 1], false), add1, tn->name, global_offset(e, tn, ix, "tkc_gi"), elem_str(e, rhs, &c));
     OUT();
     L("}");
     OUT();
@@ -250,13 +250,13 @@ static void emit_red(Em *e, const Stmt *st) {
  * skipping the rows that do not exist; the warpgroup then skips the chunk's TMA store. Emitted
  * only where the row is not provably >= 0 (never_negative): the path is slow to have in a
  * kernel even when it never runs (attention measured 8% slower with it, bench/RESULTS.md) */
-static void emit_chunk_above(Em *e, const Stmt *st, const Expr *rhs, int W) {
+static void emit_chunk_above(Em *e, const PStmt *st, const PExpr *rhs, int W) {
     const PlanKernel *pk = e->pk;
-    const Expr *ix = st->u.assign.lhs;
-    const Symbol *tn = ix->u.index.base->sym;
-    const Arg *arg = e->sk->args.v[tn->index];
-    const Type *t = &st->u.assign.rhs->ty;
-    int n = ix->u.index.nargs, half = t->cols / 2;
+    const PExpr *ix = st->lhs;
+    const Symbol *tn = ix->base->sym;
+    PExpr *const *dims = e->pk->arg_dims.v[tn->index];
+    const Type *t = &st->rhs->ty;
+    int n = ix->nix, half = t->cols / 2;
     Ctx c = tile_ctx(pk, t, "tkc_f");
     L("if (tkc_r0 + tkc_rb * 64 < 0) {  // above the tensor: TMA stores need non-negative coordinates, so the threads write the rows that exist");
     IN();
@@ -264,9 +264,9 @@ static void emit_chunk_above(Em *e, const Stmt *st, const Expr *rhs, int W) {
     L("for (int tkc_j = 0; tkc_j < %d; ++tkc_j) {", W / 2);
     IN();
     L("const int tkc_f = tkc_rb * %d + tkc_ch * %d + tkc_j;", half, W / 2);
-    L("const long long tkc_gr = (long long)%s + %s, tkc_gc = (long long)%s + %s;", move_coord(e, ix->u.index.args[n - 2].lo, t->rows),
-      row_expr(e, &c), move_coord(e, ix->u.index.args[n - 1].lo, t->cols), col_expr(e, &c, 0));
-    L("if (tkc_gr >= 0 && tkc_gr < %s && tkc_gc < %s)", scalar_str(e, arg->ts.dims[n - 2], false), scalar_str(e, arg->ts.dims[n - 1], false));
+    L("const long long tkc_gr = (long long)%s + %s, tkc_gc = (long long)%s + %s;", move_coord(e, ix->ix[n - 2].lo, t->rows),
+      row_expr(e, &c), move_coord(e, ix->ix[n - 1].lo, t->cols), col_expr(e, &c, 0));
+    L("if (tkc_gr >= 0 && tkc_gr < %s && tkc_gc < %s)", scalar_str(e, dims[n - 2], false), scalar_str(e, dims[n - 1], false));
     L("    %s[%stkc_gr * %s_st%d + tkc_gc * %s_st%d] = %s(%s);", tn->name, lead_offset(e, tn, ix), tn->name, n - 2, tn->name,
       n - 1, cvt16(t->dt), elem_str(e, rhs, &c));
     OUT();
@@ -278,7 +278,7 @@ static void emit_chunk_above(Em *e, const Stmt *st, const Expr *rhs, int W) {
 
 /* a register tile to global memory: 64-row chunks through the warpgroup's two staging
  * buffers (stmatrix into the swizzled layout, proxy fence, TMA store) */
-static void emit_tile_store(Em *e, const Stmt *st) {
+static void emit_tile_store(Em *e, const PStmt *st) {
     const PlanKernel *pk = e->pk;
     const PlanStore *ps = store_of(pk, st);
     if (ps->path == SP_DIRECT) {
@@ -287,24 +287,24 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     }
     const PlanMap *m = &pk->maps.v[ps->map];
     const PlanBuf *sb = &pk->bufs.v[pk->staging_buf];
-    const Expr *ix = st->u.assign.lhs, *rhs = st->u.assign.rhs;
+    const PExpr *ix = st->lhs, *rhs = st->rhs;
     const Type *t = &rhs->ty;
-    int n = ix->u.index.nargs, rwg = rows_wg(pk, t), W = ps->chunk_cols;
+    int n = ix->nix, rwg = rows_wg(pk, t), W = ps->chunk_cols;
     int nch = t->cols / W, nrb = rwg / 64, half = t->cols / 2;
     need(e, "tkc_ptx.cuh", "tma_store");
     need(e, "tkc_ptx.cuh", "stmatrix");
     need(e, "tkc_ptx.cuh", "named_barrier");
     need(e, "tkc_ptx.cuh", "math");
     /* the pack rounds to 16 bits, so an explicit conversion of the whole value is implied */
-    if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0];
+    if (rhs->kind == PX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->args[0];
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     const char *k = t->dt == DT_BF16 ? "bf16" : "fp16";
     L("{");
     IN();
-    L("const int tkc_r0 = %s%s;  // first row of this warpgroup's part", move_coord(e, ix->u.index.args[n - 2].lo, t->rows),
+    L("const int tkc_r0 = %s%s;  // first row of this warpgroup's part", move_coord(e, ix->ix[n - 2].lo, t->rows),
       t->per_wg ? "" : arena_printf(e->a, " + wg * %d", rwg));
-    L("const int tkc_c0 = %s;", move_coord(e, ix->u.index.args[n - 1].lo, t->cols));
+    L("const int tkc_c0 = %s;", move_coord(e, ix->ix[n - 1].lo, t->cols));
     L("// this lane's stmatrix row address inside a 64 x %d chunk (%s swizzle)", W, swizzle_name(m->swz));
     L("const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);");
     L("#pragma unroll");
@@ -346,7 +346,7 @@ static void emit_tile_store(Em *e, const Stmt *st) {
     StrBuf co;
     sb_init(&co);
     sb_printf(&co, "tkc_c0 + tkc_ch * %d, tkc_r0 + tkc_rb * 64", W);
-    for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+    for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->ix[i].lo, false));
     L("tkc_tma_store_%dd(&%s, %s, tkc_buf);", m->rank, m->name, co.s);
     sb_free(&co);
     L("tkc_bulk_commit();");
@@ -435,8 +435,8 @@ void emit_move_r2s(Em *e, const PlanMove *m) {
     const PlanKernel *pk = e->pk;
     const PlanBuf *b = &pk->bufs.v[m->buf];
     const Type *t = m->rt;
-    const Expr *rhs = m->st->u.assign.rhs;
-    if (rhs->kind == EX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->u.call.args[0]; /* the pack rounds */
+    const PExpr *rhs = m->st->rhs;
+    if (rhs->kind == PX_CALL && (rhs->fn == FN_BF16 || rhs->fn == FN_FP16)) rhs = rhs->args[0]; /* the pack rounds */
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     const char *dst = buf_addr(e, m->buf, false), *shape = tile_shape_args(e, b);
@@ -491,7 +491,7 @@ void emit_move_relayout(Em *e, const PlanMove *m) {
     const char *ld = b->dt == DT_BF16 ? "tkc_ld_shared_bf16" : b->dt == DT_FP16 ? "tkc_ld_shared_fp16" : "tkc_ld_shared_f32";
     switch (m->path) {
     case MP_STS_VEC: {
-        const Symbol *v = m->st->u.assign.rhs->sym;
+        const Symbol *v = m->st->rhs->sym;
         Ctx c = tile_ctx(pk, &v->ty, "tkc_r");
         bool col = v->ty.layout == VL_COL;
         const char *who = col ? "wg == 0 && tkc_warp == 0 && tkc_lane < 4"
@@ -548,8 +548,8 @@ static void emit_tma_store_shared(Em *e, const PlanStore *ps) {
     const PlanKernel *pk = e->pk;
     const PlanBuf *b = &pk->bufs.v[ps->buf];
     const PlanMap *m = &pk->maps.v[ps->map];
-    const Expr *ix = ps->st->u.assign.lhs;
-    int n = ix->u.index.nargs;
+    const PExpr *ix = ps->st->lhs;
+    int n = ix->nix;
     bool add = ps->path == SP_TMA_ADD;
     need(e, "tkc_ptx.cuh", "tma_store");
     if (add) need(e, "tkc_ptx.cuh", "tma_reduce");
@@ -562,12 +562,12 @@ static void emit_tma_store_shared(Em *e, const PlanStore *ps) {
         StrBuf co;
         sb_init(&co);
         if (b->is_vec) {
-            sb_printf(&co, "%s", move_coord(e, ix->u.index.args[n - 1].lo, b->cols));
-            for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+            sb_printf(&co, "%s", move_coord(e, ix->ix[n - 1].lo, b->cols));
+            for (int i = n - 2; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->ix[i].lo, false));
         } else {
-            sb_printf(&co, "%s, %s", move_coord_plus(e, ix->u.index.args[n - 1].lo, b->cols, a * b->atom_cols),
-                      move_coord(e, ix->u.index.args[n - 2].lo, b->rows));
-            for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->u.index.args[i].lo, false));
+            sb_printf(&co, "%s, %s", move_coord_plus(e, ix->ix[n - 1].lo, b->cols, a * b->atom_cols),
+                      move_coord(e, ix->ix[n - 2].lo, b->rows));
+            for (int i = n - 3; i >= 0; i--) sb_printf(&co, ", %s", scalar_str(e, ix->ix[i].lo, false));
         }
         L("tkc_tma_%s_%dd(&%s, %s, %s%s);", add ? "add" : "store", m->rank, m->name, co.s, src,
           a ? arena_printf(e->a, " + %d", a * box_bytes) : "");
@@ -582,7 +582,7 @@ static void emit_tma_store_shared(Em *e, const PlanStore *ps) {
 
 void emit_store(Em *e, const POp *o) {
     const PlanStore *ps = &e->pk->stores.v[o->store];
-    const Stmt *st = ps->st;
+    const PStmt *st = ps->st;
     L("// %s  [%s]", plan_stmt_str(e->a, st), storepath_name[ps->path]);
     switch (ps->path) {
     case SP_STAGED: case SP_DIRECT: emit_tile_store(e, st); return;

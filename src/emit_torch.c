@@ -372,7 +372,7 @@ static void py_docstring(Arena *a, StrBuf *b, const PlanKernel *pk, const Kernel
                "    ones are fixed when the module is generated (tkc -D NAME=VALUE makes others).");
     if (k->requires.n) {
         sb_puts(b, " Requires:");
-        for (int i = 0; i < k->requires.n; i++) sb_printf(b, "%s %s", i ? " and" : "", ast_expr_str(a, k->requires.v[i]));
+        for (int i = 0; i < k->requires.n; i++) sb_printf(b, "%s %s", i ? " and" : "", px_str(a, k->requires.v[i]));
         sb_putc(b, '.');
     }
     sb_puts(b, "\n\n    Raises TypeError (not a tensor or number, wrong dtype), ValueError (shapes, devices, strides or\n"
@@ -426,7 +426,7 @@ static void py_kernel(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi
     sb_puts(b, nd == 1 ? ",),\n    (" : "),\n    (");
     for (int i = 0; i < k->requires.n; i++) {
         if (i) sb_puts(b, ", ");
-        py_str(b, ast_expr_str(a, k->requires.v[i]));
+        py_str(b, px_str(a, k->requires.v[i]));
     }
     sb_puts(b, k->requires.n == 1 ? ",),\n)\n" : "),\n)\n");
 

@@ -299,6 +299,42 @@ static void lower_buffers(Lower *L) {
 
 /* ---- entry ------------------------------------------------------------------------------------ */
 
+/* the scalar lets of a block, translated */
+static void block_scalar_lets(Lower *L, BlockKind bk, PStmtVec *v) {
+    if (!L->sk->blocks[bk]) return;
+    StmtList *l = &L->sk->blocks[bk]->u.block.body;
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind != ST_LET) continue;
+        TypeKind k = st->u.let.sym->ty.kind;
+        if (k == TY_INT || k == TY_FLOAT) vec_push(L->a, v, lower_ps(L, st));
+    }
+}
+
+/* the kernel's uniform values into the plan: lets, trip count, grid extents */
+static void translate_uniforms(Lower *L) {
+    SemaKernel *sk = L->sk;
+    PlanKernel *pk = L->pk;
+    for (int i = 0; i < sk->lets.n; i++) {
+        const KItem *it = sk->lets.v[i];
+        PStmt *ps = ps_new(L, PS_LET, it->span);
+        ps->let = it->u.let.sym;
+        ps->rhs = px_from_ast(L->a, it->u.let.e);
+        vec_push(L->a, &pk->lets, ps);
+    }
+    block_scalar_lets(L, BK_SETUP, &pk->setup_lets);
+    block_scalar_lets(L, BK_LOAD, &pk->load_lets);
+    if (sk->pipe) pk->trips = px_from_ast(L->a, sk->pipe->u.pipe.trips);
+    for (int i = 0; i < sk->axes.n; i++) vec_push(L->a, &pk->extents, px_from_ast(L->a, sk->axes.v[i]->extent));
+    for (int i = 0; i < sk->args.n; i++) {
+        const Arg *g = sk->args.v[i];
+        PExpr **d = g->ts.ndims ? ARENA_NEW_N(L->a, PExpr *, g->ts.ndims) : NULL;
+        for (int k = 0; k < g->ts.ndims; k++) d[k] = px_from_ast(L->a, g->ts.dims[k]);
+        vec_push(L->a, &pk->arg_dims, d);
+    }
+    for (int i = 0; i < sk->requires.n; i++) vec_push(L->a, &pk->requires, px_from_ast(L->a, sk->requires.v[i]));
+}
+
 static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     PlanKernel *pk = ARENA_NEW(L->a, PlanKernel);
     L->sk = sk;
@@ -309,6 +345,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     pk->colred_buf = pk->colred_bar = pk->colred_wg_bar = -1;
     check_support(L);
     if (L->d->nerrors > L->errors0) return pk;
+    translate_uniforms(L);
     L->load_conds.n = 0;
     if (sk->blocks[BK_LOAD]) load_conditions(L, &sk->blocks[BK_LOAD]->u.block.body, NULL);
     if (sk->blocks[BK_SETUP]) load_conditions(L, &sk->blocks[BK_SETUP]->u.block.body, NULL);
@@ -332,6 +369,10 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     lower_groups(L, &pk->compute_ops);
     fold_zero_fills(L);
     if (pk->pingpong && !pk->overlap) diag_error(L->d, sk->pipe->span, "pingpong = 1 needs overlap = 1");
+    pk->step_ops = pk->compute_ops;
+    pk->step_ops.v = ARENA_NEW_N(L->a, POp *, pk->compute_ops.n > 0 ? pk->compute_ops.n : 1);
+    if (pk->compute_ops.n) memcpy(pk->step_ops.v, pk->compute_ops.v, sizeof(POp *) * (size_t)pk->compute_ops.n);
+    pk->step_ops.cap = pk->step_ops.n;
     if (pk->overlap) apply_overlap(L);
     estimate_regs(L);
     /* two consumer warpgroups with large register tiles: the 240/24 split instead of 232/40 */

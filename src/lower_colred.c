@@ -90,13 +90,26 @@ static void find_colreds(const StmtList *l, ColReds *cr) {
     }
 }
 
-/* registers the column reductions of one statement (an assignment or a let) hold while it runs */
-int stmt_colred_regs(const Stmt *st) {
-    ColReds cr = {0};
-    if (st->kind == ST_ASSIGN) find_colreds_expr(st->u.assign.rhs, &cr);
-    else if (st->kind == ST_LET) find_colreds_expr(st->u.let.e, &cr);
-    return cr.regs;
+/* the per_col arrays' registers (length / 4 each) of the column reductions in x */
+static int colred_regs(const PExpr *x) {
+    if (!x) return 0;
+    switch (x->kind) {
+    case PX_CALL: {
+        int n = 0;
+        if (x->fn == FN_COLSUM || x->fn == FN_COLMAX || x->fn == FN_COLMIN) n += x->args[0]->ty.cols / 4;
+        for (int i = 0; i < x->nargs; i++) n += colred_regs(x->args[i]);
+        return n;
+    }
+    case PX_BINARY: return colred_regs(x->l) + colred_regs(x->r);
+    case PX_UNARY: return colred_regs(x->l);
+    case PX_COND: return colred_regs(x->l) + colred_regs(x->r);
+    case PX_INDEX: return colred_regs(x->base);
+    default: return 0;
+    }
 }
+
+/* registers the column reductions of one statement (an assignment or a let) hold while it runs */
+int stmt_colred_regs(const PStmt *st) { return colred_regs(st->rhs); }
 
 /* stores of row-split per_col vectors: one thread per column writes it, in warpgroup 0, unless a
  * condition on wg decides which warpgroups reach the store */
@@ -111,7 +124,7 @@ void plan_col_stores(Lower *L, const StmtList *l, int wg_depth) {
             plan_col_stores(L, &st->u.for_.body, wg_depth + (mentions_wg(st->u.for_.lo) || mentions_wg(st->u.for_.hi)));
         } else if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
                    st->u.assign.rhs->ty.layout == VL_COL && !st->u.assign.rhs->ty.per_wg) {
-            if (!wg_depth) vec_push(L->a, &L->pk->col_stores_wg0, st);
+            if (!wg_depth) vec_push(L->a, &L->pk->col_stores_wg0, lower_ps(L, st));
             lower_note(L, "'%s <- ...' (a per_col vector): %s", ast_expr_str(L->a, st->u.assign.lhs),
                  wg_depth ? "under a condition on wg, so lanes 0..3 of the first warp of each warpgroup that gets "
                             "there write it (every warpgroup holds the same columns)"

@@ -12,6 +12,13 @@ typedef struct LoadCond {
     const Expr *cond;   /* the conjunction of the conditions around it */
 } LoadCond;
 
+/* a statement and its translation (lower_ps): one tree per statement, so the plan's references to
+ * it (stores, loads) are the same object */
+typedef struct Translated {
+    const Stmt *st;
+    PStmt *ps;
+} Translated;
+
 typedef struct Lower {
     Arena *a;
     Diag *d;
@@ -19,6 +26,7 @@ typedef struct Lower {
     PlanKernel *pk;
     int errors0;
     Vec(LoadCond) load_conds;
+    Vec(Translated) translated;
 } Lower;
 
 typedef struct SymSet {
@@ -36,19 +44,22 @@ typedef struct Effects {
 void lower_note(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 POp *pop_new(Lower *L, POpKind k);
 int buf_of_sym(PlanKernel *pk, const Symbol *y);
-Expr *operand_root(Expr *e, bool *trans, bool *prev, int *r0, int *c0);
+PExpr *operand_root(PExpr *e, bool *trans, bool *prev, int *r0, int *c0);
+PStmt *lower_ps(Lower *L, const Stmt *st);
+PStmt *ps_new(Lower *L, PStmtKind k, Span sp);
 void symset_add(Lower *L, SymSet *s, Symbol *y);
 bool symset_has(const SymSet *s, const Symbol *y);
 bool is_regval(const Symbol *y);
-void expr_reads(Lower *L, Expr *e, SymSet *regs, SymSet *bufs);
+void expr_reads(Lower *L, PExpr *e, SymSet *regs, SymSet *bufs);
 Symbol *lhs_root(Expr *e);
-void stmt_effects(Lower *L, Stmt *st, SymSet *rd, SymSet *wr, SymSet *bufs);
-bool stmt_is_mma(const Stmt *st);
+void stmt_effects(Lower *L, PStmt *st, SymSet *rd, SymSet *wr, SymSet *bufs);
+bool stmt_is_mma(const PStmt *st);
+bool ast_stmt_is_mma(const Stmt *st);
 bool stmts_have_mma(const StmtList *l);
 int rows_per_wg(PlanKernel *pk, const Type *t);
 int value_regs(PlanKernel *pk, const Type *t);
 bool check_reg_shape(Lower *L, const Type *t, Span sp, const char *name);
-const Expr *load_cond(Lower *L, const Stmt *st);
+const PExpr *load_cond(Lower *L, const Stmt *st);
 
 /* lower_ops.c */
 void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk);
@@ -77,7 +88,7 @@ void lower_groups(Lower *L, POpList *compute_ops);
 void collect_stores(Lower *L, POpList *ops, BlockKind bk);
 void lower_staging(Lower *L);
 void layout_smem(Lower *L);
-int stmt_colred_regs(const Stmt *st);
+int stmt_colred_regs(const PStmt *st);
 void plan_col_stores(Lower *L, const StmtList *l, int wg_depth);
 void plan_colred(Lower *L);
 void plan_arg_strides(Lower *L);

@@ -76,12 +76,12 @@ static void mark_multicast(Lower *L, PlanGroup *g) {
     for (int i = 0; i < g->loads.n; i++) {
         PlanLoad *pl = &g->loads.v[i];
         if (pl->cond) continue; /* every block issues its conditional loads itself */
-        if (!expr_depends_on(pl->st->u.assign.rhs, ax)) {
+        if (!px_depends_on(L->a, pl->st->rhs, ax)) {
             pl->multicast = true;
             g->multicast = true;
             lower_note(L, "cluster of %d: '%s' does not depend on block.%s, so each block of a cluster issues %s of its "
                     "boxes and TMA multicasts them into every block",
-                 pk->cluster, ast_expr_str(L->a, pl->st->u.assign.rhs), L->sk->axes.v[pk->cluster_axis]->name,
+                 pk->cluster, px_str(L->a, pl->st->rhs), L->sk->axes.v[pk->cluster_axis]->name,
                  pk->cluster == 2 ? "half" : "a share");
         }
     }
@@ -130,7 +130,7 @@ void lower_groups(Lower *L, POpList *compute_ops) {
             pk->bufs.v[b].group = pk->groups.n;
             g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
             sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
-            PlanLoad pl = {.st = loads[j], .buf = b, .cond = load_cond(L, loads[j])};
+            PlanLoad pl = {.st = lower_ps(L, loads[j]), .buf = b, .cond = load_cond(L, loads[j])};
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(loads[j]->u.assign.rhs->u.index.base);
             pl.map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false);
@@ -177,7 +177,7 @@ void lower_groups(Lower *L, POpList *compute_ops) {
             sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(sl[j]->u.assign.rhs->u.index.base);
-            PlanLoad pl = {.st = sl[j], .buf = b, .map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false),
+            PlanLoad pl = {.st = lower_ps(L, sl[j]), .buf = b, .map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false),
                            .cond = load_cond(L, sl[j])};
             if (pb->is_vec) check_vec_rows(L, sl[j], t);
             vec_push(L->a, &g.loads, pl);
@@ -208,12 +208,12 @@ void lower_groups(Lower *L, POpList *compute_ops) {
 
 /* the plan store of one store op: its path, map and buffer (the statement it carries is the one
  * the emitter prints: a relayout may have rewritten it) */
-static void collect_store(Lower *L, Stmt *st, BlockKind bk) {
+static void collect_store(Lower *L, PStmt *st, BlockKind bk) {
     PlanKernel *pk = L->pk;
     PlanStore ps = {.st = st, .map = -1, .buf = -1, .block = bk};
-    if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_TILE) {
-        Type t = st->u.assign.rhs->ty;
-        if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the stored value")) return;
+    if (st->mv == MV_R2G && st->rhs->ty.kind == TY_TILE) {
+        Type t = st->rhs->ty;
+        if (!check_reg_shape(L, &t, st->rhs->span, "the stored value")) return;
         int eb = dtype_bytes[t.dt];
         if (eb == 4) {
             /* fp32: the staging chunks and their TMA maps are 16-bit */
@@ -233,14 +233,14 @@ static void collect_store(Lower *L, Stmt *st, BlockKind bk) {
         ps.path = SP_STAGED;
         ps.chunk_rows = 64;
         ps.chunk_cols = cc;
-        Symbol *tensor = lhs_root(st->u.assign.lhs->u.index.base);
+        Symbol *tensor = px_root(st->lhs->base);
         ps.map = add_map(L, tensor, cc, 64, false, swizzle_choose(cc * eb), true);
         vec_push(L->a, &pk->stores, ps);
-    } else if (st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC) {
+    } else if (st->mv == MV_R2G && st->rhs->ty.kind == TY_VEC) {
         ps.path = SP_VECTOR;
         vec_push(L->a, &pk->stores, ps);
     } else if (st->mv == MV_S2G || st->mv == MV_ADD_S2G) {
-        Symbol *y = lhs_root(st->u.assign.rhs), *tensor = lhs_root(st->u.assign.lhs->u.index.base);
+        Symbol *y = px_root(st->rhs), *tensor = px_root(st->lhs->base);
         int b = buf_of_sym(pk, y);
         if (b < 0) return;
         const PlanBuf *pb = &pk->bufs.v[b];
@@ -261,12 +261,12 @@ static void collect_store(Lower *L, Stmt *st, BlockKind bk) {
     } else if (st->mv == MV_ADD_R2G) {
         /* atomic adds from registers: red.global.add.f32 (v2 where two columns are adjacent), or the
          * bf16 / fp16 forms (x2 where two columns are adjacent) */
-        Type t = st->u.assign.rhs->ty;
+        Type t = st->rhs->ty;
         if (t.kind == TY_VEC && t.layout != VL_ROW) {
             diag_error(L->d, st->span, "atomic adds of per_col vectors are not supported by the sm_90a back end yet");
             return;
         }
-        if (!check_reg_shape(L, &t, st->u.assign.rhs->span, "the added value")) return;
+        if (!check_reg_shape(L, &t, st->rhs->span, "the added value")) return;
         ps.path = SP_RED;
         ps.wg0_only = t.per_wg && pk->consumers > 1;
         vec_push(L->a, &pk->stores, ps);
@@ -316,7 +316,7 @@ static void note_staging(Lower *L) {
     PlanKernel *pk = L->pk;
     bool tiles = false, reds = false;
     for (int i = 0; i < pk->stores.n; i++) {
-        tiles |= pk->stores.v[i].path == SP_DIRECT && dtype_bytes[pk->stores.v[i].st->u.assign.rhs->ty.dt] == 2;
+        tiles |= pk->stores.v[i].path == SP_DIRECT && dtype_bytes[pk->stores.v[i].st->rhs->ty.dt] == 2;
         reds |= pk->stores.v[i].path == SP_RED;
     }
     if (reds)
@@ -445,36 +445,36 @@ retry:
 
 /* ---- which tensors the kernel takes strides for ------------------------------------------------ */
 
-static bool is_at_index(const Expr *x) { return x->kind == EX_CALL && x->fn == FN_AT; }
+static bool is_at_index(const PExpr *x) { return x->kind == PX_CALL && x->fn == FN_AT; }
 
 /* an integer expression that is never negative: non-negative constants, grid coordinates, the
  * pipeline step, run-time dimensions, and +, *, /, cdiv, min of such values, max with one of them,
  * lets that name one (depth-limited) */
-static bool never_negative(const Expr *x, int depth) {
+static bool never_negative(Arena *a, const PExpr *x, int depth) {
     if (!x || depth > 32) return false;
     if (x->is_const) return x->cval >= 0;
     switch (x->kind) {
-    case EX_NAME:
-    case EX_MEMBER:
+    case PX_NAME:
+    case PX_MEMBER:
         if (!x->sym) return false;
         if (x->sym->kind == SYM_AXIS || x->sym->kind == SYM_LOOPVAR || x->sym->kind == SYM_DIM) return true;
-        return x->sym->kind == SYM_LET && never_negative(x->sym->init, depth + 1);
-    case EX_BINARY:
-        if (x->u.bin.op != BIN_ADD && x->u.bin.op != BIN_MUL && x->u.bin.op != BIN_DIV) return false;
-        return never_negative(x->u.bin.l, depth + 1) && never_negative(x->u.bin.r, depth + 1);
-    case EX_CALL:
-        if (x->fn == FN_MAX) return never_negative(x->u.call.args[0], depth + 1) || never_negative(x->u.call.args[1], depth + 1);
+        return x->sym->kind == SYM_LET && x->sym->init && never_negative(a, px_from_ast(a, x->sym->init), depth + 1);
+    case PX_BINARY:
+        if (x->bop != BIN_ADD && x->bop != BIN_MUL && x->bop != BIN_DIV) return false;
+        return never_negative(a, x->l, depth + 1) && never_negative(a, x->r, depth + 1);
+    case PX_CALL:
+        if (x->fn == FN_MAX) return never_negative(a, x->args[0], depth + 1) || never_negative(a, x->args[1], depth + 1);
         if (x->fn == FN_MIN || x->fn == FN_CDIV)
-            return never_negative(x->u.call.args[0], depth + 1) && never_negative(x->u.call.args[1], depth + 1);
+            return never_negative(a, x->args[0], depth + 1) && never_negative(a, x->args[1], depth + 1);
         return false;
     default: return false;
     }
 }
 
 /* a tile store whose first row may be negative (at(r) with r not provably >= 0) */
-static bool store_may_start_above(const Stmt *st) {
-    const Expr *ix = st->u.assign.lhs, *r = ix->u.index.args[ix->u.index.nargs - 2].lo;
-    return is_at_index(r) && !never_negative(r->u.call.args[0], 0);
+static bool store_may_start_above(Arena *a, const PStmt *st) {
+    const PExpr *ix = st->lhs, *r = ix->ix[ix->nix - 2].lo;
+    return is_at_index(r) && !never_negative(a, r->args[0], 0);
 }
 
 static bool stmts_direct(const StmtList *l, const Symbol *t) {
@@ -495,7 +495,7 @@ void plan_arg_strides(Lower *L) {
     SemaKernel *sk = L->sk;
     PlanKernel *pk = L->pk;
     for (int i = 0; i < pk->stores.n; i++)
-        pk->stores.v[i].may_start_above = pk->stores.v[i].path == SP_STAGED && store_may_start_above(pk->stores.v[i].st);
+        pk->stores.v[i].may_start_above = pk->stores.v[i].path == SP_STAGED && store_may_start_above(L->a, pk->stores.v[i].st);
     for (int i = 0; i < sk->args.n; i++) {
         const Symbol *t = sk->args.v[i]->sym;
         bool need = false;
@@ -507,7 +507,7 @@ void plan_arg_strides(Lower *L) {
         for (int b = 0; b < BK_COUNT && !need; b++) need = sk->blocks[b] && stmts_direct(&sk->blocks[b]->u.block.body, t);
         for (int k = 0; k < pk->stores.n && !need; k++) {
             const PlanStore *ps = &pk->stores.v[k];
-            need = ps->st->u.assign.lhs->u.index.base->sym == t && (PLAN_STORE_DIRECT(ps) || ps->may_start_above);
+            need = ps->st->lhs->base->sym == t && (PLAN_STORE_DIRECT(ps) || ps->may_start_above);
         }
         vec_push(L->a, &pk->arg_strides, need);
     }

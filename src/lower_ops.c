@@ -8,15 +8,15 @@
 
 /* ---- consumers' program: statements to ops ---------------------------------------------------- */
 
-static PlanMma *lower_mma(Lower *L, Stmt *st) {
+static PlanMma *lower_mma(Lower *L, PStmt *st) {
     PlanKernel *pk = L->pk;
-    Expr *rhs = st->u.assign.rhs;
-    Expr *A = rhs->u.bin.l, *B = rhs->u.bin.r;
+    PExpr *rhs = st->rhs;
+    PExpr *A = rhs->l, *B = rhs->r;
     PlanMma *m = ARENA_NEW(L->a, PlanMma);
-    m->dst = lhs_root(st->u.assign.lhs);
+    m->dst = px_root(st->lhs);
     if (!m->dst->ty.per_wg && m->dst->ty.rows % pk->consumers) return NULL; /* reported with the declaration */
-    m->accumulate = st->u.assign.op != AS_SET;
-    m->negate = st->u.assign.op == AS_SUB;
+    m->accumulate = st->op != AS_SET;
+    m->negate = st->op == AS_SUB;
     m->in_dt = A->ty.dt;
     const Type *dt = &m->dst->ty;
     m->wg_m = rows_per_wg(pk, dt);
@@ -34,7 +34,7 @@ static PlanMma *lower_mma(Lower *L, Stmt *st) {
     bool tr, prev;
     int r0, c0;
     /* B: always shared */
-    Expr *br = operand_root(B, &tr, &prev, &r0, &c0);
+    PExpr *br = operand_root(B, &tr, &prev, &r0, &c0);
     m->b.buf = buf_of_sym(pk, br->sym);
     m->b.trans = tr;
     m->b.prev = prev;
@@ -47,7 +47,7 @@ static PlanMma *lower_mma(Lower *L, Stmt *st) {
         return NULL;
     }
     if (A->ty.space == MS_SHARED) {
-        Expr *ar = operand_root(A, &tr, &prev, &r0, &c0);
+        PExpr *ar = operand_root(A, &tr, &prev, &r0, &c0);
         m->a.buf = buf_of_sym(pk, ar->sym);
         m->a.trans = tr;
         m->a.prev = prev;
@@ -71,7 +71,7 @@ static PlanMma *lower_mma(Lower *L, Stmt *st) {
         m->a.buf = -1;
         /* anything but a 16-bit register tile is converted into packed pairs first; the pairs
          * stay in registers until the product is done with them */
-        if (!(A->kind == EX_NAME && (A->ty.dt == DT_BF16 || A->ty.dt == DT_FP16))) {
+        if (!(A->kind == PX_NAME && (A->ty.dt == DT_BF16 || A->ty.dt == DT_FP16))) {
             Symbol *tmp = ARENA_NEW(L->a, Symbol);
             tmp->kind = SYM_REG;
             tmp->name = arena_printf(L->a, "%s_operand", m->dst->name);
@@ -121,7 +121,7 @@ static bool stmts_read_async(const StmtList *l, const Symbol *y, bool *tma) {
             any |= stmts_read_async(&st->u.if_.then_s, y, tma) | stmts_read_async(&st->u.if_.else_s, y, tma);
         } else if (st->kind == ST_FOR) {
             any |= stmts_read_async(&st->u.for_.body, y, tma);
-        } else if (st->kind == ST_ASSIGN && stmt_is_mma(st)) {
+        } else if (st->kind == ST_ASSIGN && ast_stmt_is_mma(st)) {
             any |= expr_mentions(st->u.assign.rhs, y);
         } else if (st->kind == ST_ASSIGN && (st->mv == MV_S2G || st->mv == MV_ADD_S2G) &&
                    lhs_root(st->u.assign.rhs) == y) {
@@ -152,20 +152,20 @@ static int scratch_bar(Lower *L) {
     return pk->nbar_scratch;
 }
 
-static PlanMove *lower_move(Lower *L, Stmt *st) {
+static PlanMove *lower_move(Lower *L, PStmt *st) {
     PlanKernel *pk = L->pk;
     PlanMove *m = ARENA_NEW(L->a, PlanMove);
     m->st = st;
     m->to_shared = st->mv == MV_R2S;
-    Expr *sh = m->to_shared ? st->u.assign.lhs : st->u.assign.rhs;
-    Expr *rg = m->to_shared ? st->u.assign.rhs : st->u.assign.lhs;
-    m->buf = buf_of_sym(pk, lhs_root(sh));
+    PExpr *sh = m->to_shared ? st->lhs : st->rhs;
+    PExpr *rg = m->to_shared ? st->rhs : st->lhs;
+    m->buf = buf_of_sym(pk, px_root(sh));
     m->rt = &rg->ty;
     bool wide = dtype_bytes[sh->ty.dt] == 4;
     m->path = m->to_shared ? (wide ? MP_STS : MP_STMATRIX) : (wide ? MP_LDS : MP_LDMATRIX);
     if (!m->to_shared) {
-        m->reg = lhs_root(rg);
-        if (rg->kind == EX_INDEX && rg->u.index.args[1].lo) m->col0 = (int)rg->u.index.args[1].lo->cval;
+        m->reg = px_root(rg);
+        if (rg->kind == PX_INDEX && rg->ix[1].lo) m->col0 = (int)rg->ix[1].lo->cval;
     }
     m->wg0_only = m->to_shared && rg->ty.per_wg && pk->consumers > 1;
     return m;
@@ -174,11 +174,11 @@ static PlanMove *lower_move(Lower *L, Stmt *st) {
 /* `shared <- value`: wait until the tile's earlier readers are done (the scheduler waits for
  * products that read it, the barrier for every warpgroup), write it, make the writes visible to
  * the async proxy when wgmma or TMA read the tile, and wait until every warpgroup wrote its part */
-static void lower_r2s(Lower *L, Stmt *st, POpList *out) {
+static void lower_r2s(Lower *L, PStmt *st, POpList *out) {
     POp *o = pop_new(L, POP_MOVE);
     o->st = st;
     o->mv = lower_move(L, st);
-    Symbol *y = lhs_root(st->u.assign.lhs);
+    Symbol *y = px_root(st->lhs);
     bool tma = false, async = kernel_reads_async(L, y, &tma);
     POp *before = pop_new(L, POP_BAR);
     before->bar = scratch_bar(L);
@@ -224,13 +224,7 @@ static Symbol *relayout_symbol(Lower *L, SymKind k, const char *name, Type ty, S
     return y;
 }
 
-static Expr *name_expr(Lower *L, Symbol *y, Span sp) {
-    Expr *e = ast_expr(L->a, EX_NAME, sp);
-    e->u.name = y->name;
-    e->sym = y;
-    e->ty = y->ty;
-    return e;
-}
+static PExpr *name_expr(Lower *L, Symbol *y, Span sp) { return px_name(L->a, y, sp); }
 
 /* the scratch buffer a relayout of register value x goes through (one per value) */
 static int relayout_buf(Lower *L, const Symbol *x) {
@@ -273,10 +267,10 @@ static Symbol *relayout_value(Relayout *R, Symbol *src, Type to, bool trans, int
     int b = relayout_buf(L, src);
     Symbol *scr = pk->bufs.v[b].sym;
     /* write */
-    Stmt *w = ast_stmt(L->a, ST_ASSIGN, sp);
-    w->u.assign.op = AS_MOVE;
-    w->u.assign.lhs = name_expr(L, scr, sp);
-    w->u.assign.rhs = name_expr(L, src, sp);
+    PStmt *w = ps_new(L, PS_ASSIGN, sp);
+    w->op = AS_MOVE;
+    w->lhs = name_expr(L, scr, sp);
+    w->rhs = name_expr(L, src, sp);
     w->mv = MV_R2S;
     POp *before = pop_new(L, POP_BAR);
     before->bar = scratch_bar(L);
@@ -301,10 +295,10 @@ static Symbol *relayout_value(Relayout *R, Symbol *src, Type to, bool trans, int
     }
     PlanReg pr = {tmp, value_regs(pk, &tmp->ty)};
     vec_push(L->a, &pk->regs, pr);
-    Stmt *r = ast_stmt(L->a, ST_ASSIGN, sp);
-    r->u.assign.op = AS_MOVE;
-    r->u.assign.lhs = name_expr(L, tmp, sp);
-    r->u.assign.rhs = name_expr(L, scr, sp);
+    PStmt *r = ps_new(L, PS_ASSIGN, sp);
+    r->op = AS_MOVE;
+    r->lhs = name_expr(L, tmp, sp);
+    r->rhs = name_expr(L, scr, sp);
     r->mv = MV_S2R;
     POp *ro = pop_new(L, POP_MOVE);
     ro->st = r;
@@ -316,66 +310,66 @@ static Symbol *relayout_value(Relayout *R, Symbol *src, Type to, bool trans, int
     return tmp;
 }
 
-static bool is_reg_name(const Expr *x) {
-    return x && x->kind == EX_NAME && x->sym && is_regval(x->sym);
+static bool is_reg_name(const PExpr *x) {
+    return x && x->kind == PX_NAME && x->sym && is_regval(x->sym);
 }
 
 /* a copy of x with every transpose of a register tile and every row or column of one replaced by
  * a relayout temporary (x itself when nothing changes) */
-static Expr *relayout_expr(Relayout *R, Expr *x) {
+static PExpr *relayout_expr(Relayout *R, PExpr *x) {
     if (!x) return x;
     Lower *L = R->L;
-    if (x->kind == EX_TRANSPOSE && x->ty.space == MS_REG && x->ty.kind == TY_TILE) {
-        if (!is_reg_name(x->u.tr.base)) {
+    if (x->kind == PX_TRANSPOSE && x->ty.space == MS_REG && x->ty.kind == TY_TILE) {
+        if (!is_reg_name(x->base)) {
             diag_error(L->d, x->span, "transposing a register value outside '@' needs a named tile: let t = ...; then t.T");
             R->failed = true;
             return x;
         }
-        Symbol *t = relayout_value(R, x->u.tr.base->sym, x->ty, true, -1, false, x->span);
+        Symbol *t = relayout_value(R, x->base->sym, x->ty, true, -1, false, x->span);
         return name_expr(L, t, x->span);
     }
-    if (x->kind == EX_INDEX && x->ty.kind == TY_VEC && x->u.index.base->ty.kind == TY_TILE &&
-        x->u.index.base->ty.space == MS_REG) {
-        bool col = !x->u.index.args[1].slice; /* x[:, i]: column i, a per_row vector */
-        Expr *ix = col ? x->u.index.args[1].lo : x->u.index.args[0].lo;
-        if (!is_reg_name(x->u.index.base) || !ix || !ix->is_const) {
+    if (x->kind == PX_INDEX && x->ty.kind == TY_VEC && x->base->ty.kind == TY_TILE &&
+        x->base->ty.space == MS_REG) {
+        bool col = !x->ix[1].slice; /* x[:, i]: column i, a per_row vector */
+        PExpr *ix = col ? x->ix[1].lo : x->ix[0].lo;
+        if (!is_reg_name(x->base) || !ix || !ix->is_const) {
             diag_error(L->d, x->span, "one row or column of a register tile takes a named tile and a constant index");
             R->failed = true;
             return x;
         }
-        Symbol *t = relayout_value(R, x->u.index.base->sym, x->ty, false, (int)ix->cval, col, x->span);
+        Symbol *t = relayout_value(R, x->base->sym, x->ty, false, (int)ix->cval, col, x->span);
         return name_expr(L, t, x->span);
     }
-    Expr *c = NULL;
+    PExpr *c = NULL;
 #define CHILD(field)                                                                                  \
     do {                                                                                              \
-        Expr *n_ = relayout_expr(R, x->field);                                                        \
+        PExpr *n_ = relayout_expr(R, x->field);                                                        \
         if (n_ != x->field) {                                                                         \
             if (!c) {                                                                                 \
-                c = ast_expr(L->a, x->kind, x->span);                                                 \
+                c = ARENA_NEW(L->a, PExpr);                                                 \
                 *c = *x;                                                                              \
             }                                                                                         \
             c->field = n_;                                                                            \
         }                                                                                             \
     } while (0)
     switch (x->kind) {
-    case EX_BINARY: CHILD(u.bin.l); CHILD(u.bin.r); break;
-    case EX_UNARY: CHILD(u.un.e); break;
-    case EX_COND: CHILD(u.cond.a); CHILD(u.cond.b); break;
-    case EX_CALL: {
-        Expr **args = NULL;
-        for (int i = 0; i < x->u.call.nargs; i++) {
-            Expr *n = relayout_expr(R, x->u.call.args[i]);
-            if (n != x->u.call.args[i] && !args) {
-                args = ARENA_NEW_N(L->a, Expr *, x->u.call.nargs);
-                memcpy(args, x->u.call.args, sizeof(Expr *) * (size_t)x->u.call.nargs);
+    case PX_BINARY: CHILD(l); CHILD(r); break;
+    case PX_UNARY: CHILD(l); break;
+    case PX_COND: CHILD(l); CHILD(r); break;
+    case PX_CALL: {
+        PExpr **args = NULL;
+        for (int i = 0; i < x->nargs; i++) {
+            PExpr *n = relayout_expr(R, x->args[i]);
+            if (n != x->args[i] && !args) {
+                args = ARENA_NEW_N(L->a, PExpr *, x->nargs);
+                memcpy(args, x->args, sizeof(PExpr *) * (size_t)x->nargs);
             }
             if (args) args[i] = n;
         }
         if (args) {
-            c = ast_expr(L->a, x->kind, x->span);
+            c = ARENA_NEW(L->a, PExpr);
             *c = *x;
-            c->u.call.args = args;
+            c->args = args;
         }
         break;
     }
@@ -387,19 +381,19 @@ static Expr *relayout_expr(Relayout *R, Expr *x) {
 
 /* a statement that needs relayouts: their ops go to out first, then the rewritten statement is
  * returned (st itself when it needs none) */
-static Stmt *relayout_stmt(Lower *L, Stmt *st, POpList *out) {
+static PStmt *relayout_stmt(Lower *L, PStmt *st, POpList *out) {
     Relayout R = {.L = L, .out = out};
-    if (st->kind == ST_LET) {
-        Expr *e = relayout_expr(&R, st->u.let.e);
-        if (e == st->u.let.e) return st;
-        Stmt *c = ast_stmt(L->a, ST_LET, st->span);
+    if (st->kind == PS_LET) {
+        PExpr *e = relayout_expr(&R, st->rhs);
+        if (e == st->rhs) return st;
+        PStmt *c = ARENA_NEW(L->a, PStmt);
         *c = *st;
-        c->u.let.e = e;
+        c->rhs = e;
         return c;
     }
-    if (st->kind != ST_ASSIGN || st->mv == MV_G2S || stmt_is_mma(st)) return st;
-    Expr *rhs = relayout_expr(&R, st->u.assign.rhs);
-    Expr *lhs = st->u.assign.lhs;
+    if (st->kind != PS_ASSIGN || st->mv == MV_G2S || stmt_is_mma(st)) return st;
+    PExpr *rhs = relayout_expr(&R, st->rhs);
+    PExpr *lhs = st->lhs;
     /* a vector assigned to one of the other layout: the value first, then through shared memory */
     if (st->mv == MV_NONE && lhs->ty.kind == TY_VEC && rhs->ty.kind == TY_VEC && lhs->ty.layout != rhs->ty.layout &&
         !R.failed) {
@@ -407,13 +401,13 @@ static Stmt *relayout_stmt(Lower *L, Stmt *st, POpList *out) {
         if (!src) {
             Type vt = rhs->ty;
             vt.space = MS_REG;
-            src = relayout_symbol(L, SYM_REG, arena_printf(L->a, "%s_value%d", lhs_root(lhs)->name, out->n), vt, rhs->span);
+            src = relayout_symbol(L, SYM_REG, arena_printf(L->a, "%s_value%d", px_root(lhs)->name, out->n), vt, rhs->span);
             PlanReg pr = {src, value_regs(L->pk, &vt)};
             vec_push(L->a, &L->pk->regs, pr);
-            Stmt *v = ast_stmt(L->a, ST_ASSIGN, st->span);
-            v->u.assign.op = AS_SET;
-            v->u.assign.lhs = name_expr(L, src, rhs->span);
-            v->u.assign.rhs = rhs;
+            PStmt *v = ps_new(L, PS_ASSIGN, st->span);
+            v->op = AS_SET;
+            v->lhs = name_expr(L, src, rhs->span);
+            v->rhs = rhs;
             POp *vo = pop_new(L, POP_STMT);
             vo->st = v;
             vec_push(L->a, out, vo);
@@ -426,16 +420,17 @@ static Stmt *relayout_stmt(Lower *L, Stmt *st, POpList *out) {
         lower_note(L, "'%s': the %s value becomes %s through '%s'", plan_stmt_str(L->a, st), veclayout_name[src->ty.layout],
              veclayout_name[to.layout], arena_printf(L->a, "%s_relayout", src->name));
     }
-    if (rhs == st->u.assign.rhs) return st;
-    Stmt *c = ast_stmt(L->a, ST_ASSIGN, st->span);
+    if (rhs == st->rhs) return st;
+    PStmt *c = ARENA_NEW(L->a, PStmt);
     *c = *st;
-    c->u.assign.rhs = rhs;
+    c->rhs = rhs;
     return c;
 }
 
-static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
-    if (st->kind == ST_ASSIGN && (st->mv == MV_G2S)) return NULL; /* the producer's */
-    if (st->kind == ST_ASSIGN && st->mv == MV_S2R && st->u.assign.lhs->ty.kind == TY_TILE) {
+/* an assignment or let (its operands already relayouted) to its op */
+static POp *lower_stmt(Lower *L, PStmt *st) {
+    if (st->kind == PS_ASSIGN && (st->mv == MV_G2S)) return NULL; /* the producer's */
+    if (st->kind == PS_ASSIGN && st->mv == MV_S2R && st->lhs->ty.kind == TY_TILE) {
         POp *o = pop_new(L, POP_MOVE);
         o->st = st;
         o->mv = lower_move(L, st);
@@ -447,23 +442,9 @@ static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
         o->mma = lower_mma(L, st);
         return o->mma ? o : NULL;
     }
-    if (st->kind == ST_EXPR) return pop_new(L, POP_SYNC);
-    if (st->kind == ST_ASSIGN && (st->mv == MV_R2G || st->mv == MV_S2G || st->mv == MV_ADD_S2G || st->mv == MV_ADD_R2G)) {
+    if (st->kind == PS_ASSIGN && (st->mv == MV_R2G || st->mv == MV_S2G || st->mv == MV_ADD_S2G || st->mv == MV_ADD_R2G)) {
         POp *o = pop_new(L, POP_STORE);
         o->st = st;
-        return o;
-    }
-    if (st->kind == ST_IF) {
-        POp *o = pop_new(L, POP_IF);
-        o->st = st;
-        lower_stmts(L, &st->u.if_.then_s, &o->then_ops, bk);
-        lower_stmts(L, &st->u.if_.else_s, &o->else_ops, bk);
-        return o;
-    }
-    if (st->kind == ST_FOR) {
-        POp *o = pop_new(L, POP_FOR);
-        o->st = st;
-        lower_stmts(L, &st->u.for_.body, &o->then_ops, bk);
         return o;
     }
     POp *o = pop_new(L, POP_STMT);
@@ -471,15 +452,40 @@ static POp *lower_stmt(Lower *L, Stmt *st, BlockKind bk) {
     return o;
 }
 
+/* the translation of a block's statements into ops: control flow into if and for ops over the
+ * ops of their bodies, sync() into a sync op, assignments and lets into the trees of plan.h
+ * (lower_ps), relayouted, then into their ops */
 void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk) {
     for (int i = 0; i < l->n; i++) {
-        Stmt *st = l->v[i];
+        Stmt *ast = l->v[i];
+        if (ast->kind == ST_EXPR) {
+            vec_push(L->a, out, pop_new(L, POP_SYNC));
+            continue;
+        }
+        if (ast->kind == ST_IF) {
+            POp *o = pop_new(L, POP_IF);
+            o->cond = px_from_ast(L->a, ast->u.if_.cond);
+            lower_stmts(L, &ast->u.if_.then_s, &o->then_ops, bk);
+            lower_stmts(L, &ast->u.if_.else_s, &o->else_ops, bk);
+            vec_push(L->a, out, o);
+            continue;
+        }
+        if (ast->kind == ST_FOR) {
+            POp *o = pop_new(L, POP_FOR);
+            o->var = ast->u.for_.sym;
+            o->lo = px_from_ast(L->a, ast->u.for_.lo);
+            o->hi = px_from_ast(L->a, ast->u.for_.hi);
+            lower_stmts(L, &ast->u.for_.body, &o->then_ops, bk);
+            vec_push(L->a, out, o);
+            continue;
+        }
+        PStmt *st = lower_ps(L, ast);
         if (bk != BK_LOAD) st = relayout_stmt(L, st, out);
-        if (st->kind == ST_ASSIGN && st->mv == MV_R2S && st->u.assign.rhs->ty.kind == TY_TILE) {
+        if (st->kind == PS_ASSIGN && st->mv == MV_R2S && st->rhs->ty.kind == TY_TILE) {
             lower_r2s(L, st, out);
             continue;
         }
-        POp *o = lower_stmt(L, st, bk);
+        POp *o = lower_stmt(L, st);
         if (o) vec_push(L->a, out, o);
     }
 }
@@ -502,8 +508,8 @@ static int let_peak(Lower *L, POpList *ops) {
         int live = 0;
         for (int d = 0; d <= i; d++) {
             POp *o = ops->v[d];
-            if (o->kind != POP_STMT || o->st->kind != ST_LET || !is_regval(o->st->u.let.sym)) continue;
-            Symbol *y = o->st->u.let.sym;
+            if (o->kind != POP_STMT || o->st->kind != PS_LET || !is_regval(o->st->let)) continue;
+            Symbol *y = o->st->let;
             int last = d;
             for (int u = d + 1; u < ops->n; u++) {
                 Effects e;

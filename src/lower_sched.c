@@ -55,8 +55,11 @@ static Sched sched_new(Lower *L) {
 /* an if or for whose body issues products */
 bool op_nests_mma(const POp *o) {
     if (o->kind != POP_IF && o->kind != POP_FOR) return false;
-    if (o->st->kind == ST_IF) return stmts_have_mma(&o->st->u.if_.then_s) || stmts_have_mma(&o->st->u.if_.else_s);
-    return stmts_have_mma(&o->st->u.for_.body);
+    const POpList *ls[2] = {&o->then_ops, &o->else_ops};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < ls[k]->n; i++)
+            if (ls[k]->v[i]->kind == POP_MMA || op_nests_mma(ls[k]->v[i])) return true;
+    return false;
 }
 
 static void emit_op(Sched *s, POp *o) { vec_push(s->L->a, s->out, o); }

@@ -73,7 +73,7 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
             if (st->mv == MV_G2S) break;
             if (st->mv == MV_R2S && st->u.assign.lhs->ty.kind == TY_VEC)
                 unsupported(L, st->span, "moving vectors from registers to shared memory");
-            if (stmt_is_mma(st)) {
+            if (ast_stmt_is_mma(st)) {
                 support_expr(L, st->u.assign.rhs->u.bin.l);
                 break;
             }

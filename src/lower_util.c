@@ -26,6 +26,22 @@ POp *pop_new(Lower *L, POpKind k) {
     return o;
 }
 
+/* the plan's tree of a statement, made once (later calls return the same one) */
+PStmt *lower_ps(Lower *L, const Stmt *st) {
+    for (int i = 0; i < L->translated.n; i++)
+        if (L->translated.v[i].st == st) return L->translated.v[i].ps;
+    PStmt *ps = ps_from_ast(L->a, st);
+    vec_push(L->a, &L->translated, ((Translated){st, ps}));
+    return ps;
+}
+
+PStmt *ps_new(Lower *L, PStmtKind k, Span sp) {
+    PStmt *ps = ARENA_NEW(L->a, PStmt);
+    ps->kind = k;
+    ps->span = sp;
+    return ps;
+}
+
 int buf_of_sym(PlanKernel *pk, const Symbol *y) {
     for (int i = 0; i < pk->bufs.n; i++)
         if (pk->bufs.v[i].sym == y) return i;
@@ -33,19 +49,19 @@ int buf_of_sym(PlanKernel *pk, const Symbol *y) {
 }
 
 /* the shared tile an MMA operand expression names: t, t.T, t[slice], prev(t) */
-Expr *operand_root(Expr *e, bool *trans, bool *prev, int *r0, int *c0) {
+PExpr *operand_root(PExpr *e, bool *trans, bool *prev, int *r0, int *c0) {
     *trans = false;
     *prev = false;
     *r0 = *c0 = 0;
     for (;;) {
-        if (e->kind == EX_TRANSPOSE) {
+        if (e->kind == PX_TRANSPOSE) {
             *trans = !*trans;
-            e = e->u.tr.base;
-        } else if (e->kind == EX_CALL && e->fn == FN_PREV) {
+            e = e->base;
+        } else if (e->kind == PX_CALL && e->fn == FN_PREV) {
             *prev = true;
-            e = e->u.call.args[0];
-        } else if (e->kind == EX_INDEX) {
-            IndexArg *ra = &e->u.index.args[0], *ca = &e->u.index.args[1];
+            e = e->args[0];
+        } else if (e->kind == PX_INDEX) {
+            PIndex *ra = &e->ix[0], *ca = &e->ix[1];
             int rl = ra->lo ? (int)ra->lo->cval : 0, cl = ca->lo ? (int)ca->lo->cval : 0;
             /* a slice of a transposed view slices the stored tile the other way round */
             if (*trans) {
@@ -55,7 +71,7 @@ Expr *operand_root(Expr *e, bool *trans, bool *prev, int *r0, int *c0) {
                 *r0 += rl;
                 *c0 += cl;
             }
-            e = e->u.index.base;
+            e = e->base;
         } else {
             return e;
         }
@@ -80,34 +96,34 @@ bool is_regval(const Symbol *y) {
     return y && (y->kind == SYM_REG || (y->kind == SYM_LET && (y->ty.kind == TY_TILE || y->ty.kind == TY_VEC)));
 }
 
-void expr_reads(Lower *L, Expr *e, SymSet *regs, SymSet *bufs) {
+void expr_reads(Lower *L, PExpr *e, SymSet *regs, SymSet *bufs) {
     if (!e) return;
     switch (e->kind) {
-    case EX_NAME:
+    case PX_NAME:
         if (is_regval(e->sym)) symset_add(L, regs, e->sym);
         if (e->sym && e->sym->kind == SYM_SHARED && bufs) symset_add(L, bufs, e->sym);
         return;
-    case EX_MEMBER: return;
-    case EX_TRANSPOSE: expr_reads(L, e->u.tr.base, regs, bufs); return;
-    case EX_INDEX:
-        expr_reads(L, e->u.index.base, regs, bufs);
-        for (int i = 0; i < e->u.index.nargs; i++) {
-            expr_reads(L, e->u.index.args[i].lo, regs, bufs);
-            expr_reads(L, e->u.index.args[i].hi, regs, bufs);
+    case PX_MEMBER: return;
+    case PX_TRANSPOSE: expr_reads(L, e->base, regs, bufs); return;
+    case PX_INDEX:
+        expr_reads(L, e->base, regs, bufs);
+        for (int i = 0; i < e->nix; i++) {
+            expr_reads(L, e->ix[i].lo, regs, bufs);
+            expr_reads(L, e->ix[i].hi, regs, bufs);
         }
         return;
-    case EX_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++) expr_reads(L, e->u.call.args[i], regs, bufs);
+    case PX_CALL:
+        for (int i = 0; i < e->nargs; i++) expr_reads(L, e->args[i], regs, bufs);
         return;
-    case EX_BINARY:
-        expr_reads(L, e->u.bin.l, regs, bufs);
-        expr_reads(L, e->u.bin.r, regs, bufs);
+    case PX_BINARY:
+        expr_reads(L, e->l, regs, bufs);
+        expr_reads(L, e->r, regs, bufs);
         return;
-    case EX_UNARY: expr_reads(L, e->u.un.e, regs, bufs); return;
-    case EX_COND:
-        expr_reads(L, e->u.cond.c, regs, bufs);
-        expr_reads(L, e->u.cond.a, regs, bufs);
-        expr_reads(L, e->u.cond.b, regs, bufs);
+    case PX_UNARY: expr_reads(L, e->l, regs, bufs); return;
+    case PX_COND:
+        expr_reads(L, e->cond, regs, bufs);
+        expr_reads(L, e->l, regs, bufs);
+        expr_reads(L, e->r, regs, bufs);
         return;
     default: return;
     }
@@ -118,52 +134,43 @@ Symbol *lhs_root(Expr *e) {
     return e && e->kind == EX_NAME ? e->sym : NULL;
 }
 
-/* reads and writes of registers and shared buffers by one consumer statement (recursively) */
-void stmt_effects(Lower *L, Stmt *st, SymSet *rd, SymSet *wr, SymSet *bufs) {
-    switch (st->kind) {
-    case ST_ASSIGN: {
-        Expr *lhs = st->u.assign.lhs, *rhs = st->u.assign.rhs;
-        expr_reads(L, rhs, rd, bufs);
-        Symbol *root = lhs_root(lhs);
-        if (st->mv == MV_R2S || st->mv == MV_S2G || st->mv == MV_ADD_S2G) {
-            if (root && bufs) symset_add(L, bufs, root);
-        } else if (st->mv == MV_R2G || st->mv == MV_ADD_R2G) {
-            /* global destination: nothing in registers is written */
-        } else if (root && is_regval(root)) {
-            symset_add(L, wr, root);
-            if (st->u.assign.op != AS_SET || lhs->kind != EX_NAME) symset_add(L, rd, root);
+/* reads and writes of registers and shared buffers by one assignment or let */
+void stmt_effects(Lower *L, PStmt *st, SymSet *rd, SymSet *wr, SymSet *bufs) {
+    if (st->kind == PS_LET) {
+        expr_reads(L, st->rhs, rd, bufs);
+        if (is_regval(st->let)) symset_add(L, wr, st->let);
+        return;
+    }
+    PExpr *lhs = st->lhs, *rhs = st->rhs;
+    expr_reads(L, rhs, rd, bufs);
+    Symbol *root = px_root(lhs);
+    if (st->mv == MV_R2S || st->mv == MV_S2G || st->mv == MV_ADD_S2G) {
+        if (root && bufs) symset_add(L, bufs, root);
+    } else if (st->mv == MV_R2G || st->mv == MV_ADD_R2G) {
+        /* global destination: nothing in registers is written */
+    } else if (root && is_regval(root)) {
+        symset_add(L, wr, root);
+        if (st->op != AS_SET || lhs->kind != PX_NAME) symset_add(L, rd, root);
+    }
+    if (lhs->kind == PX_INDEX)
+        for (int i = 0; i < lhs->nix; i++) {
+            expr_reads(L, lhs->ix[i].lo, rd, NULL);
+            expr_reads(L, lhs->ix[i].hi, rd, NULL);
         }
-        if (lhs->kind == EX_INDEX)
-            for (int i = 0; i < lhs->u.index.nargs; i++) {
-                expr_reads(L, lhs->u.index.args[i].lo, rd, NULL);
-                expr_reads(L, lhs->u.index.args[i].hi, rd, NULL);
-            }
-        return;
-    }
-    case ST_LET:
-        expr_reads(L, st->u.let.e, rd, bufs);
-        if (is_regval(st->u.let.sym)) symset_add(L, wr, st->u.let.sym);
-        return;
-    case ST_IF:
-        expr_reads(L, st->u.if_.cond, rd, NULL);
-        for (int i = 0; i < st->u.if_.then_s.n; i++) stmt_effects(L, st->u.if_.then_s.v[i], rd, wr, bufs);
-        for (int i = 0; i < st->u.if_.else_s.n; i++) stmt_effects(L, st->u.if_.else_s.v[i], rd, wr, bufs);
-        return;
-    case ST_FOR:
-        for (int i = 0; i < st->u.for_.body.n; i++) stmt_effects(L, st->u.for_.body.v[i], rd, wr, bufs);
-        return;
-    case ST_EXPR: return;
-    }
 }
 
-bool stmt_is_mma(const Stmt *st) {
+bool stmt_is_mma(const PStmt *st) {
+    return st->kind == PS_ASSIGN && st->rhs->kind == PX_BINARY && st->rhs->bop == BIN_MATMUL;
+}
+
+bool ast_stmt_is_mma(const Stmt *st) {
     return st->kind == ST_ASSIGN && st->u.assign.rhs->kind == EX_BINARY && st->u.assign.rhs->u.bin.op == BIN_MATMUL;
 }
 
 bool stmts_have_mma(const StmtList *l) {
     for (int i = 0; i < l->n; i++) {
         Stmt *st = l->v[i];
-        if (stmt_is_mma(st)) return true;
+        if (ast_stmt_is_mma(st)) return true;
         if (st->kind == ST_IF && (stmts_have_mma(&st->u.if_.then_s) || stmts_have_mma(&st->u.if_.else_s))) return true;
         if (st->kind == ST_FOR && stmts_have_mma(&st->u.for_.body)) return true;
     }
@@ -216,19 +223,22 @@ void buf_tile_layout(PlanBuf *b, int rows, int cols, int eb) {
     b->align = swizzle_align(b->swz);
 }
 
-const Expr *load_cond(Lower *L, const Stmt *st) {
+const PExpr *load_cond(Lower *L, const Stmt *st) {
     for (int i = 0; i < L->load_conds.n; i++)
-        if (L->load_conds.v[i].st == st) return L->load_conds.v[i].cond;
+        if (L->load_conds.v[i].st == st) return px_from_ast(L->a, L->load_conds.v[i].cond);
     return NULL;
 }
 
-/* the shared tiles the ops nested in an if or for write */
-static void wbufs_of(Lower *L, POp *o, Effects *e) {
+/* the effects of the ops nested in an if or for: reads, writes, shared tiles, written tiles */
+static void nested_effects(Lower *L, POp *o, Effects *e) {
     POpList *ls[2] = {&o->then_ops, &o->else_ops};
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < ls[k]->n; i++) {
             Effects ne;
             op_effects(L, ls[k]->v[i], &ne);
+            for (int j = 0; j < ne.rd.n; j++) symset_add(L, &e->rd, ne.rd.v[j]);
+            for (int j = 0; j < ne.wr.n; j++) symset_add(L, &e->wr, ne.wr.v[j]);
+            for (int j = 0; j < ne.bufs.n; j++) symset_add(L, &e->bufs, ne.bufs.v[j]);
             for (int j = 0; j < ne.wbufs.n; j++) symset_add(L, &e->wbufs, ne.wbufs.v[j]);
         }
 }
@@ -258,10 +268,14 @@ void op_effects(Lower *L, POp *o, Effects *e) {
         if (o->buf >= 0) symset_add(L, &e->wbufs, L->pk->bufs.v[o->buf].sym);
         return;
     case POP_STMT:
+        stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
+        return;
     case POP_IF:
+        expr_reads(L, o->cond, &e->rd, NULL);
+        nested_effects(L, o, e);
+        return;
     case POP_FOR:
-        if (o->st) stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);
-        if (o->kind != POP_STMT) wbufs_of(L, o, e);
+        nested_effects(L, o, e);
         return;
     case POP_STORE:
         if (o->st) stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);

@@ -4,67 +4,67 @@
 
 /* ---- lazy row sums ------------------------------------------------------------------------- */
 
-typedef Vec(const Expr *) ConstExprs;
+typedef Vec(const PExpr *) ConstExprs;
 
 /* rowsum(x) of a register tile that does not read y */
-static bool is_tile_rowsum(const Expr *e, const Symbol *y) {
-    return e->kind == EX_CALL && e->fn == FN_ROWSUM && e->u.call.args[0]->ty.kind == TY_TILE &&
-           !expr_depends_on(e->u.call.args[0], y);
+static bool is_tile_rowsum(Arena *a, const PExpr *e, const Symbol *y) {
+    return e->kind == PX_CALL && e->fn == FN_ROWSUM && e->args[0]->ty.kind == TY_TILE &&
+           !px_depends_on(a, e->args[0], y);
 }
 
 /* the same value in the four lanes of a quad: a per_row vector or a scalar that does not vary by column */
-static bool row_uniform(const Expr *e) {
+static bool row_uniform(const PExpr *e) {
     if (e->ty.kind == TY_VEC) return e->ty.space == MS_REG && e->ty.layout == VL_ROW && !e->ty.per_wg;
     return (e->ty.kind == TY_FLOAT || e->ty.kind == TY_INT) && !(e->ty.varying & VARY_COL);
 }
 
 /* y, or y scaled by a row-uniform value that does not read y */
-static bool is_scaled_self(const Expr *e, const Symbol *y) {
-    if (e->kind == EX_NAME) return e->sym == y;
-    if (e->kind != EX_BINARY || e->u.bin.op != BIN_MUL) return false;
-    const Expr *a = e->u.bin.l, *b = e->u.bin.r;
-    if (a->kind == EX_NAME && a->sym == y) return row_uniform(b) && !expr_depends_on(b, y);
-    if (b->kind == EX_NAME && b->sym == y) return row_uniform(a) && !expr_depends_on(a, y);
+static bool is_scaled_self(Arena *ar, const PExpr *e, const Symbol *y) {
+    if (e->kind == PX_NAME) return e->sym == y;
+    if (e->kind != PX_BINARY || e->bop != BIN_MUL) return false;
+    const PExpr *a = e->l, *b = e->r;
+    if (a->kind == PX_NAME && a->sym == y) return row_uniform(b) && !px_depends_on(ar, b, y);
+    if (b->kind == PX_NAME && b->sym == y) return row_uniform(a) && !px_depends_on(ar, a, y);
     return false;
 }
 
-/* every statement of l touches y only as `y = y * a + rowsum(x)` (either order, a optional) or
+/* every op of l touches y only as `y = y * a + rowsum(x)` (either order, a optional) or
  * `y += rowsum(x)`; the rowsums are collected in rs */
-static bool only_sum_updates(Lower *L, StmtList *l, Symbol *y, ConstExprs *rs) {
+static bool only_sum_updates(Lower *L, const POpList *l, Symbol *y, ConstExprs *rs) {
     for (int i = 0; i < l->n; i++) {
-        Stmt *st = l->v[i];
-        if (st->kind == ST_ASSIGN && st->mv == MV_NONE && st->u.assign.lhs->kind == EX_NAME &&
-            st->u.assign.lhs->sym == y) {
-            Expr *r = st->u.assign.rhs;
-            if (st->u.assign.op == AS_ADD && is_tile_rowsum(r, y)) {
+        POp *o = l->v[i];
+        PStmt *st = o->kind == POP_STMT ? o->st : NULL;
+        if (st && st->kind == PS_ASSIGN && st->mv == MV_NONE && st->lhs->kind == PX_NAME && st->lhs->sym == y) {
+            PExpr *r = st->rhs;
+            if (st->op == AS_ADD && is_tile_rowsum(L->a, r, y)) {
                 vec_push(L->a, rs, r);
                 continue;
             }
-            if (st->u.assign.op == AS_SET && r->kind == EX_BINARY && r->u.bin.op == BIN_ADD) {
-                if (is_tile_rowsum(r->u.bin.r, y) && is_scaled_self(r->u.bin.l, y)) {
-                    vec_push(L->a, rs, r->u.bin.r);
+            if (st->op == AS_SET && r->kind == PX_BINARY && r->bop == BIN_ADD) {
+                if (is_tile_rowsum(L->a, r->r, y) && is_scaled_self(L->a, r->l, y)) {
+                    vec_push(L->a, rs, r->r);
                     continue;
                 }
-                if (is_tile_rowsum(r->u.bin.l, y) && is_scaled_self(r->u.bin.r, y)) {
-                    vec_push(L->a, rs, r->u.bin.l);
+                if (is_tile_rowsum(L->a, r->l, y) && is_scaled_self(L->a, r->r, y)) {
+                    vec_push(L->a, rs, r->l);
                     continue;
                 }
             }
             return false;
         }
-        if (st->kind == ST_IF) {
-            if (expr_depends_on(st->u.if_.cond, y) || !only_sum_updates(L, &st->u.if_.then_s, y, rs) ||
-                !only_sum_updates(L, &st->u.if_.else_s, y, rs))
+        if (o->kind == POP_IF) {
+            if (px_depends_on(L->a, o->cond, y) || !only_sum_updates(L, &o->then_ops, y, rs) ||
+                !only_sum_updates(L, &o->else_ops, y, rs))
                 return false;
             continue;
         }
-        if (st->kind == ST_FOR) {
-            if (!only_sum_updates(L, &st->u.for_.body, y, rs)) return false;
+        if (o->kind == POP_FOR) {
+            if (!only_sum_updates(L, &o->then_ops, y, rs)) return false;
             continue;
         }
-        SymSet rd = {0}, wr = {0};
-        stmt_effects(L, st, &rd, &wr, NULL);
-        if (symset_has(&rd, y) || symset_has(&wr, y)) return false;
+        Effects e;
+        op_effects(L, o, &e);
+        if (symset_has(&e.rd, y) || symset_has(&e.wr, y)) return false;
     }
     return true;
 }
@@ -81,31 +81,21 @@ void plan_lazy_sums(Lower *L) {
         Symbol *y = sk->regs.v[i];
         if (y->ty.kind != TY_VEC || y->ty.layout != VL_ROW || y->ty.per_wg || y->ty.dt != DT_FP32) continue;
         /* setup: only y = 0 */
-        StmtList *su = &sk->blocks[BK_SETUP]->u.block.body;
         bool ok = true, zeroed = false;
-        for (int k = 0; k < su->n && ok; k++) {
-            Stmt *st = su->v[k];
-            SymSet rd = {0}, wr = {0};
-            stmt_effects(L, st, &rd, &wr, NULL);
-            if (symset_has(&rd, y)) ok = false;
-            else if (symset_has(&wr, y))
-                ok = st->kind == ST_ASSIGN && st->u.assign.op == AS_SET && st->u.assign.lhs->kind == EX_NAME &&
-                     st->u.assign.rhs->is_const && st->u.assign.rhs->cval == 0 && (zeroed = true);
+        for (int k = 0; k < pk->setup_ops.n && ok; k++) {
+            POp *o = pk->setup_ops.v[k];
+            Effects e;
+            op_effects(L, o, &e);
+            PStmt *st = o->kind == POP_STMT ? o->st : NULL;
+            if (symset_has(&e.rd, y)) ok = false;
+            else if (symset_has(&e.wr, y))
+                ok = st && st->kind == PS_ASSIGN && st->op == AS_SET && st->lhs->kind == PX_NAME && st->rhs->is_const &&
+                     st->rhs->cval == 0 && (zeroed = true);
         }
         if (!ok || !zeroed) continue;
-        /* neither load nor store reads it */
-        for (int b = 0; b < BK_COUNT && ok; b++) {
-            if (b != BK_LOAD && b != BK_STORE) continue;
-            if (!sk->blocks[b]) continue;
-            StmtList *bl = &sk->blocks[b]->u.block.body;
-            for (int k = 0; k < bl->n && ok; k++) {
-                SymSet rd = {0}, wr = {0};
-                stmt_effects(L, bl->v[k], &rd, &wr, NULL);
-                ok = !symset_has(&rd, y) && !symset_has(&wr, y);
-            }
-        }
+        /* the step (compute and store blocks) only adds row sums to it */
         ConstExprs rs = {0};
-        if (!ok || !only_sum_updates(L, &sk->blocks[BK_COMPUTE]->u.block.body, y, &rs) || !rs.n) continue;
+        if (!only_sum_updates(L, &pk->step_ops, y, &rs) || !rs.n) continue;
         vec_push(L->a, &pk->lazy_sums, y);
         for (int k = 0; k < rs.n; k++) vec_push(L->a, &pk->lazy_rowsums, rs.v[k]);
         lower_note(L, "'%s' only adds row sums in the loop: each lane keeps its partial sums and finish adds the four of a "

@@ -12,9 +12,9 @@ void fold_zero_fills(Lower *L) {
     POpList *setup = &pk->setup_ops;
     for (int i = 0; i < setup->n; i++) {
         POp *o = setup->v[i];
-        if (o->kind != POP_STMT || o->st->kind != ST_ASSIGN || o->st->u.assign.op != AS_SET) continue;
-        Expr *l = o->st->u.assign.lhs, *r = o->st->u.assign.rhs;
-        if (l->kind != EX_NAME || !l->sym || l->sym->kind != SYM_REG || l->sym->ty.kind != TY_TILE) continue;
+        if (o->kind != POP_STMT || o->st->kind != PS_ASSIGN || o->st->op != AS_SET) continue;
+        PExpr *l = o->st->lhs, *r = o->st->rhs;
+        if (l->kind != PX_NAME || !l->sym || l->sym->kind != SYM_REG || l->sym->ty.kind != TY_TILE) continue;
         if (!r->is_const || (r->ty.kind == TY_FLOAT ? r->fval != 0.0 : r->cval != 0)) continue;
         Symbol *acc = l->sym;
         /* acc's first use in the compute step must be a top-level accumulating product */
@@ -113,7 +113,7 @@ void apply_overlap(Lower *L) {
     ops->v[first + 1] = last;
     lower_note(L, "overlap: '%s' is issued one step late, right after the next step's first product, so the work "
             "between them overlaps both products; its A operand is kept in '%s'",
-         ast_expr_str(L->a, last->st->u.assign.rhs), tmp->name);
+         px_str(L->a, last->st->rhs), tmp->name);
     if (pk->pingpong) {
         if (pk->consumers < 2) {
             diag_error(L->d, sp, "pingpong needs at least 2 consumer warpgroups");

@@ -12,6 +12,68 @@
 #include "hopper.h"
 #include "sema.h"
 
+/* ---- the plan's values: typed expression trees ---------------------------------------------
+ * Lowering translates each statement of the .tk into plan ops whose operands are these trees
+ * (plan_expr.c): every node carries its type (dtype, shape, memory space, register layout),
+ * every name its symbol, every constant its value; relayouts are already replaced by the
+ * temporaries they fill, and the passes rewrite the trees. The emitter translates the nodes; it
+ * never sees the syntax tree. */
+typedef enum {
+    PX_INT, PX_FLOAT,   /* constants (ival, fval) */
+    PX_NAME,            /* a symbol: register value, shared tile, tensor, scalar, let, builtin */
+    PX_MEMBER,          /* block.field: a block coordinate */
+    PX_TRANSPOSE,       /* base.T (a product operand) */
+    PX_INDEX,           /* base[ix...]: tensor coordinates, slices of tiles and vectors */
+    PX_CALL,            /* fn(args) */
+    PX_BINARY,          /* l bop r */
+    PX_UNARY,           /* uop l */
+    PX_COND,            /* cond ? l : r */
+} PExprKind;
+
+typedef struct PExpr PExpr;
+
+typedef struct PIndex {
+    bool slice;         /* a:b or : */
+    PExpr *lo, *hi;     /* for a slice: either may be NULL (open end); else lo is the index */
+    Span span;
+} PIndex;
+
+struct PExpr {
+    PExprKind kind;
+    Type ty;
+    bool is_const;      /* a compile-time value: cval (int, bool) or fval (float) */
+    int64_t cval;
+    double fval;
+    int64_t ival;       /* PX_INT: the literal */
+    double lit;         /* PX_FLOAT: the literal */
+    Symbol *sym;        /* PX_NAME; PX_MEMBER: the axis */
+    const char *name;   /* PX_NAME: the name; PX_CALL: the function as written */
+    const char *field;  /* PX_MEMBER */
+    int fn;             /* PX_CALL: the Intrinsic */
+    BinOp bop;
+    UnOp uop;
+    PExpr *base;        /* PX_MEMBER, PX_TRANSPOSE, PX_INDEX */
+    PExpr *l, *r, *cond;
+    PIndex *ix;         /* PX_INDEX */
+    int nix;
+    PExpr **args;       /* PX_CALL */
+    int nargs;
+    Span span;          /* where the .tk wrote it (diagnostics and #line) */
+};
+
+/* an assignment or a let, as a plan op's operands */
+typedef enum { PS_ASSIGN, PS_LET } PStmtKind;
+typedef struct PStmt {
+    PStmtKind kind;
+    PExpr *lhs;         /* PS_ASSIGN: the destination */
+    AssignOp op;
+    PExpr *rhs;         /* the value (a let's initialiser) */
+    Symbol *let;        /* PS_LET: the value it declares */
+    int mv;             /* the MoveKind (sema.h) */
+    Span span;
+} PStmt;
+typedef Vec(PStmt *) PStmtVec;
+
 /* what a shared buffer is for */
 #define TK_BUFKINDS(X)                                                                          \
     X(BUF_RING, "ring", "filled by TMA every pipeline step; one copy per stage")                 \
@@ -68,12 +130,12 @@ typedef struct PlanMap {    /* one CUtensorMap */
 } PlanMap;
 
 typedef struct PlanLoad {   /* one `tile <- X[...]` statement */
-    Stmt *st;
+    PStmt *st;
     int buf;
     int map;
     bool multicast;     /* the same tile for every block of the cluster: each block issues a
                          * share of the boxes and TMA writes them into all blocks */
-    const Expr *cond;   /* a load under an if: the condition it runs under (NULL: always); the
+    const PExpr *cond;  /* a load under an if: the condition it runs under (NULL: always); the
                          * producer expects only the bytes of the loads it issues */
 } PlanLoad;
 
@@ -131,7 +193,7 @@ typedef struct PlanMma {
     bool negate;        /* -= */
     bool zero_first;    /* `dst = 0` in setup folded: scale-d = 0 on the first step */
     bool a_reg;         /* A from registers (RS) */
-    Expr *a_expr;       /* the register A operand as written */
+    PExpr *a_expr;      /* the register A operand */
     Symbol *a_tmp;      /* materialized A operand (deferred products), else NULL */
     MmaSmem a, b;
     int m, n, k;        /* per-warpgroup product: m rows (64 per wgmma), n, k */
@@ -162,7 +224,7 @@ extern const char *const movepath_name[];
  * (row-split over the consumer warpgroups unless per_wg); addresses follow the shared tile's
  * swizzled layout (tkc_layout.cuh, the same arithmetic as hopper.c's tile_offset) */
 typedef struct PlanMove {
-    Stmt *st;
+    PStmt *st;
     int buf;            /* the shared tile */
     bool to_shared;
     MovePath path;
@@ -178,7 +240,10 @@ typedef struct PlanMove {
 
 struct POp {
     POpKind kind;
-    Stmt *st;           /* POP_STMT, POP_MMA, POP_IF, POP_FOR */
+    PStmt *st;          /* POP_STMT, POP_MMA, POP_MOVE, POP_STORE: the statement's operands */
+    PExpr *cond;        /* POP_IF */
+    Symbol *var;        /* POP_FOR: the loop variable, from lo to hi */
+    PExpr *lo, *hi;
     PlanMma *mma;       /* POP_MMA, POP_MATERIALIZE */
     int group;          /* WAIT_FULL, RELEASE */
     bool prev;          /* WAIT_FULL/RELEASE/MMA: the previous step's stage */
@@ -232,7 +297,7 @@ extern const char *const storepath_name[];
 #define PLAN_STORE_DIRECT(ps) ((ps)->path == SP_DIRECT || (ps)->path == SP_RED)
 
 typedef struct PlanStore { /* a store to global memory */
-    Stmt *st;
+    PStmt *st;
     StorePath path;
     bool wg0_only;      /* SP_RED of a per_wg value: every warpgroup holds all of it, the first one adds it */
     int map;            /* SP_STAGED, SP_TMA, SP_TMA_ADD */
@@ -256,9 +321,9 @@ typedef struct PlanTail {
     PlanMma *first, *deferred;  /* as planned (full width) */
     PlanMma first_narrow, deferred_narrow;  /* the same products on `cols` columns */
     int cols;
-    Expr *bound, *jw;           /* the mask's `bound` and `j * W` */
-    Expr *guard;                /* the if around the mask (it must run in the narrow step), or NULL */
-    Vec(Expr *) scales;         /* scalars that multiply -inf scores: positive, or no narrow step */
+    PExpr *bound, *jw;          /* the mask's `bound` and `j * W` */
+    PExpr *guard;               /* the if around the mask (it must run in the narrow step), or NULL */
+    Vec(PExpr *) scales;         /* scalars that multiply -inf scores: positive, or no narrow step */
 } PlanTail;
 
 typedef struct PlanKernel {
@@ -304,7 +369,7 @@ typedef struct PlanKernel {
     /* per_row sums kept as each lane's partial sums through the loop (see plan_lazy_sums): the
      * rowsum()s that feed them skip their quad shuffles, and finish first adds the quad's partials */
     Vec(Symbol *) lazy_sums;
-    Vec(const Expr *) lazy_rowsums;
+    Vec(const PExpr *) lazy_rowsums;
     PlanTail *tail;             /* the narrow last step, or NULL */
     const char *no_tail;        /* why not, when the kernel looks like one but is not (NULL otherwise) */
     Vec(PlanBuf) bufs;
@@ -330,12 +395,24 @@ typedef struct PlanKernel {
     int colred_buf, colred_bar, colred_wg_bar;
     /* stores of row-split per_col vectors that only consumer warpgroup 0 writes: every warpgroup
      * holds the same columns; a store under a condition on wg is written by whichever reaches it */
-    Vec(const Stmt *) col_stores_wg0;
+    Vec(const PStmt *) col_stores_wg0;
     int staging_buf;    /* index of the staging buffer, or -1 */
     int staging_per_wg; /* staging chunk buffers per consumer warpgroup: 2, or 1 when 2 do not fit */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */
     int smem_total;     /* smem_used + alignment slack: what the launcher requests */
+    /* the kernel's uniform values, translated: its scalar lets, the setup and load blocks' scalar
+     * lets (the producer computes them too, for its loads), the pipeline's trip count (NULL
+     * without a pipeline) and each grid axis's extent */
+    PStmtVec lets, setup_lets, load_lets;
+    PExpr *trips;
+    Vec(PExpr *) extents;
+    /* per kernel argument (sk->args order): a tensor's dimensions, translated (NULL for scalars) */
+    Vec(PExpr **) arg_dims;
+    Vec(PExpr *) requires;      /* the launcher's checks, translated */
     POpList setup_ops;
+    /* the step's ops (compute, then the store block) in program order, before scheduling: what
+     * the passes over the step (narrow tail, lazy sums) analyse */
+    POpList step_ops;
     POpList first_ops;          /* the first pipeline step (peeled: no previous step exists) */
     POpList compute_ops;        /* every later step: the steady state */
     POpList after_ops, finish_ops;
@@ -353,10 +430,24 @@ bool plan_verify(const Plan *p, Diag *d);
 /* plan_dump.c: the stable text form (tkc --emit=plan). */
 char *plan_dump(const Plan *p);
 char *plan_dump_kernel(const PlanKernel *pk);
-/* a statement in .tk syntax on one line (if and for print their header only) */
-void plan_stmt_text(StrBuf *b, const Stmt *st);
-/* the same, as a string in the arena */
-const char *plan_stmt_str(Arena *a, const Stmt *st);
+/* plan_expr.c: the trees from the syntax tree (lowering's translation of each statement) */
+PExpr *px_from_ast(Arena *a, const Expr *x);
+PStmt *ps_from_ast(Arena *a, const Stmt *st);
+PExpr *px_name(Arena *a, Symbol *y, Span sp);
+PExpr *px_copy(Arena *a, const PExpr *x);
+/* the trees in .tk syntax (the plan's text, and the comments of the generated code) */
+void px_print(StrBuf *b, const PExpr *x);
+const char *px_str(Arena *a, const PExpr *x);
+void plan_stmt_text(StrBuf *b, const PStmt *st);
+const char *plan_stmt_str(Arena *a, const PStmt *st);
+/* the header of an if or for op: `if (cond)`, `for i in lo .. hi` */
+void plan_ctl_text(StrBuf *b, const POp *o);
+/* does x name sym anywhere */
+bool px_mentions(const PExpr *x, const Symbol *sym);
+/* px_mentions, also through the initialisers of the lets x names (their trees made in a) */
+bool px_depends_on(Arena *a, const PExpr *x, const Symbol *sym);
+/* the symbol an assignment's destination names through its indices, or NULL */
+Symbol *px_root(const PExpr *x);
 /* the wgmma instructions of a product, per warpgroup: each m64 x n(inst_n) x k16; n is split into
  * instructions of at most 256 columns */
 void plan_mma_shape(const PlanMma *m, int *inst_n, int *count);

@@ -5,50 +5,13 @@
 
 #include "plan.h"
 
-void plan_stmt_text(StrBuf *b, const Stmt *st) {
-    switch (st->kind) {
-    case ST_ASSIGN:
-        ast_print_expr(b, st->u.assign.lhs);
-        sb_printf(b, " %s ", assignop_name[st->u.assign.op]);
-        ast_print_expr(b, st->u.assign.rhs);
-        break;
-    case ST_LET:
-        sb_printf(b, "let %s = ", st->u.let.name);
-        ast_print_expr(b, st->u.let.e);
-        break;
-    case ST_IF:
-        sb_puts(b, "if (");
-        ast_print_expr(b, st->u.if_.cond);
-        sb_puts(b, ")");
-        break;
-    case ST_FOR:
-        sb_printf(b, "for %s in ", st->u.for_.var);
-        ast_print_expr(b, st->u.for_.lo);
-        sb_puts(b, " .. ");
-        ast_print_expr(b, st->u.for_.hi);
-        break;
-    case ST_EXPR:
-        ast_print_expr(b, st->u.expr.e);
-        break;
-    }
-}
-
-const char *plan_stmt_str(Arena *a, const Stmt *st) {
-    StrBuf b;
-    sb_init(&b);
-    plan_stmt_text(&b, st);
-    const char *r = arena_strdup(a, b.s ? b.s : "");
-    sb_free(&b);
-    return r;
-}
-
 /* the type an elementwise statement computes, in the plan's terms: dtype and shape, the register
  * layout (the accumulator fragments of tiles, or a vector's per_row / per_col slots), and how the
  * consumer warpgroups share it */
-static void dump_value_type(StrBuf *b, const PlanKernel *pk, const Stmt *st) {
+static void dump_value_type(StrBuf *b, const PlanKernel *pk, const PStmt *st) {
     const Type *t = NULL;
-    if (st->kind == ST_ASSIGN && st->mv == MV_NONE) t = &st->u.assign.lhs->ty;
-    else if (st->kind == ST_LET && st->u.let.sym) t = &st->u.let.sym->ty;
+    if (st->kind == PS_ASSIGN && st->mv == MV_NONE) t = &st->lhs->ty;
+    else if (st->kind == PS_LET && st->let) t = &st->let->ty;
     if (!t) return;
     if (t->kind == TY_TILE)
         sb_printf(b, "  [%s[%d, %d] in registers, accumulator layout, %s]", dtype_name[t->dt], t->rows, t->cols,
@@ -82,9 +45,9 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
             const PlanMma *m = o->mma;
             sb_printf(b, "mma %s%s ", m->dst->name, m->accumulate ? (m->negate ? " -=" : " +=") : " =");
             if (m->a_tmp) sb_puts(b, m->a_tmp->name);
-            else ast_print_expr(b, o->st->u.assign.rhs->u.bin.l);
+            else px_print(b, o->st->rhs->l);
             sb_puts(b, " @ ");
-            ast_print_expr(b, o->st->u.assign.rhs->u.bin.r);
+            px_print(b, o->st->rhs->r);
             int inst_n, count;
             plan_mma_shape(m, &inst_n, &count);
             sb_printf(b, "  [wgmma m64n%dk16 x %d per warpgroup, %s, A %s, B %s (%s)%s%s%s]", inst_n, count,
@@ -96,7 +59,7 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
         }
         case POP_MATERIALIZE:
             sb_printf(b, "%s = ", o->mma->a_tmp->name);
-            ast_print_expr(b, o->mma->a_expr);
+            px_print(b, o->mma->a_expr);
             sb_puts(b, "  [A operand of the deferred product]");
             break;
         case POP_WAIT_FULL:
@@ -117,7 +80,7 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
             break;
         case POP_IF:
         case POP_FOR:
-            plan_stmt_text(b, o->st);
+            plan_ctl_text(b, o);
             sb_putc(b, '\n');
             dump_ops(b, pk, &o->then_ops, depth + 1);
             if (o->else_ops.n) {
@@ -185,7 +148,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     sb_puts(b, "  grid:");
     for (int i = 0; i < sk->axes.n; i++) {
         sb_printf(b, "%s %s = ", i ? "," : "", sk->axes.v[i]->name);
-        ast_print_expr(b, sk->axes.v[i]->extent);
+        px_print(b, pk->extents.v[i]);
         if (sk->axes.v[i]->reversed) sb_puts(b, " (reversed)");
         if (sk->axes.v[i]->folded) sb_puts(b, " (folded)");
     }
@@ -202,7 +165,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         sb_puts(b, "  pipeline: none (setup, then finish, once per work tile; no ring, no steps)\n");
     } else {
         sb_printf(b, "  pipeline: %s < ", sk->loopvar->name);
-        ast_print_expr(b, sk->pipe->u.pipe.trips);
+        px_print(b, pk->trips);
         sb_printf(b, "; %d stage%s%s%s\n", pk->stages, pk->stages == 1 ? "" : "s", pk->overlap ? "; overlap" : "",
                   pk->pingpong ? "; pingpong" : "");
     }
@@ -281,7 +244,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
                       pk->bufs.v[pl->buf].natoms == 1 ? "" : "es", pl->multicast ? ", multicast to the cluster" : "");
             if (pl->cond) {
                 sb_puts(b, ", only when ");
-                ast_print_expr(b, pl->cond);
+                px_print(b, pl->cond);
             }
             sb_puts(b, "]\n");
         }
@@ -301,18 +264,18 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     if (pk->tail) {
         const PlanTail *t = pk->tail;
         sb_puts(b, "    the last step, narrow, when ");
-        ast_print_expr(b, t->bound);
+        px_print(b, t->bound);
         sb_puts(b, " - ");
-        ast_print_expr(b, t->jw);
+        px_print(b, t->jw);
         sb_printf(b, " <= %d", t->cols);
         if (t->guard) {
             sb_puts(b, " and (");
-            ast_print_expr(b, t->guard);
+            px_print(b, t->guard);
             sb_puts(b, ")");
         }
         for (int i = 0; i < t->scales.n; i++) {
             sb_puts(b, " and ");
-            ast_print_expr(b, t->scales.v[i]);
+            px_print(b, t->scales.v[i]);
             sb_puts(b, " > 0");
         }
         sb_printf(b, ":\n      the ops of every later step on %s %s[%d, %d] and %s; %s = ... [wgmma m64n%dk16]; after the "
@@ -334,7 +297,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
             sb_printf(b, "  [%dx%d chunks through staging, %s]\n", ps->chunk_rows, ps->chunk_cols, pk->maps.v[ps->map].name);
             break;
         case SP_VECTOR:
-            sb_puts(b, ps->st->u.assign.rhs->ty.layout == VL_COL ? "  [per_col vector from registers, one thread per column]\n"
+            sb_puts(b, ps->st->rhs->ty.layout == VL_COL ? "  [per_col vector from registers, one thread per column]\n"
                                                                   : "  [vector from registers, one lane per row]\n");
             break;
         case SP_TMA: case SP_TMA_ADD:
@@ -343,9 +306,9 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
             break;
         case SP_RED:
             sb_printf(b, "  [atomic add from registers: red.global.add.%s%s%s]\n",
-                      ps->st->u.assign.rhs->ty.dt == DT_FP32 ? "f32" : ps->st->u.assign.rhs->ty.dt == DT_BF16 ? "bf16" : "f16",
-                      ps->st->u.assign.rhs->ty.kind != TY_TILE ? ""
-                      : ps->st->u.assign.rhs->ty.dt == DT_FP32 ? ", v2 where the strides allow" : ", x2 where the strides allow",
+                      ps->st->rhs->ty.dt == DT_FP32 ? "f32" : ps->st->rhs->ty.dt == DT_BF16 ? "bf16" : "f16",
+                      ps->st->rhs->ty.kind != TY_TILE ? ""
+                      : ps->st->rhs->ty.dt == DT_FP32 ? ", v2 where the strides allow" : ", x2 where the strides allow",
                       ps->wg0_only ? ", by the first warpgroup (per_wg)" : "");
             break;
         }

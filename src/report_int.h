@@ -11,7 +11,7 @@
 /* the products the consumers issue, each once: setup, the steady step, finish */
 typedef struct MmaRef {
     const PlanMma *m;
-    const Stmt *st;
+    const PStmt *st;
     const char *where;  /* "setup", "step", "finish" */
     bool prev;          /* reads the previous step's stage */
 } MmaRef;
@@ -19,7 +19,7 @@ typedef Vec(MmaRef) MmaRefs;
 
 /* emit_report.c */
 const char *order_name(OrderKind o);
-char *stmt_str(Arena *a, const Stmt *st);
+char *stmt_str(Arena *a, const PStmt *st);
 bool reg_tile_arith(const PlanKernel *pk, const PlanReg *r, int *rows_wg, int *cols, int *bytes, int *cplx);
 void collect_mmas(Arena *a, MmaRefs *out, const POpList *ops, const char *where);
 MmaRefs all_mmas(Arena *a, const PlanKernel *pk);

@@ -145,7 +145,7 @@ static void verify_kernel(V *v) {
     for (int i = 0; i < pk->stores.n; i++) {
         const PlanStore *ps = &pk->stores.v[i];
         if (ps->path == SP_RED && (ps->map >= 0 || ps->st->mv != MV_ADD_R2G ||
-                                   (ps->st->u.assign.rhs->ty.dt != DT_FP32 && !is_16bit(ps->st->u.assign.rhs->ty.dt))))
+                                   (ps->st->rhs->ty.dt != DT_FP32 && !is_16bit(ps->st->rhs->ty.dt))))
             fail(v, "an atomic add from registers that is not a direct fp32, bf16 or fp16 add");
     }
     for (int i = 0; i < pk->zeroed.n; i++)
