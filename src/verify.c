@@ -25,6 +25,83 @@ static void fail(V *v, const char *fmt, ...) {
 
 static bool is_16bit(DType d) { return d == DT_BF16 || d == DT_FP16; }
 
+static bool is_reg_value(const Symbol *y) {
+    return y && (y->kind == SYM_REG || (y->kind == SYM_LET && (y->ty.kind == TY_TILE || y->ty.kind == TY_VEC)));
+}
+
+static bool has_reg(const PlanKernel *pk, const Symbol *y) {
+    for (int i = 0; i < pk->regs.n; i++)
+        if (pk->regs.v[i].sym == y) return true;
+    return false;
+}
+
+/* a tree's shape: every node has its operands, every name its symbol, every register value it
+ * reads is one the plan holds (pk->regs), and an elementwise tile node combines tiles of its own
+ * shape with vectors and scalars */
+static void check_tree(V *v, const PExpr *x, const char *what) {
+    if (!x) {
+        fail(v, "%s: a missing operand", what);
+        return;
+    }
+    switch (x->kind) {
+    case PX_NAME:
+        if (!x->sym) fail(v, "%s: '%s' names no symbol", what, x->name ? x->name : "?");
+        else if (is_reg_value(x->sym) && !has_reg(v->pk, x->sym))
+            fail(v, "%s: the register value '%s' is not in the plan's registers", what, x->sym->name);
+        return;
+    case PX_MEMBER:
+        if (!x->field || !x->base) fail(v, "%s: a block coordinate without its axis", what);
+        return;
+    case PX_TRANSPOSE: check_tree(v, x->base, what); return;
+    case PX_INDEX:
+        check_tree(v, x->base, what);
+        for (int i = 0; i < x->nix; i++) {
+            if (x->ix[i].lo) check_tree(v, x->ix[i].lo, what);
+            if (x->ix[i].hi) check_tree(v, x->ix[i].hi, what);
+            if (!x->ix[i].slice && !x->ix[i].lo) fail(v, "%s: an index without its value", what);
+        }
+        return;
+    case PX_CALL:
+        if (!x->name || (x->nargs && !x->args)) fail(v, "%s: a call without its function or arguments", what);
+        for (int i = 0; i < x->nargs; i++) check_tree(v, x->args[i], what);
+        return;
+    case PX_BINARY:
+        check_tree(v, x->l, what);
+        check_tree(v, x->r, what);
+        if (x->l && x->r && x->bop != BIN_MATMUL && x->ty.kind == TY_TILE)
+            for (int k = 0; k < 2; k++) {
+                const Type *t = k ? &x->r->ty : &x->l->ty;
+                if (t->kind == TY_TILE && (t->rows != x->ty.rows || t->cols != x->ty.cols))
+                    fail(v, "%s: a [%d, %d] tile in a [%d, %d] elementwise op", what, t->rows, t->cols, x->ty.rows, x->ty.cols);
+            }
+        return;
+    case PX_UNARY: check_tree(v, x->l, what); return;
+    case PX_COND:
+        check_tree(v, x->cond, what);
+        check_tree(v, x->l, what);
+        check_tree(v, x->r, what);
+        return;
+    default: return;
+    }
+}
+
+static void check_stmt(V *v, const POp *o) {
+    const PStmt *st = o->st;
+    const char *what = pop_name[o->kind];
+    if (!st) {
+        fail(v, "a %s op without its operands", what);
+        return;
+    }
+    if (st->kind == PS_LET) {
+        if (!st->let) fail(v, "a let without its value");
+        else if (is_reg_value(st->let) && !has_reg(v->pk, st->let))
+            fail(v, "the let '%s' holds registers the plan does not count", st->let->name);
+    } else {
+        check_tree(v, st->lhs, what);
+    }
+    check_tree(v, st->rhs, what);
+}
+
 static void check_ops(V *v, const POpList *ops) {
     const PlanKernel *pk = v->pk;
     for (int i = 0; i < ops->n; i++) {
@@ -36,6 +113,14 @@ static void check_ops(V *v, const POpList *ops) {
         if ((o->kind == POP_WAIT_FULL || o->kind == POP_RELEASE) && (o->group < 0 || o->group >= pk->groups.n))
             fail(v, "%s names no load group", pop_name[o->kind]);
         if (o->kind == POP_WAIT_MMA && (o->n < 0 || o->n > 7)) fail(v, "wgmma.wait_group %d is out of range", o->n);
+        if (o->kind == POP_STMT || o->kind == POP_MOVE || o->kind == POP_STORE || o->kind == POP_MMA) check_stmt(v, o);
+        if (o->kind == POP_IF && (!o->cond || o->cond->ty.varying)) fail(v, "an if without a uniform condition");
+        if (o->kind == POP_IF && o->cond) check_tree(v, o->cond, "if");
+        if (o->kind == POP_FOR && (!o->var || !o->lo || !o->hi)) fail(v, "a for without its variable or bounds");
+        if (o->kind == POP_MOVE && (!o->mv || o->mv->buf < 0 || o->mv->buf >= pk->bufs.n)) fail(v, "a move without its shared tile");
+        if (o->kind == POP_STORE && o->store >= 0 && (o->store >= pk->stores.n || pk->stores.v[o->store].st != o->st))
+            fail(v, "a store op that does not name its store");
+        if (o->kind == POP_BAR && (o->bar < 0 || o->bar >= pk->nbars.n)) fail(v, "a named barrier op without its barrier");
         if (o->kind == POP_MMA) {
             const PlanMma *m = o->mma;
             if (!m || m->b.buf < 0 || m->b.buf >= pk->bufs.n) fail(v, "a product without a shared B operand");
