@@ -469,6 +469,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 128B for 'q': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'k': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'v': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - 'O[block.b, block.h, at(q0), 0] <- bf16(o / l)': a tile divided by a per_row vector takes one reciprocal per row, then a product per element
 //     - cluster of 2: 'K[block.b, kv, j, 0]' does not depend on block.q, so each block of a cluster issues half of its boxes and TMA multicasts them into every block
 //     - cluster of 2: 'V[block.b, kv, j, 0]' does not depend on block.q, so each block of a cluster issues half of its boxes and TMA multicasts them into every block
 //     - 2 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing

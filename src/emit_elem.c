@@ -514,8 +514,7 @@ void hoist_row_values(Em *e, const PExpr *x) {
     case PX_BINARY:
         hoist_row_values(e, x->l);
         hoist_row_values(e, x->r);
-        if (x->bop == BIN_DIV && x->ty.kind == TY_TILE && x->r->ty.kind == TY_VEC &&
-            x->r->ty.layout == VL_ROW) {
+        if (x->recip) {
             /* a tile divided by a per_row vector: one reciprocal per row, then a product per element */
             const PExpr *v = x->r;
             int slots = frag_count(e->pk, &v->ty);

@@ -339,6 +339,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     PlanKernel *pk = ARENA_NEW(L->a, PlanKernel);
     L->sk = sk;
     L->pk = pk;
+    L->recip_noted = false;
     pk->sk = sk;
     pk->name = sk->k->name;
     pk->nbar_staging = pk->nbar_pingpong = pk->nbar_sync = pk->nbar_scratch = -1;

@@ -27,6 +27,7 @@ typedef struct Lower {
     int errors0;
     Vec(LoadCond) load_conds;
     Vec(Translated) translated;
+    bool recip_noted;   /* plan_recips said it once for the kernel */
 } Lower;
 
 typedef struct SymSet {

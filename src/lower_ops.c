@@ -427,6 +427,35 @@ static PStmt *relayout_stmt(Lower *L, PStmt *st, POpList *out) {
     return c;
 }
 
+/* tile / per_row vector: one reciprocal per row, then a product per element (marks the nodes;
+ * returns how many) */
+static int mark_recips(PExpr *x) {
+    if (!x) return 0;
+    int n = 0;
+    switch (x->kind) {
+    case PX_CALL:
+        for (int i = 0; i < x->nargs; i++) n += mark_recips(x->args[i]);
+        return n;
+    case PX_BINARY:
+        n = mark_recips(x->l) + mark_recips(x->r);
+        if (x->bop == BIN_DIV && x->ty.kind == TY_TILE && x->r->ty.kind == TY_VEC && x->r->ty.layout == VL_ROW) {
+            x->recip = true;
+            n++;
+        }
+        return n;
+    case PX_UNARY: return mark_recips(x->l);
+    case PX_COND: return mark_recips(x->l) + mark_recips(x->r);
+    default: return 0;
+    }
+}
+
+static void plan_recips(Lower *L, PStmt *st) {
+    if (!mark_recips(st->rhs) || L->recip_noted) return;
+    L->recip_noted = true;
+    lower_note(L, "'%s': a tile divided by a per_row vector takes one reciprocal per row, then a product per element",
+               plan_stmt_str(L->a, st));
+}
+
 /* an assignment or let (its operands already relayouted) to its op */
 static POp *lower_stmt(Lower *L, PStmt *st) {
     if (st->kind == PS_ASSIGN && (st->mv == MV_G2S)) return NULL; /* the producer's */
@@ -481,6 +510,7 @@ void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk) {
         }
         PStmt *st = lower_ps(L, ast);
         if (bk != BK_LOAD) st = relayout_stmt(L, st, out);
+        if (bk != BK_LOAD) plan_recips(L, st);
         if (st->kind == PS_ASSIGN && st->mv == MV_R2S && st->rhs->ty.kind == TY_TILE) {
             lower_r2s(L, st, out);
             continue;

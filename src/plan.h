@@ -58,6 +58,8 @@ struct PExpr {
     int nix;
     PExpr **args;       /* PX_CALL */
     int nargs;
+    bool recip;         /* PX_BINARY, a tile divided by a per_row vector: one reciprocal per row
+                         * first, then a product per element (lowering decides, plan_recips) */
     Span span;          /* where the .tk wrote it (diagnostics and #line) */
 };
 
