@@ -283,6 +283,18 @@ def ref_linear_attn(t, d):
     return {"O": o}
 
 
+def ref_pp_colred(t, d):
+    """s = Q K^T; CS[b] = colsum of s over the 128 rows of query block b; O = bf16(s) @ V."""
+    import torch
+    s = hp(t["Q"]) @ hp(t["K"]).transpose(0, 1)
+    N, M = s.shape
+    cs = s.new_zeros(d["NB"], M)
+    for b in range(cdiv(N, 128)):
+        cs[b] = s[b * 128:(b + 1) * 128].sum(dim=0)
+    o = s.float().to(torch.bfloat16).double() @ hp(t["V"])
+    return {"CS": cs, "O": o}
+
+
 def gen_table(torch, g, shape, dtype, dims):
     """Rotary tables: cos/sin of position x frequency, in [-1, 1]."""
     N, F = shape
@@ -440,6 +452,14 @@ FEATURES = {
         strided=[dict(M=333)],
         derive=lambda d: dict(MB=cdiv(d["M"], 128)),
         ref=ref_col_reduce(128)),
+    "pp_colred": dict(
+        what="(e) a column reduction of a row-split tile in a pingpong step (2 consumers taking turns)",
+        cases=[dict(N=n, M=m) for n, m in ((128, 64), (100, 333), (333, 200))],
+        strided=[dict(N=333, M=200)],
+        derive=lambda d: dict(NB=cdiv(d["N"], 128)),
+        inputs={n: gen_scaled(0.5) for n in ("Q", "K", "V")},
+        tol={"O": 3e-2},
+        ref=ref_pp_colred),
     "col_reduce_1wg": dict(
         what="(e) colsum/colmax/colmin with 1 consumer",
         tk="col_reduce.tk", defines={"CONSUMERS": 1},

@@ -14,7 +14,8 @@ typedef struct ColReds {
     bool split, per_wg; /* of a row-split tile, of a per_wg tile */
     int n;
     int wg_depth;       /* inside an if or for whose condition or bounds read wg */
-    bool compute;       /* walking the compute block */
+    bool step;          /* walking the compute or store block (the step) */
+    bool pingpong_split; /* a row-split column reduction in a pingpong step */
 } ColReds;
 
 static bool mentions_wg(const Expr *e) {
@@ -49,10 +50,8 @@ static void find_colreds_expr(const Expr *e, ColReds *cr) {
                            "%s() of a row-split tile under a condition on wg: it combines the rows of every consumer "
                            "warpgroup, so every one must reach it, or they deadlock",
                            e->u.call.fn);
-            else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->compute && cr->L->pk->pingpong)
-                diag_error(cr->L->d, e->span,
-                           "column reductions of row-split tiles in a pingpong compute block are not supported by the "
-                           "sm_90a back end yet");
+            else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->step && cr->L->pk->pingpong)
+                cr->pingpong_split = true;
         }
         for (int i = 0; i < e->u.call.nargs; i++) find_colreds_expr(e->u.call.args[i], cr);
         return;
@@ -154,10 +153,18 @@ void plan_colred(Lower *L) {
     ColReds cr = {.L = L};
     for (int b = 0; b < BK_COUNT; b++)
         if (sk->blocks[b] && b != BK_LOAD) {
-            cr.compute = b == BK_COMPUTE;
+            cr.step = b == BK_COMPUTE || b == BK_STORE;
             find_colreds(&sk->blocks[b]->u.block.body, &cr);
         }
     if (!cr.n) return;
+    /* With pingpong the consumer warpgroups take turns on the tensor cores between named barriers
+     * (wait for the turn, products, pass it on) and nothing else runs inside a turn, so a warpgroup
+     * never waits for the other's column reduction while the other waits for its turn: the
+     * reduction's barrier cannot deadlock, but it makes the warpgroups meet every step. */
+    if (cr.pingpong_split)
+        lower_note(L, "a column reduction of a row-split tile in a pingpong step: its barrier makes the consumer "
+                   "warpgroups meet every step, outside their turns on the tensor cores, so one warpgroup's work no "
+                   "longer runs under the other's products there");
     PlanBuf b = {.name = "colred", .kind = BUF_SCRATCH, .dt = DT_FP32, .rows = 4 * pk->consumers, .cols = cr.cols,
                  .swz = SWZ_NONE, .atom_cols = cr.cols, .natoms = 1, .copies = 1, .align = 16, .group = -1};
     b.bytes = b.rows * b.cols * 4;
