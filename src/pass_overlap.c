@@ -25,6 +25,14 @@ void fold_zero_fills(Lower *L) {
             if (symset_has(&e.rd, acc) || symset_has(&e.wr, acc)) first = pk->compute_ops.v[j];
         }
         if (!first || first->kind != POP_MMA || first->mma->dst != acc || !first->mma->accumulate) continue;
+        /* with overlap the step's last product is deferred: its first issue is in the second step
+         * (or after the loop), never in the first, so it cannot start from scale-d = 0 there */
+        if (pk->overlap) {
+            POp *last = NULL;
+            for (int j = 0; j < pk->compute_ops.n; j++)
+                if (pk->compute_ops.v[j]->kind == POP_MMA) last = pk->compute_ops.v[j];
+            if (last == first) continue;
+        }
         /* and nothing later in setup may read it */
         bool later = false;
         for (int j = i + 1; j < setup->n; j++) {

@@ -126,6 +126,8 @@ static void check_ops(V *v, const POpList *ops) {
             if (!m || m->b.buf < 0 || m->b.buf >= pk->bufs.n) fail(v, "a product without a shared B operand");
             else if (!m->a_reg && (m->a.buf < 0 || m->a.buf >= pk->bufs.n)) fail(v, "a product without its A operand");
             else if (m->wg_m % 64 || m->k % 16 || m->n % 8 || m->n <= 0) fail(v, "product shape m%d n%d k%d", m->wg_m, m->n, m->k);
+            else if (m->zero_first && m->deferred)
+                fail(v, "a deferred product starts from scale-d = 0 on the first step, where it is not issued");
         }
         check_ops(v, &o->then_ops);
         check_ops(v, &o->else_ops);
