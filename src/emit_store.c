@@ -50,6 +50,12 @@ static const char *lead_offset(Em *e, const Symbol *t, const PExpr *ix) {
 /* the conversion of an fp32 value to a 16-bit element */
 static const char *cvt16(DType dt) { return dt == DT_BF16 ? "__float2bfloat16_rn" : "__float2half_rn"; }
 
+static const PlanStore *store_of(const PlanKernel *pk, const PStmt *st) {
+    for (int i = 0; i < pk->stores.n; i++)
+        if (pk->stores.v[i].st == st) return &pk->stores.v[i];
+    return NULL;
+}
+
 static void emit_vec_store(Em *e, const PStmt *st) {
     const PExpr *ix = st->lhs, *rhs = st->rhs;
     const Symbol *t = ix->base->sym;
@@ -59,9 +65,8 @@ static void emit_vec_store(Em *e, const PStmt *st) {
     hoist_row_values(e, rhs);
     Ctx c = tile_ctx(e->pk, &rhs->ty, "tkc_r");
     if (rhs->ty.layout == VL_COL) {
-        bool wg0 = false;
-        for (int i = 0; i < e->pk->col_stores_wg0.n; i++) wg0 |= e->pk->col_stores_wg0.v[i] == st;
-        if (wg0) L("if (wg == 0 && tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once");
+        const PlanStore *ps = store_of(e->pk, st);
+        if (ps && ps->wg0_only) L("if (wg == 0 && tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once");
         else L("if (tkc_warp == 0 && tkc_lane < 4) {  // lanes 0..3 of a warp hold every column once");
         IN();
         L("#pragma unroll");
@@ -127,12 +132,6 @@ void emit_vec_from_shared(Em *e, const PStmt *st) {
     L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s(%s + (uint32_t)%s * %d);  // each thread its own %s",
       frag_count(e->pk, &v->ty), v->name, ld, buf_addr(e, buf, false), idx, dtype_bytes[b->dt],
       v->ty.layout == VL_COL ? "columns" : "rows");
-}
-
-static const PlanStore *store_of(const PlanKernel *pk, const PStmt *st) {
-    for (int i = 0; i < pk->stores.n; i++)
-        if (pk->stores.v[i].st == st) return &pk->stores.v[i];
-    return NULL;
 }
 
 /* a register tile straight to global memory (a direct store, or an atomic add with red): each

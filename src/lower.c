@@ -390,8 +390,8 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     collect_stores(L, &pk->compute_ops, BK_STORE); /* the store block's ops joined the step's */
     collect_stores(L, &pk->finish_ops, BK_FINISH);
     plan_colred(L);
-    if (sk->blocks[BK_STORE]) plan_col_stores(L, &sk->blocks[BK_STORE]->u.block.body, 0);
-    if (sk->blocks[BK_FINISH]) plan_col_stores(L, &sk->blocks[BK_FINISH]->u.block.body, 0);
+    plan_col_stores(L, &pk->compute_ops, 0);
+    plan_col_stores(L, &pk->finish_ops, 0);
     lower_staging(L);
     layout_smem(L);
     if (L->d->nerrors > L->errors0) return pk;

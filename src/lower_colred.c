@@ -110,25 +110,42 @@ static int colred_regs(const PExpr *x) {
 /* registers the column reductions of one statement (an assignment or a let) hold while it runs */
 int stmt_colred_regs(const PStmt *st) { return colred_regs(st->rhs); }
 
+/* does a uniform condition or bound read wg */
+static bool px_mentions_wg(const PExpr *x) {
+    if (!x) return false;
+    switch (x->kind) {
+    case PX_NAME: return x->sym && x->sym->kind == SYM_BUILTIN && x->sym->builtin == BI_WG;
+    case PX_CALL:
+        for (int i = 0; i < x->nargs; i++)
+            if (px_mentions_wg(x->args[i])) return true;
+        return false;
+    case PX_BINARY: return px_mentions_wg(x->l) || px_mentions_wg(x->r);
+    case PX_UNARY: return px_mentions_wg(x->l);
+    case PX_COND: return px_mentions_wg(x->cond) || px_mentions_wg(x->l) || px_mentions_wg(x->r);
+    default: return false;
+    }
+}
+
 /* stores of row-split per_col vectors: one thread per column writes it, in warpgroup 0, unless a
- * condition on wg decides which warpgroups reach the store */
-void plan_col_stores(Lower *L, const StmtList *l, int wg_depth) {
-    for (int i = 0; i < l->n; i++) {
-        const Stmt *st = l->v[i];
-        if (st->kind == ST_IF) {
-            int w = mentions_wg(st->u.if_.cond);
-            plan_col_stores(L, &st->u.if_.then_s, wg_depth + w);
-            plan_col_stores(L, &st->u.if_.else_s, wg_depth + w);
-        } else if (st->kind == ST_FOR) {
-            plan_col_stores(L, &st->u.for_.body, wg_depth + (mentions_wg(st->u.for_.lo) || mentions_wg(st->u.for_.hi)));
-        } else if (st->kind == ST_ASSIGN && st->mv == MV_R2G && st->u.assign.rhs->ty.kind == TY_VEC &&
-                   st->u.assign.rhs->ty.layout == VL_COL && !st->u.assign.rhs->ty.per_wg) {
-            if (!wg_depth) vec_push(L->a, &L->pk->col_stores_wg0, lower_ps(L, st));
-            lower_note(L, "'%s <- ...' (a per_col vector): %s", ast_expr_str(L->a, st->u.assign.lhs),
-                 wg_depth ? "under a condition on wg, so lanes 0..3 of the first warp of each warpgroup that gets "
-                            "there write it (every warpgroup holds the same columns)"
-                          : "lanes 0..3 of the first warp of consumer warpgroup 0 write it, one thread per column");
+ * condition on wg decides which warpgroups reach the store (the plan store's wg0_only) */
+void plan_col_stores(Lower *L, const POpList *ops, int wg_depth) {
+    for (int i = 0; i < ops->n; i++) {
+        const POp *o = ops->v[i];
+        if (o->kind == POP_IF || o->kind == POP_FOR) {
+            int w = o->kind == POP_IF ? px_mentions_wg(o->cond) : px_mentions_wg(o->lo) || px_mentions_wg(o->hi);
+            plan_col_stores(L, &o->then_ops, wg_depth + w);
+            plan_col_stores(L, &o->else_ops, wg_depth + w);
+            continue;
         }
+        if (o->kind != POP_STORE || o->store < 0) continue;
+        PlanStore *ps = &L->pk->stores.v[o->store];
+        const Type *t = &ps->st->rhs->ty;
+        if (ps->path != SP_VECTOR || t->layout != VL_COL || t->per_wg) continue;
+        ps->wg0_only = !wg_depth;
+        lower_note(L, "'%s <- ...' (a per_col vector): %s", px_str(L->a, ps->st->lhs),
+                   wg_depth ? "under a condition on wg, so lanes 0..3 of the first warp of each warpgroup that gets "
+                              "there write it (every warpgroup holds the same columns)"
+                            : "lanes 0..3 of the first warp of consumer warpgroup 0 write it, one thread per column");
     }
 }
 

@@ -301,7 +301,10 @@ extern const char *const storepath_name[];
 typedef struct PlanStore { /* a store to global memory */
     PStmt *st;
     StorePath path;
-    bool wg0_only;      /* SP_RED of a per_wg value: every warpgroup holds all of it, the first one adds it */
+    bool wg0_only;      /* SP_RED of a per_wg value: every warpgroup holds all of it, the first one adds it;
+                         * SP_VECTOR of a row-split per_col vector: every warpgroup holds the same
+                         * columns, the first one writes them (unless a condition on wg decides
+                         * which warpgroups reach the store: then each that does) */
     int map;            /* SP_STAGED, SP_TMA, SP_TMA_ADD */
     int chunk_rows, chunk_cols;
     int buf;            /* SP_TMA, SP_TMA_ADD: the shared tile */
@@ -395,9 +398,6 @@ typedef struct PlanKernel {
      * buffer: colred_buf (-1: no column reductions), colred_bar (row-split tiles: all consumer
      * warpgroups) and colred_wg_bar (per_wg tiles: one id per warpgroup) index nbars (-1: none) */
     int colred_buf, colred_bar, colred_wg_bar;
-    /* stores of row-split per_col vectors that only consumer warpgroup 0 writes: every warpgroup
-     * holds the same columns; a store under a condition on wg is written by whichever reaches it */
-    Vec(const PStmt *) col_stores_wg0;
     int staging_buf;    /* index of the staging buffer, or -1 */
     int staging_per_wg; /* staging chunk buffers per consumer warpgroup: 2, or 1 when 2 do not fit */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */
