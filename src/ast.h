@@ -196,6 +196,7 @@ typedef struct Type {
     bool per_wg;        /* reg tile/vec held whole by every consumer warpgroup (not row-split) */
     int ndims;          /* tensor rank */
     bool complex;       /* complex tile (a pair of real tiles) */
+    bool rowwise;       /* a declared register tile in the row layout (the kernel's layout: SemaKernel.rowwise) */
     int varying;        /* scalars that vary per element: VARY_ROW | VARY_COL (row, col) */
 } Type;
 

@@ -359,14 +359,24 @@ static void emit_consumer_finish(Em *e);
 static void emit_consumer(Em *e) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
-    L("// ---- consumer warpgroups ----");
-    L("tkc_setmaxnreg_inc<%d>();", pk->consumer_regs);
-    L("const int wg = tkc_wgi - 1;                    // consumer index");
+    if (pk->no_producer) {
+        L("// ---- consumer warpgroups (no producer: nothing to load) ----");
+        L("const int wg = threadIdx.x / 128;              // consumer index");
+    } else {
+        L("// ---- consumer warpgroups ----");
+        L("tkc_setmaxnreg_inc<%d>();", pk->consumer_regs);
+        L("const int wg = tkc_wgi - 1;                    // consumer index");
+    }
     L("const int tkc_wg_thread = threadIdx.x %% 128;");
     L("const int tkc_warp = tkc_wg_thread / 32, tkc_lane = threadIdx.x %% 32;");
     L("const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block");
     L("const int tkc_lcol = 2 * (tkc_lane %% 4);            // and its first column in an 8-column slab");
     L("(void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;");
+    if (pk->rowwise) {
+        L("const int tkc_rwarp = wg * 4 + tkc_warp;  // the row layout's warp: %d consumer warps, %d per row", pk->rw.warps,
+          pk->rw.split);
+        L("(void)tkc_rwarp;");
+    }
     for (int i = 0; i < pk->regs.n; i++) {
         const Symbol *y = pk->regs.v[i].sym;
         if (y->kind == SYM_LET) continue; /* declared where the let is */
@@ -537,7 +547,8 @@ static void emit_kernel(Em *e) {
     StrBuf params;
     sb_init(&params);
     kernel_params(e, &params, true);
-    L("__global__ void __launch_bounds__(%d, 1) tkc_%s_kernel(%s) {", pk->threads, pk->name, params.s);
+    L("__global__ void __launch_bounds__(%d, %d) tkc_%s_kernel(%s) {", pk->threads, pk->no_producer ? pk->min_blocks : 1,
+      pk->name, params.s);
     sb_free(&params);
     IN();
     L("extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];");
@@ -582,16 +593,20 @@ static void emit_kernel(Em *e) {
     for (int i = 0; i < sk->axes.n; i++) sb_printf(&nt, "%stkc_wext_%s", i ? " * " : "", sk->axes.v[i]->name);
     L("const int tkc_ntiles = %s;  // work tiles%s", nt.s ? nt.s : "1", pk->cluster > 1 ? " (one per cluster)" : "");
     sb_free(&nt);
-    L("const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers");
-    L("if (tkc_wgi == 0) {");
-    IN();
-    emit_producer(e);
-    OUT();
-    L("} else {");
-    IN();
-    emit_consumer(e);
-    OUT();
-    L("}");
+    if (pk->no_producer) {
+        emit_consumer(e);
+    } else {
+        L("const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers");
+        L("if (tkc_wgi == 0) {");
+        IN();
+        emit_producer(e);
+        OUT();
+        L("} else {");
+        IN();
+        emit_consumer(e);
+        OUT();
+        L("}");
+    }
     if (pk->cluster > 1)
         L("tkc_cluster_sync();  // no block leaves while a peer may still multicast into it or arrive on its barriers");
     OUT();
@@ -658,7 +673,7 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
      * file, tkc_sched.cuh's (one so far), then the wgmma shapes sorted by name */
     static const char *const order[] = {"smem",       "mbarrier",   "tma_load",      "tma_load_1d", "cluster",  "tma_store",
                                         "tma_reduce", "wgmma_sync", "setmaxnreg",    "named_barrier", "shared_f32", "stmatrix",
-                                        "ldmatrix",   "shared_v2",  "math",          "red",         "zero",      "host"};
+                                        "ldmatrix",   "shared_v2",  "math",          "red",         "rows_edge", "zero",      "host"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (int i = 0; i < e->frags.n; i++)
             if (!strcmp(e->frags.v[i].name, order[k]) && !strcmp(e->frags.v[i].file, "tkc_ptx.cuh")) {
@@ -666,7 +681,8 @@ char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions 
                 sb_putc(&out, '\n');
             }
     for (int i = 0; i < e->frags.n; i++)
-        if (!strcmp(e->frags.v[i].file, "tkc_sched.cuh") || !strcmp(e->frags.v[i].file, "tkc_layout.cuh")) {
+        if (!strcmp(e->frags.v[i].file, "tkc_sched.cuh") || !strcmp(e->frags.v[i].file, "tkc_layout.cuh") ||
+            !strcmp(e->frags.v[i].file, "tkc_philox.cuh")) {
             put_fragment(&out, e->frags.v[i].file, e->frags.v[i].name);
             sb_putc(&out, '\n');
         }

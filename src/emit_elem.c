@@ -151,6 +151,12 @@ static void scalar_expr(Em *e, StrBuf *b, const PExpr *x, bool host) {
 int rows_wg(const PlanKernel *pk, const Type *t) { return t->per_wg ? t->rows : t->rows / pk->consumers; }
 
 int frag_count(const PlanKernel *pk, const Type *t) {
+    if (pk->rowwise) {
+        const RowLayout *r = &pk->rw;
+        if (t->kind == TY_TILE) return t->rows * t->cols / (32 * r->warps);
+        if (t->layout == VL_COL) return 8 * r->chunks;
+        return t->rows / row_layout_rows(r);
+    }
     if (t->kind == TY_TILE) return rows_wg(pk, t) * t->cols / 128;
     if (t->layout == VL_COL) return t->rows / 4;
     return 2 * (rows_wg(pk, t) / 64);
@@ -159,8 +165,20 @@ int frag_count(const PlanKernel *pk, const Type *t) {
 bool is16(DType d) { return d == DT_BF16 || d == DT_FP16; }
 
 /* the row and column of a thread's value: the fragment maps of tkc_layout.cuh (frag_map) */
+/* the row layout's map (tkc_layout.cuh rowwise_map) of value i (a tile's value, or the first value
+ * of a per_row slot's row) */
+static const char *rw_args(Em *e) {
+    const RowLayout *r = &e->pk->rw;
+    return arena_printf(e->a, "%d, %d, %d", r->split, r->lanes, r->chunks);
+}
+
 const char *row_expr(Em *e, const Ctx *c) {
     if (c->kind == CX_COLVEC) return "TKC_INTERNAL_ERROR_row_of_a_per_col_vector";  /* sema rejects it */
+    if (e->pk->rowwise) {
+        need(e, "tkc_layout.cuh", "rowwise_map");
+        const char *i = c->kind == CX_ROWVEC ? arena_printf(e->a, "(%s) * %d", c->i, 8 * e->pk->rw.chunks) : c->i;
+        return arena_printf(e->a, "tkc_rw_row(tkc_rwarp, tkc_lane, %s, %d, %s)", i, e->pk->rw.warps, rw_args(e));
+    }
     need(e, "tkc_layout.cuh", "frag_map");
     const char *wgpart = c->per_wg ? "" : arena_printf(e->a, "wg * %d + ", c->rwg);
     if (c->kind == CX_ROWVEC) return arena_printf(e->a, "(%stkc_rowvec_row(tkc_lrow, %s))", wgpart, c->i);
@@ -168,6 +186,11 @@ const char *row_expr(Em *e, const Ctx *c) {
 }
 
 const char *col_expr(Em *e, const Ctx *c, int col0) {
+    if (e->pk->rowwise) {
+        need(e, "tkc_layout.cuh", "rowwise_map");
+        return arena_printf(e->a, "%stkc_rw_col(tkc_rwarp, tkc_lane, %s, %s)", col0 ? arena_printf(e->a, "%d + ", col0) : "", c->i,
+                            rw_args(e));
+    }
     need(e, "tkc_layout.cuh", "frag_map");
     const char *off = col0 ? arena_printf(e->a, "%d + ", col0) : "";
     if (c->kind == CX_COLVEC) return arena_printf(e->a, "(%stkc_colvec_col(tkc_lcol, %s))", off, c->i);
@@ -197,12 +220,14 @@ static int slice_lo(const PExpr *ix, int arg) {
 
 static const char *rowslot(Em *e, const Ctx *c) {
     if (c->kind == CX_ROWVEC) return c->i;
+    if (e->pk->rowwise) return arena_printf(e->a, "(%s) / %d", c->i, 8 * e->pk->rw.chunks);
     return arena_printf(e->a, "(%s / %d * 2 + ((%s >> 1) & 1))", c->i, c->cols / 2, c->i);
 }
 
 /* the slot of a per_col vector that holds the column of value c->i */
 static const char *colslot(Em *e, const Ctx *c) {
     if (c->kind == CX_COLVEC) return c->i;
+    if (e->pk->rowwise) return arena_printf(e->a, "(%s) %% %d", c->i, 8 * e->pk->rw.chunks);
     return arena_printf(e->a, "(2 * ((%s %% %d) >> 2) + (%s & 1))", c->i, c->cols / 2, c->i);
 }
 
@@ -315,6 +340,16 @@ static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c) {
             return;
         case FN_FP32:
             elem(e, b, A[0], c);
+            return;
+        case FN_RAND:
+            /* the uniform of element offset + row x cols + col (tkc_philox.cuh: four consecutive
+             * elements share one Philox call, which the compiler finds once per group) */
+            need(e, "tkc_philox.cuh", "philox");
+            sb_puts(b, "tkc_philox_uniform((uint64_t)(uint32_t)(");
+            scalar_expr(e, b, A[0], false);
+            sb_printf(b, "), (uint64_t)(long long)(");
+            scalar_expr(e, b, A[1], false);
+            sb_printf(b, ") + (uint64_t)%s * %d + (uint64_t)%s)", row_expr(e, c), c->cols, col_expr(e, c, 0));
             return;
         case FN_MIN: case FN_MAX:
             if (t->kind == TY_INT) break;
@@ -465,6 +500,51 @@ static void hoist_col_reduction(Em *e, const PExpr *x) {
     vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
 }
 
+/* a row reduction's per-thread partial results (slots per_row slots) combined over the row in the
+ * row layout: shuffles over the lanes of a warp that share a row, then, when rows are spread over
+ * several warps, through the plan's rowred scratch between two named barriers (lane 0 of every
+ * warp writes, every thread reads the partial results of its row's warps in one order) */
+static void rowwise_row_combine(Em *e, const char *name, int slots, const char *op) {
+    const PlanKernel *pk = e->pk;
+    const RowLayout *r = &pk->rw;
+    if (r->lanes > 1) {
+        L("#pragma unroll");
+        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // the %d lanes of a warp that share a row", slots, r->lanes);
+        IN();
+        for (int s = 1; s < r->lanes; s *= 2) {
+            if (op) L("%s[tkc_r] = %s(%s[tkc_r], __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d));", name, op, name, name, s);
+            else L("%s[tkc_r] += __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d);", name, name, s);
+        }
+        OUT();
+        L("}");
+    }
+    if (r->split < 2) return;
+    const PlanBuf *sb = &pk->bufs.v[pk->rowred_buf];
+    const PlanNamedBar *nb = &pk->nbars.v[pk->rowred_bar];
+    need(e, "tkc_ptx.cuh", "named_barrier");
+    need(e, "tkc_ptx.cuh", "shared_f32");
+    L("{  // the %d warps of a row meet in '%s' (named barrier %s: %s)", r->split, sb->name, nb->name, nb->why);
+    IN();
+    L("tkc_bar_sync(%d, %d);  // every thread has read the last reduction's partial results", nb->id, nb->threads);
+    L("if (tkc_lane == 0)");
+    L("    for (int tkc_r = 0; tkc_r < %d; ++tkc_r) tkc_st_shared_f32(%s_smem + (uint32_t)(tkc_rwarp * %d + tkc_r) * 4, %s[tkc_r]);",
+      slots, sb->name, sb->cols, name);
+    L("tkc_bar_sync(%d, %d);", nb->id, nb->threads);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", slots);
+    IN();
+    L("const uint32_t tkc_ra = %s_smem + (uint32_t)((tkc_rwarp / %d * %d) * %d + tkc_r) * 4;", sb->name, r->split, r->split, sb->cols);
+    L("float tkc_s = tkc_ld_shared_f32(tkc_ra);");
+    L("#pragma unroll");
+    L("for (int tkc_w = 1; tkc_w < %d; ++tkc_w) tkc_s %s tkc_ld_shared_f32(tkc_ra + (uint32_t)tkc_w * %d)%s;", r->split,
+      op ? arena_printf(e->a, "= %s(tkc_s,", op) : "+=", 4 * sb->cols, op ? ")" : "");
+    L("%s[tkc_r] = tkc_s;", name);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
 /* row reductions inside x, and reciprocals of per_row divisors, are computed first into small
  * arrays, one per expression */
 void hoist_row_values(Em *e, const PExpr *x) {
@@ -477,7 +557,10 @@ void hoist_row_values(Em *e, const PExpr *x) {
             const PExpr *src = x->args[0];
             const PlanKernel *pk = e->pk;
             const Type *st = value_type(e, src);
-            int n = frag_count(pk, st), slots = 2 * (rows_wg(pk, st) / 64);
+            Type rv = *st;
+            rv.kind = TY_VEC;
+            rv.layout = VL_ROW;
+            int n = frag_count(pk, st), slots = pk->rowwise ? frag_count(pk, &rv) : 2 * (rows_wg(pk, st) / 64);
             const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
             const char *op = x->fn == FN_ROWMAX ? "fmaxf" : x->fn == FN_ROWMIN ? "fminf" : NULL;
             const char *init = x->fn == FN_ROWMAX ? "-TKC_INF" : x->fn == FN_ROWMIN ? "TKC_INF" : "0.f";
@@ -497,6 +580,8 @@ void hoist_row_values(Em *e, const PExpr *x) {
             for (int k = 0; k < pk->lazy_rowsums.n; k++) lazy |= pk->lazy_rowsums.v[k] == x;
             if (lazy) {
                 L("// each lane's partial sums: finish adds the quad's four");
+            } else if (pk->rowwise) {
+                rowwise_row_combine(e, name, slots, op);
             } else {
                 L("#pragma unroll");
                 L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // the 4 lanes of a quad hold one row", slots);
@@ -537,6 +622,20 @@ void hoist_row_values(Em *e, const PExpr *x) {
 const char *reg_decl(Em *e, const Symbol *y) {
     const Type *t = &y->ty;
     int n = frag_count(e->pk, t);
+    if (e->pk->rowwise) {
+        const RowLayout *r = &e->pk->rw;
+        if (t->kind == TY_TILE && is16(t->dt))
+            return arena_printf(e->a, "uint32_t %s[%d];  // rowwise %s[%d, %d]: %d chunks of 8 columns per thread, packed in pairs",
+                                y->name, n / 2, dtype_name[t->dt], t->rows, t->cols, n / 8);
+        if (t->kind == TY_TILE)
+            return arena_printf(e->a, "float %s[%d];  // rowwise %s[%d, %d]: %d chunks of 8 columns per thread", y->name, n,
+                                dtype_name[t->dt], t->rows, t->cols, n / 8);
+        if (t->layout == VL_COL)
+            return arena_printf(e->a, "float %s[%d];  // %s[%d] per_col: the columns of this thread's %d chunks", y->name, n,
+                                dtype_name[t->dt], t->rows, r->chunks);
+        return arena_printf(e->a, "float %s[%d];  // %s[%d] per_row: the %d rows this thread holds (one per pass)", y->name, n,
+                            dtype_name[t->dt], t->rows, n);
+    }
     if (t->kind == TY_TILE && is16(t->dt))
         return arena_printf(e->a, "uint32_t %s[%d];  // %s %s[%d, %d]: %d packed pairs per thread", y->name, n / 2,
                             t->per_wg ? "per_wg" : "row-split", dtype_name[t->dt], t->rows, t->cols, n / 2);

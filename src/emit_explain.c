@@ -469,6 +469,10 @@ static void explain_store(StrBuf *b, Arena *a, const PlanKernel *pk, const PlanS
     case SP_VECTOR:
         para(b, 2, 2, "- %s: written by the consumer threads directly from registers.", stmt_nb(a, ps->st));
         return;
+    case SP_ROWS:
+        para(b, 2, 2, "- %s: written by the consumer threads from the row layout, each lane its chunks of 8 consecutive "
+                      "columns in one 16-byte store where the strides allow.", stmt_nb(a, ps->st));
+        return;
     case SP_RED: {
         DType dt = ps->st->rhs->ty.dt;
         const char *k = dt == DT_FP32 ? "f32" : dt == DT_BF16 ? "bf16" : "f16";

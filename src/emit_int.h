@@ -74,6 +74,7 @@ void emit_reg_assign(Em *e, const PStmt *st, const PExpr *lhs, const char *decl_
 const char *move_coord(Em *e, const PExpr *x, int size);
 const char *move_coord_plus(Em *e, const PExpr *x, int size, int add);
 void emit_vec_load(Em *e, const PStmt *st);
+void emit_rows_load(Em *e, const PStmt *st);
 void emit_vec_from_shared(Em *e, const PStmt *st);
 void emit_move_s2r(Em *e, const PlanMove *m);
 void emit_move_r2s(Em *e, const PlanMove *m);

@@ -154,7 +154,8 @@ static void emit_stmt(Em *e, const PStmt *st) {
     }
     case PS_ASSIGN:
         if (st->mv == MV_G2R) {
-            emit_vec_load(e, st);
+            if (st->lhs->ty.kind == TY_TILE) emit_rows_load(e, st);
+            else emit_vec_load(e, st);
             return;
         }
         if (st->mv == MV_S2R) {

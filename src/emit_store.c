@@ -116,6 +116,159 @@ void emit_vec_load(Em *e, const PStmt *st) {
     L("}");
 }
 
+/* ---- rowwise tiles: each lane's chunks of 8 consecutive columns, one 16-byte access each ---------- */
+
+/* The loops of a rowwise tile move: per row this thread holds (one per pass of the warps) the
+ * row's address and whether it lies inside the tensor; the 16-byte path when the tensor takes
+ * vectors (unit last stride, row stride and base aligned to 16 bytes, the tile's columns a whole
+ * number of vectors inside the tensor: tkc_fast, the same for the whole tile), else element by
+ * element with bounds checks. Opens the per-row loop; the caller writes the chunk loops. */
+static void rows_head(Em *e, const Symbol *t, const PExpr *ix, const Type *tt, const char *cols) {
+    int n = ix->nix, eb = dtype_bytes[t->ty.dt], per = 16 / eb;
+    L("const long long tkc_r0 = %s, tkc_c0 = %s;  // the tile's origin in the tensor", move_coord(e, ix->ix[n - 2].lo, tt->rows),
+      move_coord(e, ix->ix[n - 1].lo, tt->cols));
+    L("const bool tkc_fast = %s_st%d == 1 && %s_st%d %% %d == 0 && ((uintptr_t)%s & 15) == 0 && tkc_c0 %% %d == 0 && tkc_c0 >= 0 && "
+      "tkc_c0 + %d <= %s;",
+      t->name, n - 1, t->name, n - 2, per, t->name, per, tt->cols, cols);
+    L("#pragma unroll");
+    L("for (int tkc_q = 0; tkc_q < %d; ++tkc_q) {  // the rows this thread holds", frag_count(e->pk, tt) / (8 * e->pk->rw.chunks));
+    IN();
+    Ctx c = tile_ctx(e->pk, tt, arena_printf(e->a, "(tkc_q * %d)", 8 * e->pk->rw.chunks));
+    L("const long long tkc_gr = tkc_r0 + %s;", row_expr(e, &c));
+    L("const long long tkc_ro = %stkc_gr * %s_st%d;", lead_offset(e, t, ix), t->name, n - 2);
+}
+
+/* the chunk index k of row pass q, and its column in the tensor */
+static void rows_chunk(Em *e, const Type *tt) {
+    int ck = e->pk->rw.chunks;
+    L("const int tkc_k = tkc_q * %d + tkc_c;", ck);
+    Ctx c = tile_ctx(e->pk, tt, "(8 * tkc_k)");
+    L("const long long tkc_gc = tkc_c0 + %s;", col_expr(e, &c, 0));
+}
+
+/* `x <- X[...]` into a rowwise tile; elements outside the tensor read 0 */
+void emit_rows_load(Em *e, const PStmt *st) {
+    const PExpr *ix = st->rhs;
+    const Symbol *t = ix->base->sym, *x = st->lhs->sym;
+    const Type *tt = &x->ty;
+    PExpr *const *dims = e->pk->arg_dims.v[t->index];
+    int n = ix->nix, ck = e->pk->rw.chunks;
+    bool h16 = is16(tt->dt);
+    const char *rows = scalar_str(e, dims[n - 2], false), *cols = scalar_str(e, dims[n - 1], false);
+    L("{");
+    IN();
+    rows_head(e, t, ix, tt, cols);
+    L("if (tkc_fast && tkc_gr >= 0 && tkc_gr < %s) {  // 16-byte loads", rows);
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_c = 0; tkc_c < %d; ++tkc_c) {", ck);
+    IN();
+    rows_chunk(e, tt);
+    if (h16) {
+        L("const uint4 tkc_u = __ldg(reinterpret_cast<const uint4 *>(%s + tkc_ro + tkc_gc));", t->name);
+        L("%s[4 * tkc_k] = tkc_u.x; %s[4 * tkc_k + 1] = tkc_u.y; %s[4 * tkc_k + 2] = tkc_u.z; %s[4 * tkc_k + 3] = tkc_u.w;",
+          x->name, x->name, x->name, x->name);
+    } else {
+        L("const float4 tkc_a = __ldg(reinterpret_cast<const float4 *>(%s + tkc_ro + tkc_gc));", t->name);
+        L("const float4 tkc_b = __ldg(reinterpret_cast<const float4 *>(%s + tkc_ro + tkc_gc + 4));", t->name);
+        L("%s[8 * tkc_k] = tkc_a.x; %s[8 * tkc_k + 1] = tkc_a.y; %s[8 * tkc_k + 2] = tkc_a.z; %s[8 * tkc_k + 3] = tkc_a.w;",
+          x->name, x->name, x->name, x->name);
+        L("%s[8 * tkc_k + 4] = tkc_b.x; %s[8 * tkc_k + 5] = tkc_b.y; %s[8 * tkc_k + 6] = tkc_b.z; %s[8 * tkc_k + 7] = tkc_b.w;",
+          x->name, x->name, x->name, x->name);
+    }
+    OUT();
+    L("}");
+    OUT();
+    L("} else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line");
+    IN();
+    need(e, "tkc_ptx.cuh", "rows_edge");
+    L("const bool tkc_in = tkc_gr >= 0 && tkc_gr < %s;", rows);
+    L("#pragma unroll");
+    L("for (int tkc_c = 0; tkc_c < %d; ++tkc_c) {", ck);
+    IN();
+    rows_chunk(e, tt);
+    if (h16) {
+        L("const uint4 tkc_u = tkc_rows_load8_16(%s, tkc_ro, tkc_gc, %s_st%d, %s, tkc_in);", t->name, t->name, n - 1, cols);
+        L("%s[4 * tkc_k] = tkc_u.x; %s[4 * tkc_k + 1] = tkc_u.y; %s[4 * tkc_k + 2] = tkc_u.z; %s[4 * tkc_k + 3] = tkc_u.w;",
+          x->name, x->name, x->name, x->name);
+    } else {
+        L("const float4 tkc_a = tkc_rows_load4_32(%s, tkc_ro, tkc_gc, %s_st%d, %s, tkc_in);", t->name, t->name, n - 1, cols);
+        L("const float4 tkc_b = tkc_rows_load4_32(%s, tkc_ro, tkc_gc + 4, %s_st%d, %s, tkc_in);", t->name, t->name, n - 1, cols);
+        L("%s[8 * tkc_k] = tkc_a.x; %s[8 * tkc_k + 1] = tkc_a.y; %s[8 * tkc_k + 2] = tkc_a.z; %s[8 * tkc_k + 3] = tkc_a.w;",
+          x->name, x->name, x->name, x->name);
+        L("%s[8 * tkc_k + 4] = tkc_b.x; %s[8 * tkc_k + 5] = tkc_b.y; %s[8 * tkc_k + 6] = tkc_b.z; %s[8 * tkc_k + 7] = tkc_b.w;",
+          x->name, x->name, x->name, x->name);
+    }
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
+/* `X[...] <- expr` of a rowwise tile, converted to the tensor's dtype; elements outside the tensor
+ * are not written */
+static void emit_rows_store(Em *e, const PStmt *st) {
+    const PExpr *ix = st->lhs, *rhs = st->rhs;
+    const Symbol *t = ix->base->sym;
+    const Type *tt = &rhs->ty;
+    PExpr *const *dims = e->pk->arg_dims.v[t->index];
+    int n = ix->nix, ck = e->pk->rw.chunks;
+    bool h16 = is16(t->ty.dt);
+    const char *rows = scalar_str(e, dims[n - 2], false), *cols = scalar_str(e, dims[n - 1], false);
+    e->hoisted.n = 0;
+    hoist_row_values(e, rhs);
+    L("{");
+    IN();
+    rows_head(e, t, ix, tt, cols);
+    L("#pragma unroll");
+    L("for (int tkc_c = 0; tkc_c < %d; ++tkc_c) {", ck);
+    IN();
+    rows_chunk(e, tt);
+    L("float tkc_v[8];");
+    for (int j = 0; j < 8; j++) {
+        Ctx cj = tile_ctx(e->pk, tt, arena_printf(e->a, "(8 * tkc_k + %d)", j));
+        L("tkc_v[%d] = %s;", j, elem_str(e, rhs, &cj));
+    }
+    const char *k = t->ty.dt == DT_BF16 ? "bf16" : "fp16";
+    if (h16) {
+        need(e, "tkc_ptx.cuh", "math");
+        L("const uint4 tkc_u = make_uint4(tkc_pack_%s(tkc_v[0], tkc_v[1]), tkc_pack_%s(tkc_v[2], tkc_v[3]), tkc_pack_%s(tkc_v[4], "
+          "tkc_v[5]), tkc_pack_%s(tkc_v[6], tkc_v[7]));", k, k, k, k);
+    }
+    L("if (tkc_fast && tkc_gr >= 0 && tkc_gr < %s) {  // one 16-byte store", rows);
+    IN();
+    if (h16) {
+        L("*reinterpret_cast<uint4 *>(%s + tkc_ro + tkc_gc) = tkc_u;", t->name);
+    } else {
+        L("*reinterpret_cast<float4 *>(%s + tkc_ro + tkc_gc) = make_float4(tkc_v[0], tkc_v[1], tkc_v[2], tkc_v[3]);", t->name);
+        L("*reinterpret_cast<float4 *>(%s + tkc_ro + tkc_gc + 4) = make_float4(tkc_v[4], tkc_v[5], tkc_v[6], tkc_v[7]);", t->name);
+    }
+    OUT();
+    L("} else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line");
+    IN();
+    need(e, "tkc_ptx.cuh", "rows_edge");
+    if (h16) {
+        L("tkc_rows_store8_16(%s, tkc_ro, tkc_gc, %s_st%d, %s, tkc_gr >= 0 && tkc_gr < %s, tkc_u);", t->name, t->name, n - 1, cols, rows);
+    } else {
+        L("tkc_rows_store4_32(%s, tkc_ro, tkc_gc, %s_st%d, %s, tkc_gr >= 0 && tkc_gr < %s, make_float4(tkc_v[0], tkc_v[1], tkc_v[2], tkc_v[3]));",
+          t->name, t->name, n - 1, cols, rows);
+        L("tkc_rows_store4_32(%s, tkc_ro, tkc_gc + 4, %s_st%d, %s, tkc_gr >= 0 && tkc_gr < %s, make_float4(tkc_v[4], tkc_v[5], tkc_v[6], tkc_v[7]));",
+          t->name, t->name, n - 1, cols, rows);
+    }
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
 /* `v <- sv`: each thread reads the entries of the register vector it holds from the shared vector
  * (per_row: its rows, per_col: its columns), widened to fp32 */
 void emit_vec_from_shared(Em *e, const PStmt *st) {
@@ -588,5 +741,6 @@ void emit_store(Em *e, const POp *o) {
     case SP_VECTOR: emit_vec_store(e, st); return;
     case SP_TMA: case SP_TMA_ADD: emit_tma_store_shared(e, ps); return;
     case SP_RED: emit_red(e, st); return;
+    case SP_ROWS: emit_rows_store(e, st); return;
     }
 }

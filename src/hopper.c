@@ -158,3 +158,20 @@ bool reg_split_fits(int consumers, int producer, int consumer) {
     return producer % 8 == 0 && consumer % 8 == 0 && producer >= 24 && consumer <= 256 &&
            128 * (producer + consumers * consumer) <= REG_FILE;
 }
+
+/* ---- the row layout of rowwise tiles (hopper.h) --------------------------------------------- */
+
+bool row_layout(int cols, int warps, int split, RowLayout *out) {
+    if (split < 1 || warps < split || warps % split || cols < 8 * split || cols % (8 * split)) return false;
+    int per = cols / (8 * split); /* chunks of a row one warp holds */
+    int lanes = per < 32 ? per : 32;
+    if (per < 32 ? (32 % per != 0) : (per % 32 != 0)) return false;
+    *out = (RowLayout){cols, warps, split, lanes, 32 / lanes, per / lanes};
+    return true;
+}
+
+void row_layout_pos(const RowLayout *r, int warp, int lane, int i, int *row, int *col) {
+    int k = i / 8, q = k / r->chunks, c = k % r->chunks;
+    *row = (q * (r->warps / r->split) + warp / r->split) * r->rows_per_inst + lane / r->lanes;
+    *col = 8 * ((c * r->split + warp % r->split) * r->lanes + lane % r->lanes) + i % 8;
+}

@@ -90,6 +90,28 @@ void ldmatrix_x4_addrs(const TileLayout *t, int r0, int c0, uint32_t addr[32]);
  * several 64-row blocks continues with value cols/2 in the next block. */
 void acc_fragment_pos(int warp, int lane, int i, int cols, int *row, int *col);
 
+/* The row layout of rowwise register tiles (a memory-bound kernel's layout): the kernel's `warps`
+ * consumer warps share out the rows; `split` warps (a power of two dividing warps) hold one row
+ * between them, `lanes` lanes of a warp a row's share (min(32, cols / (8 split))), so one warp
+ * instruction covers rows_per_inst = 32 / lanes rows; each lane holds chunks of 8 consecutive
+ * columns (16 bytes of bf16: one vector load or store). Value i of a thread (lane of warp):
+ *   chunk k = i / 8, row iteration q = k / chunks, chunk c = k % chunks (chunks = cols / (8 lanes split))
+ *   row = (q (warps / split) + warp / split) rows_per_inst + lane / lanes
+ *   col = 8 ((c split + warp % split) lanes + lane % lanes) + i % 8
+ * A per_row vector's slot q holds the row of iteration q; a per_col vector's slot k the column of
+ * value k of the first iteration. templates/tkc_layout.cuh (rowwise_map) is the same arithmetic. */
+typedef struct RowLayout {
+    int cols, warps, split;
+    int lanes, rows_per_inst, chunks;
+} RowLayout;
+/* the layout of tiles of `cols` columns over `warps` warps, `split` warps per row; false when
+ * cols is not a multiple of 8 split or cols / (8 split) is neither a power of two below 32 nor a
+ * multiple of 32 */
+bool row_layout(int cols, int warps, int split, RowLayout *out);
+/* rows one pass of all the warps covers (a rowwise tile's rows are a multiple of it) */
+static inline int row_layout_rows(const RowLayout *r) { return r->warps / r->split * r->rows_per_inst; }
+void row_layout_pos(const RowLayout *r, int warp, int lane, int i, int *row, int *col);
+
 /* setmaxnreg split: the register counts (multiples of 8) for the producer warpgroup and each
  * consumer warpgroup such that 128 * (producer + consumers * consumer) <= 65,536. */
 void reg_split_default(int consumers, int *producer, int *consumer);

@@ -105,6 +105,7 @@ static void lower_roles(Lower *L) {
 
 static void note_roles(Lower *L) {
     PlanKernel *pk = L->pk;
+    if (pk->no_producer) return; /* plan_no_producer said it */
     lower_note(L, "roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec %d); warpgroups 1..%d are "
             "consumers (setmaxnreg.inc %d); %d threads",
          pk->producer_regs, pk->consumers, pk->consumer_regs, pk->threads);
@@ -130,7 +131,11 @@ static void lower_regs(Lower *L) {
         if (y->ty.kind != TY_VEC || y->ty.layout != VL_COL) continue;
         sb_printf(&cols, "%s'%s'", ncols++ ? ", " : "", y->name);
     }
-    if (ncols)
+    if (ncols && pk->rowwise)
+        lower_note(L, "per_col vector%s %s: each thread holds the columns of its chunks of the rowwise tiles (%d values), "
+                   "so broadcasting into a tile reads a register (no shuffles)",
+                   ncols > 1 ? "s" : "", cols.s, 8 * pk->rw.chunks);
+    else if (ncols)
         lower_note(L, "per_col vector%s %s: each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, "
                 "slot k = column 8 (k / 2) + 2 (lane %% 4) + k %% 2, the same in every warp and warpgroup, so "
                 "broadcasting into a tile reads a register (no shuffles)",
@@ -351,6 +356,9 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     if (sk->blocks[BK_LOAD]) load_conditions(L, &sk->blocks[BK_LOAD]->u.block.body, NULL);
     if (sk->blocks[BK_SETUP]) load_conditions(L, &sk->blocks[BK_SETUP]->u.block.body, NULL);
     lower_roles(L);
+    plan_rowwise(L);
+    check_rowwise(L);
+    if (L->d->nerrors > L->errors0) return pk;
     lower_zeroed(L);
     lower_regs(L);
     lower_buffers(L);
@@ -376,8 +384,9 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     pk->step_ops.cap = pk->step_ops.n;
     if (pk->overlap) apply_overlap(L);
     estimate_regs(L);
+    plan_no_producer(L);
     /* two consumer warpgroups with large register tiles: the 240/24 split instead of 232/40 */
-    if (pk->consumers == 2 && !L->sk->producer_regs && !L->sk->consumer_regs && pk->reg_estimate > REG_HEAVY_ESTIMATE) {
+    if (pk->consumers == 2 && !pk->no_producer && !L->sk->producer_regs && !L->sk->consumer_regs && pk->reg_estimate > REG_HEAVY_ESTIMATE) {
         pk->producer_regs = 24;
         pk->consumer_regs = 240;
         pk->split_why = "heavy_consumers";
@@ -390,6 +399,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     collect_stores(L, &pk->compute_ops, BK_STORE); /* the store block's ops joined the step's */
     collect_stores(L, &pk->finish_ops, BK_FINISH);
     plan_colred(L);
+    plan_rowred(L);
     plan_col_stores(L, &pk->compute_ops, 0);
     plan_col_stores(L, &pk->finish_ops, 0);
     lower_staging(L);
@@ -493,7 +503,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
         lower_note(L, "no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring "
                 "barriers; %s",
              pk->groups.n ? "the producer loads the setup tiles once per work tile"
-                          : "nothing is loaded, so the producer warpgroup only gives up its registers and exits");
+                          : "nothing is loaded, so there is no producer warpgroup");
     else
         lower_note(L, "pipeline: %d stage%s; the producer refills a stage as soon as every consumer warpgroup releases it",
              pk->stages, pk->stages == 1 ? "" : "s");

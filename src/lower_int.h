@@ -106,6 +106,12 @@ void plan_peel(Lower *L);
 void check_support(Lower *L);
 void lower_zeroed(Lower *L);
 
+/* lower_rowwise.c */
+void plan_rowwise(Lower *L);
+void check_rowwise(Lower *L);
+void plan_rowred(Lower *L);
+void plan_no_producer(Lower *L);
+
 /* pass_lazy_sums.c */
 void plan_lazy_sums(Lower *L);
 

@@ -214,6 +214,11 @@ static void collect_store(Lower *L, PStmt *st, BlockKind bk) {
     if (st->mv == MV_R2G && st->rhs->ty.kind == TY_TILE) {
         Type t = st->rhs->ty;
         if (!check_reg_shape(L, &t, st->rhs->span, "the stored value")) return;
+        if (pk->rowwise) {
+            ps.path = SP_ROWS;
+            vec_push(L->a, &pk->stores, ps);
+            return;
+        }
         int eb = dtype_bytes[t.dt];
         if (eb == 4) {
             /* fp32: the staging chunks and their TMA maps are 16-bit */

@@ -181,9 +181,21 @@ bool stmts_have_mma(const StmtList *l) {
 
 int rows_per_wg(PlanKernel *pk, const Type *t) { return t->per_wg ? t->rows : t->rows / pk->consumers; }
 
+/* values a thread holds of a register value in the row layout (rowwise kernels) */
+static int rowwise_values(const PlanKernel *pk, const Type *t) {
+    const RowLayout *r = &pk->rw;
+    if (t->kind == TY_TILE) return t->rows * t->cols / (32 * r->warps);
+    if (t->layout == VL_COL) return 8 * r->chunks;
+    return t->rows / row_layout_rows(r);
+}
+
 /* 32-bit registers per consumer thread for a register value */
 int value_regs(PlanKernel *pk, const Type *t) {
     int bytes = dtype_bytes[t->dt];
+    if (pk->rowwise && pk->rw.cols) {
+        int n = rowwise_values(pk, t);
+        return t->kind == TY_TILE && bytes == 2 ? (n + 1) / 2 : n > 0 ? n : 1;
+    }
     int cplx = t->complex ? 2 : 1;
     if (t->kind == TY_TILE) return cplx * rows_per_wg(pk, t) * t->cols * bytes / (4 * 128);
     if (t->layout == VL_ROW) return cplx * (rows_per_wg(pk, t) / 64 > 0 ? rows_per_wg(pk, t) / 64 : 1) * 2;
@@ -192,6 +204,23 @@ int value_regs(PlanKernel *pk, const Type *t) {
 
 bool check_reg_shape(Lower *L, const Type *t, Span sp, const char *name) {
     PlanKernel *pk = L->pk;
+    if (pk->rowwise) {
+        if (!pk->rw.cols) return false; /* reported by plan_rowwise */
+        const RowLayout *r = &pk->rw;
+        if (t->kind == TY_VEC && t->layout == VL_COL) {
+            if (t->rows == r->cols) return true;
+            diag_error(L->d, sp, "'%s' has %d entries; a per_col vector of a rowwise kernel has one per column of its "
+                       "tiles (%d)", name, t->rows, r->cols);
+            return false;
+        }
+        if (t->rows % row_layout_rows(r)) {
+            diag_error(L->d, sp, "'%s' has %d rows; rowwise values take multiples of %d rows (one pass of the %d consumer "
+                       "warps, %d per row%s)", name, t->rows, row_layout_rows(r), r->warps, r->split,
+                       r->rows_per_inst > 1 ? arena_printf(L->a, ", %d rows per warp", r->rows_per_inst) : "");
+            return false;
+        }
+        return true;
+    }
     if (t->kind == TY_VEC && t->layout == VL_COL) return true;
     int r = t->rows;
     if (!t->per_wg && r % pk->consumers) {

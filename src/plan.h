@@ -287,7 +287,8 @@ typedef struct PlanReg {
     X(SP_VECTOR, "vector", "one lane of each quad writes the rows it holds")                          \
     X(SP_TMA, "tma", "a shared tile by TMA stores, one box per swizzle atom, issued by one thread")    \
     X(SP_TMA_ADD, "tma.add", "a shared tile added into global memory by TMA reduce-adds (one thread)") \
-    X(SP_RED, "red", "an atomic add from registers: each thread adds its elements with red.global.add")
+    X(SP_RED, "red", "an atomic add from registers: each thread adds its elements with red.global.add")     \
+    X(SP_ROWS, "rows", "a rowwise tile: each lane writes its chunks of 8 consecutive columns (16-byte stores of bf16)")
 
 typedef enum {
 #define X(e, s, m) e,
@@ -296,7 +297,7 @@ typedef enum {
 } StorePath;
 extern const char *const storepath_name[];
 /* each thread writes (or adds) its own elements: no map, no staging chunks */
-#define PLAN_STORE_DIRECT(ps) ((ps)->path == SP_DIRECT || (ps)->path == SP_RED)
+#define PLAN_STORE_DIRECT(ps) ((ps)->path == SP_DIRECT || (ps)->path == SP_RED || (ps)->path == SP_ROWS)
 
 typedef struct PlanStore { /* a store to global memory */
     PStmt *st;
@@ -346,6 +347,16 @@ typedef struct PlanKernel {
      * no ring barriers. Setup loads still go through the producer (one group, once per work
      * tile); with nothing to load the producer warpgroup only gives up its registers. */
     bool no_pipeline;
+    /* nothing to load (no pipeline, no setup loads): no producer warpgroup, every warpgroup a
+     * consumer without setmaxnreg, min_blocks blocks per SM (__launch_bounds__) */
+    bool no_producer;
+    int min_blocks;
+    /* register tiles declared rowwise: every register value is in the row layout rw (hopper.h),
+     * not the wgmma accumulator layout; rowred_buf / rowred_bar (or -1): the scratch and named
+     * barrier of row reductions across the warps of a row (rw.split > 1) */
+    bool rowwise;
+    RowLayout rw;
+    int rowred_buf, rowred_bar;
     bool persistent;
     bool paired;            /* persistent with a folded axis: blocks walk tiles in pairs */
     bool staging_halved;    /* two 64 x 32 staging chunks per warpgroup, not 64 x 64 (smem was short) */

@@ -13,9 +13,13 @@ static void dump_value_type(StrBuf *b, const PlanKernel *pk, const PStmt *st) {
     if (st->kind == PS_ASSIGN && st->mv == MV_NONE) t = &st->lhs->ty;
     else if (st->kind == PS_LET && st->let) t = &st->let->ty;
     if (!t) return;
-    if (t->kind == TY_TILE)
+    if (t->kind == TY_TILE && pk->rowwise)
+        sb_printf(b, "  [%s[%d, %d] in registers, row layout]", dtype_name[t->dt], t->rows, t->cols);
+    else if (t->kind == TY_TILE)
         sb_printf(b, "  [%s[%d, %d] in registers, accumulator layout, %s]", dtype_name[t->dt], t->rows, t->cols,
                   t->per_wg || pk->consumers == 1 ? "whole per warpgroup" : "rows split over the warpgroups");
+    else if (t->kind == TY_VEC && pk->rowwise)
+        sb_printf(b, "  [%s[%d] %s in registers, row layout]", dtype_name[t->dt], t->rows, veclayout_name[t->layout]);
     else if (t->kind == TY_VEC)
         sb_printf(b, "  [%s[%d] %s in registers%s]", dtype_name[t->dt], t->rows, veclayout_name[t->layout],
                   t->layout == VL_COL || t->per_wg || pk->consumers == 1 ? "" : ", rows split over the warpgroups");
@@ -136,10 +140,19 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
 static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     const SemaKernel *sk = pk->sk;
     sb_printf(b, "kernel %s\n", pk->name);
-    sb_printf(b, "  roles: producer warpgroup 0 (setmaxnreg %d), consumer warpgroups 1..%d (setmaxnreg %d); %d threads\n",
-              pk->producer_regs, pk->consumers, pk->consumer_regs, pk->threads);
-    sb_printf(b, "  registers: 128 x %d + %d x 128 x %d = %s of 65,536\n", pk->producer_regs, pk->consumers,
-              pk->consumer_regs, fmt_bytes(128 * (pk->producer_regs + pk->consumers * pk->consumer_regs)));
+    if (pk->no_producer) {
+        sb_printf(b, "  roles: no producer (nothing to load); consumer warpgroups 0..%d; %d threads; %d block%s per SM\n",
+                  pk->consumers - 1, pk->threads, pk->min_blocks, pk->min_blocks == 1 ? "" : "s");
+    } else {
+        sb_printf(b, "  roles: producer warpgroup 0 (setmaxnreg %d), consumer warpgroups 1..%d (setmaxnreg %d); %d threads\n",
+                  pk->producer_regs, pk->consumers, pk->consumer_regs, pk->threads);
+        sb_printf(b, "  registers: 128 x %d + %d x 128 x %d = %s of 65,536\n", pk->producer_regs, pk->consumers,
+                  pk->consumer_regs, fmt_bytes(128 * (pk->producer_regs + pk->consumers * pk->consumer_regs)));
+    }
+    if (pk->rowwise)
+        sb_printf(b, "  register layout: rows (%d columns; %d warps, %d per row, %d lanes per row%s, %d chunk%s of 8 columns "
+                  "per lane)\n", pk->rw.cols, pk->rw.warps, pk->rw.split, pk->rw.lanes,
+                  pk->rw.rows_per_inst > 1 ? ", several rows per warp" : "", pk->rw.chunks, pk->rw.chunks == 1 ? "" : "s");
     sb_printf(b, "  consumer registers (estimate): %d of %d =", pk->reg_estimate, pk->consumer_regs);
     for (int i = 0; i < pk->regs.n; i++)
         if (pk->regs.v[i].sym->kind != SYM_LET) sb_printf(b, " %s %d +", pk->regs.v[i].sym->name, pk->regs.v[i].regs);
@@ -310,6 +323,9 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
                       ps->st->rhs->ty.kind != TY_TILE ? ""
                       : ps->st->rhs->ty.dt == DT_FP32 ? ", v2 where the strides allow" : ", x2 where the strides allow",
                       ps->wg0_only ? ", by the first warpgroup (per_wg)" : "");
+            break;
+        case SP_ROWS:
+            sb_puts(b, "  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]\n");
             break;
         }
     }

@@ -19,7 +19,9 @@ const char *const move_name[] = {
 
 /* ---- kernels -------------------------------------------------------------------------------- */
 
-static bool check_typespec_dims(Sema *s, TypeSpec *ts, int *dims, int maxd, const char *what) {
+/* rowwise: a register value of a rowwise kernel, whose shape the row layout checks (any positive
+ * size up to 16384: the plan asks for whole passes of the warps and 8-column chunks) */
+static bool check_typespec_dims(Sema *s, TypeSpec *ts, int *dims, int maxd, const char *what, bool rowwise) {
     if (ts->ndims < 1 || ts->ndims > maxd) {
         diag_error(s->d, ts->span, "a %s has 1 or %d dimensions, not %d", what, maxd, ts->ndims);
         return false;
@@ -31,12 +33,12 @@ static bool check_typespec_dims(Sema *s, TypeSpec *ts, int *dims, int maxd, cons
             ok = false;
             continue;
         }
-        if (v <= 0 || v % 16) {
+        if (v <= 0 || (v % 16 && !rowwise)) {
             diag_error(s->d, ts->dims[i]->span, "tile dimensions must be positive multiples of 16; got %" PRId64, v);
             ok = false;
             continue;
         }
-        if (v > 4096) {
+        if (v > (rowwise ? 16384 : 4096)) {
             diag_error(s->d, ts->dims[i]->span, "tile dimension %" PRId64 " is larger than any block can hold", v);
             ok = false;
             continue;
@@ -53,13 +55,16 @@ static void check_decl(Sema *s, Decl *d) {
     y->ty = ty_err();
     declare(s, y);
     int dims[2] = {0, 0};
-    if (!check_typespec_dims(s, &d->ts, dims, 2, d->space == MS_SHARED ? "shared tile" : "register tile")) return;
+    if (!check_typespec_dims(s, &d->ts, dims, 2, d->space == MS_SHARED ? "shared tile" : "register tile",
+                             d->space == MS_REG && sk->rowwise))
+        return;
     if (d->ts.dt == DT_I32) {
         diag_error(s->d, d->ts.span, "tiles hold bf16, fp16 or fp32 values, not i32");
         return;
     }
     VecLayout layout = VL_NONE;
-    bool per_wg = false, cplx = false;
+    bool per_wg = false, cplx = false, rowwise = false;
+    Span rowwise_span = d->ts.span;
     for (int i = 0; i < d->ts.nattrs; i++) {
         const char *at = d->ts.attrs[i];
         if ((!strcmp(at, "per_row") && layout == VL_COL) || (!strcmp(at, "per_col") && layout == VL_ROW)) {
@@ -70,15 +75,26 @@ static void check_decl(Sema *s, Decl *d) {
         else if (!strcmp(at, "per_col")) layout = VL_COL;
         else if (!strcmp(at, "per_wg")) per_wg = true;
         else if (!strcmp(at, "complex")) cplx = true;
-        else {
-            diag_error(s->d, d->ts.attr_spans[i], "unknown attribute '%s' (expected per_row, per_col, per_wg or complex)", at);
+        else if (!strcmp(at, "rowwise")) {
+            rowwise = true;
+            rowwise_span = d->ts.attr_spans[i];
+        } else {
+            diag_error(s->d, d->ts.attr_spans[i],
+                       "unknown attribute '%s' (expected per_row, per_col, per_wg, rowwise or complex)", at);
             return;
         }
     }
-    if (d->space == MS_SHARED && (per_wg || layout != VL_NONE)) {
-        diag_error(s->d, d->ts.span, "per_row, per_col and per_wg describe register values; shared tiles are whole");
+    if (d->space == MS_SHARED && (per_wg || layout != VL_NONE || rowwise)) {
+        diag_error(s->d, d->ts.span, "per_row, per_col, per_wg and rowwise describe register values; shared tiles are whole");
         return;
     }
+    if (rowwise && (d->ts.ndims != 2 || per_wg || cplx)) {
+        diag_error(s->d, rowwise_span,
+                   "rowwise describes a register tile whose rows the consumer warps share out (not a vector, per_wg "
+                   "or complex tile)");
+        return;
+    }
+
     if (d->ts.ndims == 1) {
         if (d->space == MS_REG && layout == VL_NONE) {
             diag_error(s->d, d->ts.span,
@@ -95,6 +111,7 @@ static void check_decl(Sema *s, Decl *d) {
     }
     y->ty.per_wg = per_wg;
     y->ty.complex = cplx;
+    y->ty.rowwise = rowwise;
     if (d->space == MS_SHARED) {
         y->index = sk->shared.n;
         vec_push(s->a, &sk->shared, y);
@@ -394,10 +411,34 @@ static void check_kernel(Sema *s, Kernel *k) {
     push_scope(s, &ks);
     check_args_of(s, k);
 
+    /* a kernel is rowwise when it declares a rowwise register tile: its register values take the
+     * row layout's shapes, whatever order they are declared in */
+    for (int i = 0; i < k->nitems; i++) {
+        const KItem *it = k->items[i];
+        if (it->kind != KI_DECL || it->u.decl.d->space != MS_REG) continue;
+        const TypeSpec *ts = &it->u.decl.d->ts;
+        for (int a = 0; a < ts->nattrs; a++)
+            if (!strcmp(ts->attrs[a], "rowwise") && !sk->rowwise) {
+                sk->rowwise = true;
+                sk->rowwise_span = ts->attr_spans[a];
+            }
+    }
     /* declarations and the grid first, so blocks may use names declared below them */
     for (int i = 0; i < k->nitems; i++) {
         KItem *it = k->items[i];
         if (it->kind == KI_DECL) check_decl(s, it->u.decl.d);
+    }
+    /* one register layout per kernel */
+    for (int i = 0; i < sk->regs.n && sk->rowwise; i++) {
+        const Symbol *y = sk->regs.v[i];
+        if (y->ty.kind == TY_TILE && !y->ty.rowwise) {
+            diag_error(s->d, y->span,
+                       "register tile '%s' is in the wgmma accumulator layout, but the kernel declares rowwise tiles; "
+                       "the register tiles of a kernel share one layout: declare it rowwise too",
+                       y->name);
+            diag_note(s->d, sk->rowwise_span, "rowwise is declared here");
+            break;
+        }
     }
     for (int i = 0; i < k->nitems; i++) {
         KItem *it = k->items[i];

@@ -59,6 +59,10 @@ typedef struct SemaKernel {
     int setup_stages;           /* copies of the setup tiles: 2 loads the next work tile's while this one runs */
     bool narrow_tail;           /* a last step with few unmasked columns runs on narrow copies (default on) */
     int producer_regs, consumer_regs;   /* 0 = let lowering choose */
+    /* register tiles declared `rowwise`: every register value of the kernel is held in the row
+     * layout (each warp whole rows, or a share of each row), not the wgmma accumulator layout */
+    bool rowwise;
+    Span rowwise_span;
     Span stages_span, consumers_span, regs_span;
 } SemaKernel;
 

@@ -233,15 +233,15 @@ static void check_move(Sema *s, Stmt *st) {
             return;
         }
         if (lt.space == MS_REG) {
-            if (lt.kind == TY_TILE) {
+            if (lt.kind == TY_TILE && !s->sk->rowwise) {
                 diag_error(s->d, st->u.assign.op_span,
-                           "register tiles cannot be loaded from global memory; load into a shared tile and then "
-                           "move it to registers (reg <- shared)");
+                           "register tiles in the accumulator layout cannot be loaded from global memory; load into a "
+                           "shared tile and then move it to registers (reg <- shared), or declare the tiles rowwise");
                 return;
             }
             st->mv = MV_G2R;
             if (bk != BK_SETUP && bk != BK_FINISH) {
-                diag_error(s->d, st->u.assign.op_span, "a vector load from global memory into registers belongs in setup or finish");
+                diag_error(s->d, st->u.assign.op_span, "a load from global memory into registers belongs in setup or finish");
                 return;
             }
             mark_assigned(s, L->sym);

@@ -144,7 +144,22 @@ static void verify_kernel(V *v) {
             fail(v, "two copies of the setup tiles of '%s', which the cluster multicasts", pk->groups.v[g].name);
     if (pk->cluster > 1 && (pk->cluster_axis < 0 || pk->cluster_axis >= pk->sk->axes.n))
         fail(v, "cluster axis %d of %d", pk->cluster_axis, pk->sk->axes.n);
-    if (pk->threads != 128 * (pk->consumers + 1)) fail(v, "thread count %d", pk->threads);
+    if (pk->threads != 128 * (pk->consumers + (pk->no_producer ? 0 : 1))) fail(v, "thread count %d", pk->threads);
+    if (pk->no_producer && (pk->groups.n || !pk->no_pipeline || pk->min_blocks < 1 || pk->min_blocks > 16))
+        fail(v, "a kernel without a producer has loads, a pipeline or %d blocks per SM", pk->min_blocks);
+    if (pk->rowwise) {
+        RowLayout r;
+        if (!row_layout(pk->rw.cols, pk->rw.warps, pk->rw.split, &r) || memcmp(&r, &pk->rw, sizeof r) ||
+            pk->rw.warps != 4 * pk->consumers)
+            fail(v, "the row layout of %d columns over %d warps, %d per row", pk->rw.cols, pk->rw.warps, pk->rw.split);
+        for (int i = 0; i < pk->regs.n; i++) {
+            const Type *t = &pk->regs.v[i].sym->ty;
+            if (t->kind == TY_TILE && (t->cols != pk->rw.cols || t->rows % row_layout_rows(&pk->rw) || t->per_wg))
+                fail(v, "rowwise tile '%s' is [%d, %d]", pk->regs.v[i].sym->name, t->rows, t->cols);
+        }
+        if ((pk->rw.split > 1) != (pk->rowred_buf >= 0) && pk->rowred_buf >= 0)
+            fail(v, "a row-reduction scratch for rows one warp holds");
+    }
     if (pk->tail) {
         /* the narrow last step: copies of the score tile and the deferred operand on its first
          * `cols` columns; its products narrowed on exactly those columns; an overlapped pipeline */
@@ -157,7 +172,8 @@ static void verify_kernel(V *v) {
                  t->deferred_narrow.a_tmp != t->op_narrow || t->deferred->a_tmp != t->op || t->first->dst != t->s)
             fail(v, "narrow last step of %d columns over products n%d / k%d", t->cols, t->first->n, t->deferred->k);
     }
-    if (!reg_split_fits(pk->consumers, pk->producer_regs, pk->consumer_regs)) fail(v, "register split does not fit");
+    if (!pk->no_producer && !reg_split_fits(pk->consumers, pk->producer_regs, pk->consumer_regs))
+        fail(v, "register split does not fit");
     /* buffers: aligned, inside the budget, not overlapping */
     for (int i = 0; i < pk->bufs.n; i++) {
         const PlanBuf *b = &pk->bufs.v[i];

@@ -13,6 +13,17 @@ TKC_DEVICE int tkc_frag_col(int lcol, int i, int cols) { return lcol + 8 * ((i %
 TKC_DEVICE int tkc_rowvec_row(int lrow, int r) { return lrow + 8 * (r & 1) + 64 * (r >> 1); }
 TKC_DEVICE int tkc_colvec_col(int lcol, int k) { return lcol + 8 * (k >> 1) + (k & 1); }
 
+// @fragment rowwise_map
+// Where a thread's values of a rowwise register tile sit (src/hopper.c row_layout_pos is the
+// reference): the warps consumer warps share out the rows, split warps hold one row, lanes lanes
+// of a warp its share, each lane chunks of 8 consecutive columns; value i of warp w, lane l:
+TKC_DEVICE int tkc_rw_row(int w, int l, int i, int warps, int split, int lanes, int chunks) {
+    return ((i / (8 * chunks)) * (warps / split) + w / split) * (32 / lanes) + l / lanes;
+}
+TKC_DEVICE int tkc_rw_col(int w, int l, int i, int split, int lanes, int chunks) {
+    return 8 * ((((i / 8) % chunks) * split + w % split) * lanes + l % lanes) + i % 8;
+}
+
 // @fragment tile_offset
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as

@@ -326,6 +326,46 @@ TKC_DEVICE void tkc_red_add_fp16x2(__half *p, uint32_t v) {
     asm volatile("red.global.add.noftz.f16x2 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+// @fragment rows_edge
+// A rowwise tile's chunk of 8 consecutive columns that the 16-byte path cannot move (a row or
+// columns outside the tensor, or strides without 16-byte vectors), element by element with bounds
+// checks, out of line: the common path keeps its registers. p + ro is the row's first element, gc
+// the chunk's first column, st the column stride; elements outside the tensor read as 0 and are
+// not written. 16-bit elements travel as their bits (bf16 and fp16 alike), packed in pairs.
+__device__ __noinline__ uint4 tkc_rows_load8_16(const void *p, long long ro, long long gc, long long st, long long cols,
+                                                bool row_in) {
+    const unsigned short *q = static_cast<const unsigned short *>(p) + ro;
+    uint32_t w[4];
+    for (int j = 0; j < 4; ++j) {
+        const long long c0 = gc + 2 * j, c1 = c0 + 1;
+        const uint32_t lo = row_in && c0 >= 0 && c0 < cols ? q[c0 * st] : 0u;
+        const uint32_t hi = row_in && c1 >= 0 && c1 < cols ? q[c1 * st] : 0u;
+        w[j] = lo | (hi << 16);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+__device__ __noinline__ float4 tkc_rows_load4_32(const float *p, long long ro, long long gc, long long st, long long cols,
+                                                 bool row_in) {
+    float v[4];
+    for (int j = 0; j < 4; ++j) v[j] = row_in && gc + j >= 0 && gc + j < cols ? p[ro + (gc + j) * st] : 0.f;
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+__device__ __noinline__ void tkc_rows_store8_16(void *p, long long ro, long long gc, long long st, long long cols, bool row_in,
+                                                uint4 v) {
+    if (!row_in) return;
+    unsigned short *q = static_cast<unsigned short *>(p) + ro;
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    for (int j = 0; j < 8; ++j)
+        if (gc + j >= 0 && gc + j < cols) q[(gc + j) * st] = (unsigned short)(w[j / 2] >> (16 * (j & 1)));
+}
+__device__ __noinline__ void tkc_rows_store4_32(float *p, long long ro, long long gc, long long st, long long cols, bool row_in,
+                                                float4 v) {
+    if (!row_in) return;
+    const float w[4] = {v.x, v.y, v.z, v.w};
+    for (int j = 0; j < 4; ++j)
+        if (gc + j >= 0 && gc + j < cols) p[ro + (gc + j) * st] = w[j];
+}
+
 // @fragment zero
 // Host side: clears a `zeroed` output on the stream before the kernel runs. A contiguous tensor
 // is one cudaMemsetAsync; any other strides (a view into a larger tensor) get a small kernel that

@@ -504,6 +504,49 @@ static void test_acc_fragment(void **state) {
     }
 }
 
+
+/* The row layout: every (row, col) of a tile of rows_per_pass x cols is held by exactly one value
+ * of one thread, the device map of tkc_layout.cuh agrees with hopper.c, chunks of 8 columns are
+ * consecutive (one 16-byte vector), and the lanes of a row hold a contiguous 8 * lanes column run
+ * per chunk (coalesced). */
+static void test_row_layout(void **state) {
+    (void)state;
+    static const int colss[] = {64, 128, 256, 512, 1024, 2048, 4096, 8192};
+    static const int warpss[] = {4, 8, 12};
+    for (size_t a = 0; a < sizeof colss / sizeof colss[0]; a++)
+        for (size_t b = 0; b < sizeof warpss / sizeof warpss[0]; b++)
+            for (int split = 1; split <= 8; split *= 2) {
+                RowLayout r;
+                int cols = colss[a], warps = warpss[b];
+                if (!row_layout(cols, warps, split, &r)) {
+                    assert_true(warps % split || cols % (8 * split) || cols < 8 * split);
+                    continue;
+                }
+                int rows = 2 * row_layout_rows(&r); /* two passes */
+                int per = rows * cols / (32 * warps);
+                assert_int_equal(per, 2 * 8 * r.chunks);
+                unsigned char *seen = calloc((size_t)rows * cols, 1);
+                for (int w = 0; w < warps; w++)
+                    for (int l = 0; l < 32; l++)
+                        for (int i = 0; i < per; i++) {
+                            int row, col;
+                            row_layout_pos(&r, w, l, i, &row, &col);
+                            assert_true(row >= 0 && row < rows && col >= 0 && col < cols);
+                            assert_int_equal(row, tkc_rw_row(w, l, i, warps, split, r.lanes, r.chunks));
+                            assert_int_equal(col, tkc_rw_col(w, l, i, split, r.lanes, r.chunks));
+                            if (i % 8) {
+                                int r0, c0;
+                                row_layout_pos(&r, w, l, i - 1, &r0, &c0);
+                                assert_int_equal(r0, row);
+                                assert_int_equal(c0 + 1, col);
+                            }
+                            seen[row * cols + col]++;
+                        }
+                for (int k = 0; k < rows * cols; k++) assert_int_equal(seen[k], 1);
+                free(seen);
+            }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_swizzle_tables),
@@ -526,6 +569,7 @@ int main(void) {
         cmocka_unit_test(test_bank_ways_4B_patterns),
         cmocka_unit_test(test_device_tile_offset),
         cmocka_unit_test(test_acc_fragment),
+        cmocka_unit_test(test_row_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
