@@ -1,8 +1,10 @@
-// templates.cu - compiles templates/tkc_ptx.cuh and templates/wgmma.cuh on their own, without tkc,
-// and instantiates their wrappers the way generated kernels call them (built by tests/nvcc_check.sh).
-// The kernel is never launched: it only has to pass nvcc and ptxas for sm_90a without spills.
+// templates.cu - compiles templates/tkc_ptx.cuh, templates/wgmma.cuh and templates/tkc_philox.cuh on
+// their own, without tkc, and instantiates their wrappers the way generated kernels call them (built
+// by tests/nvcc_check.sh). The kernels are never launched: they only have to pass nvcc and ptxas for
+// sm_90a without spills.
 #include "tkc_ptx.cuh"
 #include "wgmma.cuh"
+#include "tkc_philox.cuh"
 
 // one producer warpgroup and two consumer warpgroups, as in generated/gemm.cu
 __global__ void __launch_bounds__(384, 1)
@@ -99,4 +101,22 @@ extern "C" int tkc_templates_probe_map(void *ptr) {
 extern "C" int tkc_templates_probe_zero(void *ptr, cudaStream_t stream) {
     const int64_t dims[2] = {64, 128}, st[2] = {256, 1};
     return tkc_zero(ptr, dims, st, 2, 4, stream) ? 0 : 1;
+}
+
+// dropout's generator (tkc_philox.cuh): one Philox call per four consecutive elements, the
+// integer threshold compare, the fp32 scale of kept elements
+__global__ void tkc_philox_probe(const __nv_bfloat16 *x, __nv_bfloat16 *y, uint64_t seed, float p, long long n) {
+    const long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (4 * g >= n) return;
+    uint32_t w[4];
+    tkc_philox_group(seed, (uint64_t)g, w);
+    const uint32_t t = tkc_philox_threshold(p);
+    const float scale = 1.0f / (1.0f - p);
+    for (int j = 0; j < 4; j++)
+        if (4 * g + j < n) y[4 * g + j] = __float2bfloat16((w[j] >> 8) >= t ? __bfloat162float(x[4 * g + j]) * scale : 0.0f);
+    if (g == 0) {
+        float u[4];
+        tkc_philox_uniform4(seed, (uint64_t)n, u);
+        y[0] = __float2bfloat16(u[0] + u[3] + tkc_philox_uniform(seed, (uint64_t)n - 1));
+    }
 }
