@@ -22,7 +22,11 @@ Kernels (bf16 tensors, fp32 arithmetic; each row says what was timed):
                    x bf16 [B, N, H, D] (layout bnhd) or stored [B, H, N, D] and passed as the
                    [B, N, H, D] view (layout bhnd); cos, sin fp32 [N, D/2] (quack.rotary.apply_rotary).
   softmax          row softmax, bf16 in and out (quack.softmax.softmax_fwd).
-  copy             a device copy of the same number of bytes (half read, half written): the roof.
+  copy             a device copy of the same number of bytes (half read, half written), three
+                   ways: cudaMemcpyAsync captured in the graph (copy), cudaMemcpyAsync launched in
+                   a loop (copy_loop), an SM kernel in the graph (copy_sm); the roof is the fastest.
+                   (Run 72: the memcpy node in a graph ran at 2.77 TB/s for some sizes, 4.2 for
+                   others.)
 
 Effective GB/s = bytes that must move (each input read once, each output written once) / time.
 Timing (see /work/.library/device/METHOD.md): each implementation is checked first against an fp32
@@ -144,12 +148,14 @@ def load_tkc(d):
 
 
 def quack_mods():
+    """quack's modules by name: quack/__init__.py imports the functions rmsnorm and softmax, which
+    hide the submodules of those names as attributes of the package (quack.rmsnorm is a function)."""
     try:
-        import quack
-        import quack.rmsnorm
-        import quack.rotary
-        import quack.softmax
-        return quack, None
+        import importlib
+        import types
+        q = types.SimpleNamespace(**{m: importlib.import_module("quack." + m) for m in ("rmsnorm", "rotary", "softmax")})
+        q.__version__ = importlib.import_module("quack").__version__
+        return q, None
     except Exception as e:  # noqa: BLE001
         return None, f"{type(e).__name__}: {e}"
 
@@ -415,7 +421,7 @@ def check_impl(torch, c, name, s):
     return f, outs
 
 
-def time_impls(torch, fns, k, est_s, rounds, verify=None, target_s=2e-3, max_n=200):
+def time_impls(torch, fns, k, est_s, rounds, verify=None, no_graph=(), target_s=2e-3, max_n=200):
     """fns: name -> fn(j) running launch j (on input set j % k). verify: name -> fn(outputs of
     launch 0) -> None or what is wrong, run on the graph's outputs after one replay (a launch that
     went to another stream than the captured one would leave them unwritten). Returns name ->
@@ -426,6 +432,8 @@ def time_impls(torch, fns, k, est_s, rounds, verify=None, target_s=2e-3, max_n=2
     for name, fn in fns.items():
         keep = []
         try:
+            if name in no_graph:
+                raise RuntimeError("not captured by choice")
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
@@ -447,7 +455,8 @@ def time_impls(torch, fns, k, est_s, rounds, verify=None, target_s=2e-3, max_n=2
             keep.clear()
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
-            log(f"#   {name}: graph capture failed ({type(e).__name__}: {str(e)[:120]}); timing a loop")
+            if name not in no_graph:
+                log(f"#   {name}: graph capture failed ({type(e).__name__}: {str(e)[:120]}); timing a loop")
 
             def loop(fn=fn):
                 for j in range(n):
@@ -516,13 +525,20 @@ def run_case(torch, args, c):
         fns[name] = (lambda j, fn=c.impls[name]: fn(sets[j % k]))
         verify[name] = graph_check(torch, c, name, sets[0], outs)
     if "copy" in args.impls:
-        half = c.bytes // 2
+        # three copies of the same bytes: cudaMemcpyAsync captured in the graph (a memcpy node),
+        # cudaMemcpyAsync launched in a loop, and an SM kernel (an int32 elementwise op) in the graph
+        half = (c.bytes // 2) // 4 * 4
         src = [torch.empty(half, dtype=torch.uint8, device="cuda").random_(0, 255) for _ in range(k)]
         dst = [torch.empty(half, dtype=torch.uint8, device="cuda") for _ in range(k)]
+        s32, d32 = [t.view(torch.int32) for t in src], [t.view(torch.int32) for t in dst]
         fns["copy"] = lambda j: dst[j % k].copy_(src[j % k])
-        fields["copy"] = {"status": "ok", "note": f"{half} bytes read and written"}
+        fns["copy_loop"] = lambda j: dst[j % k].copy_(src[j % k])
+        fns["copy_sm"] = lambda j: torch.bitwise_xor(s32[j % k], 0, out=d32[j % k])
+        for nm, how in (("copy", "memcpy in the graph"), ("copy_loop", "memcpy launched in a loop"),
+                        ("copy_sm", "an SM kernel (int32 xor 0) in the graph")):
+            fields[nm] = {"status": "ok", "note": f"{half} bytes read and written: {how}"}
     est = c.bytes / 3.0e12
-    times = time_impls(torch, fns, k, est, args.rounds, verify) if fns else {}
+    times = time_impls(torch, fns, k, est, args.rounds, verify, no_graph={"copy_loop"}) if fns else {}
     verify.clear()
     for name, f in fields.items():
         row = dict(base, impl=name, **f)
@@ -572,18 +588,21 @@ def philox_device_check(torch):
 
 
 def table(rows, impls):
-    cols = [i for i in ["tkc", "tkc_p0", "quack", "compile", "eager", "copy"] if i in impls or
+    cols = [i for i in ["tkc", "tkc_p0", "quack", "compile", "eager"] if i in impls or
             (i == "tkc_p0" and "tkc" in impls)]
+    if "copy" in impls:
+        cols += ["copy", "copy_loop", "copy_sm"]
     cases = []
     for r in rows:
         key = (r["kernel"], r.get("shape", ""))
         if key not in cases:
             cases.append(key)
-    lines = ["", "effective GB/s (bytes that must move / time); q/copy = quack / copy"
-             + ("; tkc/q, tkc/copy" if "tkc" in impls else "")]
-    head = f"{'kernel':16s} {'shape':28s}" + "".join(f"{c:>9s}" for c in cols) + f"{'q/copy':>8s}"
+    lines = ["", "effective GB/s (bytes that must move / time); copy: memcpy in a graph, copy_loop: memcpy "
+             "in a loop, copy_sm: a copy kernel in a graph; roof = the fastest copy; q/roof = quack / roof"
+             + ("; tkc/q, tkc/roof" if "tkc" in impls else "")]
+    head = f"{'kernel':16s} {'shape':28s}" + "".join(f"{c:>10s}" for c in cols) + f"{'q/roof':>8s}"
     if "tkc" in impls:
-        head += f"{'tkc/q':>7s}{'tkc/copy':>9s}"
+        head += f"{'tkc/q':>7s}{'tkc/roof':>9s}"
     lines.append(head)
     for kern, shape in cases:
         rs = {r["impl"]: r for r in rows if r["kernel"] == kern and r.get("shape", "") == shape}
@@ -598,8 +617,9 @@ def table(rows, impls):
         for c in cols:
             v = g(c)
             r = rs.get(c)
-            line += f"{v:9.0f}" if v else f"{('-' if not r else 'FAIL' if 'FAIL' in r.get('status', '') else 'err' if 'ERROR' in r.get('status', '') else 'skip'):>9s}"
-        q, cp, t = g("quack"), g("copy"), g("tkc")
+            line += f"{v:10.0f}" if v else f"{('-' if not r else 'FAIL' if 'FAIL' in r.get('status', '') else 'err' if 'ERROR' in r.get('status', '') else 'skip'):>10s}"
+        cps = [v for v in (g("copy"), g("copy_loop"), g("copy_sm")) if v]
+        q, cp, t = g("quack"), max(cps) if cps else None, g("tkc")
         line += f"{q / cp:8.3f}" if q and cp else f"{'':8s}"
         if "tkc" in impls:
             line += (f"{t / q:7.3f}" if t and q else f"{'':7s}") + (f"{t / cp:9.3f}" if t and cp else "")
