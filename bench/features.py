@@ -295,6 +295,41 @@ def ref_pp_colred(t, d):
     return {"CS": cs, "O": o}
 
 
+def _philox_ref():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("philox_ref", os.path.join(HERE, "philox_ref.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def ref_rmsnorm(t, d):
+    """kernels.tk/rmsnorm.tk: S = X + R, Y = S rsqrt(mean(S^2) + 1e-6) W."""
+    s = hp(t["X"]) + hp(t["R"])
+    y = s * (s.pow(2).mean(dim=1, keepdim=True) + 1e-6).rsqrt() * hp(t["W"])[None, :]
+    return {"S": s, "Y": y}
+
+
+def ref_layernorm(p, seed):
+    """kernels.tk/layernorm.tk: S = R + dropout(X) (Philox mask of bench/philox_ref.py),
+    Y = (S - mean) rsqrt(var + 1e-5) W + B."""
+    def ref(t, d):
+        x = hp(t["X"])
+        if p > 0:
+            pr = _philox_ref()
+            keep = pr.keep_mask(seed, p, tuple(x.shape), device=x.device)
+            x = x * keep.double() * float(pr.dropout_scale(p))
+        s = hp(t["R"]) + x
+        mean = s.mean(dim=1, keepdim=True)
+        var = (s - mean).pow(2).mean(dim=1, keepdim=True)
+        return {"S": s, "Y": (s - mean) * (var + 1e-5).rsqrt() * hp(t["W"])[None, :] + hp(t["B"])[None, :]}
+    return ref
+
+
+def ref_softmax(t, d):
+    return {"Y": hp(t["X"]).softmax(dim=1)}
+
+
 def gen_table(torch, g, shape, dtype, dims):
     """Rotary tables: cos/sin of position x frequency, in [-1, 1]."""
     N, F = shape
@@ -460,6 +495,30 @@ FEATURES = {
         inputs={n: gen_scaled(0.5) for n in ("Q", "K", "V")},
         tol={"O": 3e-2},
         ref=ref_pp_colred),
+    # rowwise kernels (kernels.tk/): the row layout, one warp per row (D = 1024) and rows over 8 warps
+    # of two consumer warpgroups with the row reductions through shared memory (D = 8192)
+    "rows_rmsnorm": dict(
+        what="(r) rowwise residual + RMSNorm, D = 1024 (4 rows per block)",
+        tk="../../kernels.tk/rmsnorm.tk", defines={"D": 1024},
+        cases=[dict(M=m) for m in (1, 100, 333)], strided=[dict(M=333)], ref=ref_rmsnorm),
+    "rows_rmsnorm_8192": dict(
+        what="(r) rowwise residual + RMSNorm, D = 8192 (a row over 8 warps, reductions through shared memory)",
+        tk="../../kernels.tk/rmsnorm.tk", defines={"D": 8192},
+        cases=[dict(M=m) for m in (1, 7, 33)], strided=[dict(M=33)], ref=ref_rmsnorm),
+    "rows_softmax": dict(
+        what="(r) rowwise softmax, D = 2048 (a row over 2 warps)",
+        tk="../../kernels.tk/softmax.tk", defines={"D": 2048},
+        cases=[dict(M=m) for m in (1, 100, 333)], strided=[dict(M=333)], ref=ref_softmax),
+    "rows_layernorm": dict(
+        what="(r) rowwise residual + LayerNorm, p = 0, D = 4096 (a row over 4 warps)",
+        tk="../../kernels.tk/layernorm.tk", defines={"D": 4096},
+        cases=[dict(M=m) for m in (1, 100, 333)], strided=[dict(M=333)],
+        scalars={"p": 0.0, "seed": 1234}, ref=ref_layernorm(0.0, 1234)),
+    "rows_layernorm_drop": dict(
+        what="(r) rowwise dropout + residual + LayerNorm, p = 0.1 (Philox, the mask of bench/philox_ref.py), D = 1024",
+        tk="../../kernels.tk/layernorm.tk", defines={"D": 1024},
+        cases=[dict(M=m) for m in (1, 100, 333)], strided=[dict(M=333)],
+        scalars={"p": 0.1, "seed": 1234}, ref=ref_layernorm(0.1, 1234)),
     "col_reduce_1wg": dict(
         what="(e) colsum/colmax/colmin with 1 consumer",
         tk="col_reduce.tk", defines={"CONSUMERS": 1},
