@@ -77,13 +77,102 @@ def scalar_ctype(expr):
     return "_LL(%s)" % expr
 
 
+def sweep(args):
+    """--sweep: each kernel x width x blocks_per_sm built and timed alone (tkc only, no references):
+    a CUDA graph of launches over input sets larger than the L2, median of rounds, effective GB/s."""
+    import ctypes
+    import statistics
+    import torch
+    widths = [int(w) for w in args.widths.split(",")]
+    blocks = [int(b) for b in args.sweep.split(",")]
+    jobs = [(k, w, b) for k in args.kernels.split(",") for w in widths for b in blocks]
+    os.makedirs(args.out, exist_ok=True)
+
+    def build(job):
+        k, w, b = job
+        cu = os.path.join(args.out, "%s_D%d_B%d.cu" % (k, w, b))
+        r = subprocess.run([args.tkc, os.path.join(ROOT, "kernels.tk", k + ".tk"), "-D", "D=%d" % w, "-D", "BLOCKS=%d" % b,
+                            "-o", cu], capture_output=True, text=True)
+        if r.returncode:
+            return None
+        r = subprocess.run(NVCC + ["-Xptxas", "-v", cu, "-o", cu[:-3] + ".so"], capture_output=True, text=True)
+        regs = [l.split("Used ")[1].split(" ")[0] for l in r.stderr.splitlines() if "Used" in l]
+        import re
+        spill = any(int(x) > 0 for x in re.findall(r"(\d+) bytes spill stores", r.stderr))
+        if r.returncode:
+            return None
+        return (cu[:-3] + ".so", regs[0] if regs else "?", "spills" if spill else "")
+
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+        built = list(ex.map(build, jobs))
+    M = 65536
+    P, LL = ctypes.c_void_p, ctypes.c_longlong
+    print("%-10s %5s %6s %5s %9s" % ("kernel", "D", "blocks", "regs", "GB/s"))
+    for (k, w, b), res in zip(jobs, built):
+        if not res:
+            print("%-10s %5d %6d  tkc failed" % (k, w, b))
+            continue
+        so, regs, spill = res
+        lib = ctypes.CDLL(so)
+        n_in = {"layernorm": 2, "rmsnorm": 2, "softmax": 1}[k]
+        n_out = {"layernorm": 2, "rmsnorm": 2, "softmax": 1}[k]
+        per = (n_in + n_out) * M * w * 2
+        sets = max(2, int(3 * 60e6 // per) + 1)
+        bufs = []
+        for i in range(sets):
+            ins = [torch.randn(M, w, device="cuda", dtype=torch.bfloat16) for _ in range(n_in)]
+            vecs = [torch.randn(w, device="cuda") for _ in range({"layernorm": 2, "rmsnorm": 1, "softmax": 0}[k])]
+            outs = [torch.empty(M, w, device="cuda", dtype=torch.bfloat16) for _ in range(n_out)]
+            bufs.append(ins + vecs + outs)
+        st = torch.cuda.Stream()
+        keep = []
+
+        def launch(ts):
+            a = []
+            for t in ts:
+                s_ = (LL * t.dim())(*t.stride())
+                keep.append(s_)
+                a += [P(t.data_ptr()), s_]
+            a.append(LL(M))
+            if k == "layernorm":
+                a += [ctypes.c_float(0.1), ctypes.c_int(1234)]
+            a.append(P(st.cuda_stream))
+            rc = getattr(lib, "tkc_" + k)(*a)
+            assert rc == 0, rc
+        with torch.cuda.stream(st):
+            for ts in bufs:
+                launch(ts)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=st):
+            for r in range(20):
+                launch(bufs[r % sets])
+        ts = []
+        for _ in range(5):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            g.replay()
+            e1.record()
+            torch.cuda.synchronize()
+            ts.append(e0.elapsed_time(e1) / 20)
+        ms = statistics.median(ts)
+        bytes_ = (n_in + n_out) * M * w * 2 + w * 4 * {"layernorm": 2, "rmsnorm": 1, "softmax": 0}[k]
+        print("%-10s %5d %6d %5s %9.0f %s" % (k, w, b, regs, bytes_ / ms / 1e6, spill), flush=True)
+        del bufs, g
+        torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tkc", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--widths", default="1024,2048,4096,8192")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
+    ap.add_argument("--sweep", default="", help="blocks_per_sm values to time (0: the plan's estimate)")
+    ap.add_argument("--kernels", default="layernorm,rmsnorm,softmax")
     args = ap.parse_args()
+    if args.sweep:
+        return sweep(args)
     widths = [int(w) for w in args.widths.split(",")]
     jobs = []
     for name, (sig, tensors, scalars, outs) in KERNELS.items():

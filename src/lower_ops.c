@@ -555,11 +555,38 @@ static int let_peak(Lower *L, POpList *ops) {
     return peak;
 }
 
+/* A kernel without a pipeline runs setup, then finish, once per work tile: a declared register value
+ * is live from the first op that touches it to the last that reads it (a for or an if counts as
+ * one op), so the declared values count at their peak together, not all at once. */
+static int straight_line_peak(Lower *L) {
+    PlanKernel *pk = L->pk;
+    int n = pk->setup_ops.n + pk->finish_ops.n, peak = 0;
+    if (!n) return 0;
+    Effects *fx = ARENA_NEW_N(L->a, Effects, n);
+    for (int i = 0; i < n; i++)
+        op_effects(L, i < pk->setup_ops.n ? pk->setup_ops.v[i] : pk->finish_ops.v[i - pk->setup_ops.n], &fx[i]);
+    int *live = ARENA_NEW_N(L->a, int, n);
+    for (int r = 0; r < pk->regs.n; r++) {
+        Symbol *y = pk->regs.v[r].sym;
+        if (y->kind == SYM_LET) continue;
+        int first = -1, last = -1;
+        for (int i = 0; i < n; i++) {
+            bool rd = symset_has(&fx[i].rd, y), wr = symset_has(&fx[i].wr, y);
+            if ((rd || wr) && first < 0) first = rd ? 0 : i; /* read before any write: live from the start */
+            if (rd || wr) last = i;
+        }
+        for (int i = first; i >= 0 && i <= last; i++) live[i] += pk->regs.v[r].regs;
+    }
+    for (int i = 0; i < n; i++)
+        if (live[i] > peak) peak = live[i];
+    return peak;
+}
+
 /* the consumers' register estimate: register tiles + the most live temporaries + overhead */
 void estimate_regs(Lower *L) {
     PlanKernel *pk = L->pk;
-    int total = 0;
-    for (int i = 0; i < pk->regs.n; i++)
+    int total = pk->no_pipeline ? straight_line_peak(L) : 0;
+    for (int i = 0; i < pk->regs.n && !pk->no_pipeline; i++)
         if (pk->regs.v[i].sym->kind != SYM_LET) total += pk->regs.v[i].regs;
     int lets = let_peak(L, &pk->setup_ops);
     int lc = let_peak(L, &pk->compute_ops), lf = let_peak(L, &pk->finish_ops);

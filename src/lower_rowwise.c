@@ -220,17 +220,30 @@ void plan_rowred(Lower *L) {
  * setmaxnreg, and the blocks an SM holds at once follow from the register estimate */
 void plan_no_producer(Lower *L) {
     PlanKernel *pk = L->pk;
-    if (!pk->no_pipeline || pk->groups.n) return;
+    if (!pk->no_pipeline || pk->groups.n) {
+        if (L->sk->blocks_per_sm)
+            diag_error(L->d, L->sk->blocks_span, "blocks_per_sm applies to kernels without a pipeline or loads (no "
+                       "producer warpgroup); this one's blocks each take a whole SM's setmaxnreg split");
+        return;
+    }
     pk->no_producer = true;
     pk->threads = 128 * pk->consumers;
     pk->consumer_regs = 255;
-    /* the estimate counts values, not the addresses, predicates and loads in flight ptxas adds */
-    int est = (pk->reg_estimate + 40 + 7) / 8 * 8;
+    /* the estimate counts values; ptxas adds addresses, predicates and the loads in flight */
+    int est = (pk->reg_estimate + 16 + 7) / 8 * 8;
     if (est < 32) est = 32;
     int blocks = REG_FILE / (pk->threads * est);
     if (blocks > 2048 / pk->threads) blocks = 2048 / pk->threads;
     if (blocks > 16) blocks = 16;
     pk->min_blocks = blocks > 0 ? blocks : 1;
+    if (L->sk->blocks_per_sm) {
+        if (L->sk->blocks_per_sm * pk->threads > 2048)
+            diag_error(L->d, L->sk->blocks_span, "blocks_per_sm = %d: %d blocks of %d threads are more than an SM's 2,048",
+                       L->sk->blocks_per_sm, L->sk->blocks_per_sm, pk->threads);
+        lower_note(L, "blocks_per_sm = %d (the program; the estimate gave %d): ptxas fits each thread into %d registers",
+                   L->sk->blocks_per_sm, pk->min_blocks, REG_FILE / (pk->threads * L->sk->blocks_per_sm) / 8 * 8);
+        pk->min_blocks = L->sk->blocks_per_sm;
+    }
     lower_note(L, "nothing to load: no producer warpgroup; %d consumer thread%s per block and no setmaxnreg; about %d "
                "registers per thread (estimate %d), so %d block%s per SM (__launch_bounds__)",
                pk->threads, pk->threads == 1 ? "" : "s", est, pk->reg_estimate, pk->min_blocks, pk->min_blocks == 1 ? "" : "s");

@@ -150,7 +150,7 @@ void stmt_effects(Lower *L, PStmt *st, SymSet *rd, SymSet *wr, SymSet *bufs) {
         /* global destination: nothing in registers is written */
     } else if (root && is_regval(root)) {
         symset_add(L, wr, root);
-        if (st->op != AS_SET || lhs->kind != PX_NAME) symset_add(L, rd, root);
+        if ((st->op != AS_SET && st->op != AS_MOVE) || lhs->kind != PX_NAME) symset_add(L, rd, root);
     }
     if (lhs->kind == PX_INDEX)
         for (int i = 0; i < lhs->nix; i++) {

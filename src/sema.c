@@ -239,12 +239,16 @@ static void check_grid(Sema *s, KItem *it) {
         if (ax->extent->is_const && ax->extent->cval <= 0)
             diag_error(s->d, ax->extent->span, "a grid extent must be positive, not %" PRId64, ax->extent->cval);
     }
-    static const char *const known[] = {"persistent", "order", "cluster"};
+    static const char *const known[] = {"persistent", "order", "cluster", "blocks_per_sm"};
     for (int i = 0; i < it->u.grid.opts.n; i++) {
         Option *o = &it->u.grid.opts.v[i];
         if (!strcmp(o->key, "persistent")) {
             int64_t v;
             if (opt_int(s, o, 0, 1, &v, "persistent")) sk->persistent = v;
+        } else if (!strcmp(o->key, "blocks_per_sm")) {
+            int64_t v;
+            if (opt_int(s, o, 0, 16, &v, "blocks_per_sm")) sk->blocks_per_sm = (int)v; /* 0: the plan decides */
+            sk->blocks_span = o->span;
         } else if (!strcmp(o->key, "cluster")) {
             int64_t v;
             if (opt_int(s, o, 1, 2, &v, "the cluster size")) sk->cluster = (int)v;

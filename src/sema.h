@@ -63,6 +63,10 @@ typedef struct SemaKernel {
      * layout (each warp whole rows, or a share of each row), not the wgmma accumulator layout */
     bool rowwise;
     Span rowwise_span;
+    /* blocks_per_sm = N on the grid: the blocks an SM holds at once in a kernel without a producer
+     * (__launch_bounds__; ptxas fits the registers to it); 0 (or absent): the plan's estimate decides */
+    int blocks_per_sm;
+    Span blocks_span;
     Span stages_span, consumers_span, regs_span;
 } SemaKernel;
 
