@@ -22,6 +22,7 @@ NVCC = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-
 KERNELS = {
     "layernorm": ("x, residual, weight, bias, p, seed", ["x", "residual", "weight", "bias", "y", "s"],
                   ["M", "float(p)", "int(seed)"], "(y, s)"),
+
     "rmsnorm": ("x, residual, weight", ["x", "residual", "weight", "y", "s"], ["M"], "(y, s)"),
     "softmax": ("x", ["x", "y"], ["M"], "y"),
 }
@@ -37,13 +38,14 @@ _LIBS = {{}}
 _P, _LL = ctypes.c_void_p, ctypes.c_longlong
 
 
-def _lib(d):
-    if d not in _LIBS:
-        path = os.path.join(_HERE, "{name}_D%d.so" % d)
+def _lib(d, variant=""):
+    key = (d, variant)
+    if key not in _LIBS:
+        path = os.path.join(_HERE, "{name}%s_D%d.so" % (variant, d))
         if not os.path.exists(path):
             raise ValueError("{name}: no tkc kernel for width %d (built: {widths})" % d)
-        _LIBS[d] = ctypes.CDLL(path)
-    return _LIBS[d]
+        _LIBS[key] = ctypes.CDLL(path)
+    return _LIBS[key]
 
 
 def _st(t):
@@ -62,7 +64,7 @@ def {name}({sig}):
         args += [_P(t.data_ptr()), st]
     args += [{scalars}]
     args.append(_P(torch.cuda.current_stream(x.device).cuda_stream))
-    rc = _lib(D).tkc_{name}(*args)
+    rc = _lib(D, {variant}).tkc_{name}(*args)
     if rc:
         raise RuntimeError("tkc_{name} failed: %d" % rc)
     return {outs}
@@ -86,13 +88,16 @@ def sweep(args):
     widths = [int(w) for w in args.widths.split(",")]
     blocks = [int(b) for b in args.sweep.split(",")]
     jobs = [(k, w, b) for k in args.kernels.split(",") for w in widths for b in blocks]
+    # a kernel may carry -D overrides: layernorm:DROPOUT=0
     os.makedirs(args.out, exist_ok=True)
 
     def build(job):
         k, w, b = job
-        cu = os.path.join(args.out, "%s_D%d_B%d.cu" % (k, w, b))
-        r = subprocess.run([args.tkc, os.path.join(ROOT, "kernels.tk", k + ".tk"), "-D", "D=%d" % w, "-D", "BLOCKS=%d" % b,
-                            "-o", cu], capture_output=True, text=True)
+        name, *defs = k.split(":")
+        cu = os.path.join(args.out, "%s_D%d_B%d.cu" % (k.replace(":", "_").replace("=", ""), w, b))
+        dd = sum((["-D", d] for d in defs), [])
+        r = subprocess.run([args.tkc, os.path.join(ROOT, "kernels.tk", name + ".tk"), "-D", "D=%d" % w, "-D", "BLOCKS=%d" % b,
+                            *dd, "-o", cu], capture_output=True, text=True)
         if r.returncode:
             return None
         r = subprocess.run(NVCC + ["-Xptxas", "-v", cu, "-o", cu[:-3] + ".so"], capture_output=True, text=True)
@@ -107,13 +112,15 @@ def sweep(args):
         built = list(ex.map(build, jobs))
     M = 65536
     P, LL = ctypes.c_void_p, ctypes.c_longlong
-    print("%-10s %5s %6s %5s %9s" % ("kernel", "D", "blocks", "regs", "GB/s"))
+    print("%-24s %5s %6s %5s %9s" % ("kernel", "D", "blocks", "regs", "GB/s"))
     for (k, w, b), res in zip(jobs, built):
+        job_name = k
         if not res:
-            print("%-10s %5d %6d  tkc failed" % (k, w, b))
+            print("%-10s %5d %6d  build failed" % (k, w, b))
             continue
         so, regs, spill = res
         lib = ctypes.CDLL(so)
+        k = k.split(":")[0]
         n_in = {"layernorm": 2, "rmsnorm": 2, "softmax": 1}[k]
         n_out = {"layernorm": 2, "rmsnorm": 2, "softmax": 1}[k]
         per = (n_in + n_out) * M * w * 2
@@ -157,7 +164,7 @@ def sweep(args):
             ts.append(e0.elapsed_time(e1) / 20)
         ms = statistics.median(ts)
         bytes_ = (n_in + n_out) * M * w * 2 + w * 4 * {"layernorm": 2, "rmsnorm": 1, "softmax": 0}[k]
-        print("%-10s %5d %6d %5s %9.0f %s" % (k, w, b, regs, bytes_ / ms / 1e6, spill), flush=True)
+        print("%-24s %5d %6d %5s %9.0f %s" % (job_name, w, b, regs, bytes_ / ms / 1e6, spill), flush=True)
         del bufs, g
         torch.cuda.empty_cache()
 
@@ -179,21 +186,25 @@ def main():
         d = os.path.join(args.out, name)
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, name + ".py"), "w") as f:
+            # layernorm at p = 0 runs the DROPOUT = 0 build: no Philox code in the kernel
+            variant = '"_p0" if float(p) == 0.0 else ""' if name == "layernorm" else '""'
             f.write(MODULE.format(name=name, widths=widths, sig=sig, two="True" if "s" in tensors else "False",
                                   tensors=", ".join(tensors), scalars=", ".join(scalar_ctype(s) for s in scalars),
-                                  outs=outs))
+                                  outs=outs, variant=variant))
         for w in widths:
-            jobs.append((name, w, d))
+            jobs.append((name, w, d, "", []))
+            if name == "layernorm":
+                jobs.append((name, w, d, "_p0", ["-D", "DROPOUT=0"]))
 
     def build(job):
-        name, w, d = job
-        cu = os.path.join(d, "%s_D%d.cu" % (name, w))
-        r = subprocess.run([args.tkc, os.path.join(ROOT, "kernels.tk", name + ".tk"), "-D", "D=%d" % w, "-o", cu],
+        name, w, d, suffix, defs = job
+        cu = os.path.join(d, "%s%s_D%d.cu" % (name, suffix, w))
+        r = subprocess.run([args.tkc, os.path.join(ROOT, "kernels.tk", name + ".tk"), "-D", "D=%d" % w, *defs, "-o", cu],
                            capture_output=True, text=True)
         if r.returncode:
             return "%s D=%d: tkc failed: %s" % (name, w, r.stderr.strip())
         r = subprocess.run(NVCC + [cu, "-o", cu[:-3] + ".so"], capture_output=True, text=True)
-        return "%s D=%d: %s" % (name, w, "ok" if not r.returncode else "nvcc failed: " + r.stderr.strip()[-400:])
+        return "%s%s D=%d: %s" % (name, suffix, w, "ok" if not r.returncode else "nvcc failed: " + r.stderr.strip()[-400:])
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
         for line in ex.map(build, jobs):

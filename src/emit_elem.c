@@ -345,6 +345,16 @@ static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c) {
             /* the uniform of element offset + row x cols + col (tkc_philox.cuh: four consecutive
              * elements share one Philox call, which the compiler finds once per group) */
             need(e, "tkc_philox.cuh", "philox");
+            if (e->rand_aligned) {
+                /* offset = 4 g0: element 4 g0 + rc is word rc % 4 of group g0 + rc / 4 */
+                const char *rc = arena_printf(e->a, "(%s * %d + %s)", row_expr(e, c), c->cols, col_expr(e, c, 0));
+                sb_puts(b, "tkc_philox_uniform_gw((uint64_t)(uint32_t)(");
+                scalar_expr(e, b, A[0], false);
+                sb_printf(b, "), (uint64_t)((long long)(");
+                scalar_expr(e, b, A[1], false);
+                sb_printf(b, ") >> 2) + (uint64_t)(%s >> 2), %s & 3)", rc, rc);
+                return;
+            }
             sb_puts(b, "tkc_philox_uniform((uint64_t)(uint32_t)(");
             scalar_expr(e, b, A[0], false);
             sb_printf(b, "), (uint64_t)(long long)(");
@@ -662,8 +672,50 @@ static const char *assign_rhs(Em *e, const PStmt *st, const char *cur, const Ctx
     }
 }
 
-/* `dst op= expr` for a register tile or vector (or a column slice of a tile) */
+/* the offsets of the rand() calls in x, as a condition that all are multiples of 4 (NULL: none) */
+static void rand_offsets(Em *e, const PExpr *x, StrBuf *cond) {
+    if (!x) return;
+    switch (x->kind) {
+    case PX_CALL:
+        if (x->fn == FN_RAND) sb_printf(cond, "%s(((long long)(%s)) & 3) == 0", cond->len ? " && " : "", scalar_str(e, x->args[1], false));
+        for (int i = 0; i < x->nargs; i++) rand_offsets(e, x->args[i], cond);
+        return;
+    case PX_BINARY: rand_offsets(e, x->l, cond); rand_offsets(e, x->r, cond); return;
+    case PX_UNARY: rand_offsets(e, x->l, cond); return;
+    case PX_COND: rand_offsets(e, x->l, cond); rand_offsets(e, x->r, cond); return;
+    default: return;
+    }
+}
+
+static void emit_reg_assign_once(Em *e, const PStmt *st, const PExpr *lhs, const char *decl_name, const Type *dt);
+
+/* `dst op= expr` for a register tile or vector (or a column slice of a tile); in a rowwise kernel a
+ * statement with rand() runs in two versions, picked by whether the offsets are multiples of 4 (then
+ * four consecutive elements share one Philox call) */
 void emit_reg_assign(Em *e, const PStmt *st, const PExpr *lhs, const char *decl_name, const Type *dt) {
+    StrBuf cond;
+    sb_init(&cond);
+    if (e->pk->rowwise) rand_offsets(e, st->rhs, &cond);
+    if (!cond.len) {
+        sb_free(&cond);
+        emit_reg_assign_once(e, st, lhs, decl_name, dt);
+        return;
+    }
+    L("if (%s) {  // rand(): four elements per Philox call", cond.s);
+    IN();
+    e->rand_aligned = true;
+    emit_reg_assign_once(e, st, lhs, decl_name, dt);
+    e->rand_aligned = false;
+    OUT();
+    L("} else {  // rand(): one Philox call per element");
+    IN();
+    emit_reg_assign_once(e, st, lhs, decl_name, dt);
+    OUT();
+    L("}");
+    sb_free(&cond);
+}
+
+static void emit_reg_assign_once(Em *e, const PStmt *st, const PExpr *lhs, const char *decl_name, const Type *dt) {
     const PExpr *rhs = st->rhs;
     const char *name = decl_name;
     int row0 = 0, col0 = 0, pcols = dt->cols;

@@ -34,6 +34,9 @@ typedef struct Em {
      * reciprocals of per_row divisors; elem() reads them by expression (as many as the
      * statement has: a growable arena vector) */
     Vec(Hoisted) hoisted;
+    /* set while a rowwise statement whose rand() offsets are multiples of 4 is emitted: the four
+     * elements of a group share one Philox call (tkc_philox_uniform_gw) */
+    bool rand_aligned;
 } Em;
 
 #define L(...) sb_line(e->b, __VA_ARGS__)

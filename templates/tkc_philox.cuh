@@ -75,6 +75,13 @@ TKC_DEVICE float tkc_philox_uniform(uint64_t seed, uint64_t i) {
     tkc_philox_group(seed, i >> 2, w);
     return tkc_philox_u01(w[i & 3]);
 }
+// The uniform of word w of group g: elements whose group the caller knows (rand() over 8-column
+// chunks whose first element index is a multiple of 4: four elements share g, one call).
+TKC_DEVICE float tkc_philox_uniform_gw(uint64_t seed, uint64_t g, int w) {
+    uint32_t v[4];
+    tkc_philox_group(seed, g, v);
+    return tkc_philox_u01(v[w & 3]);
+}
 // The dropout threshold of probability p: ceil(p * 2^24) clamped to [0, 2^24] (NaN: 0). Element
 // i is kept iff (word >> 8) >= threshold, which is u >= p without a conversion per element.
 TKC_DEVICE uint32_t tkc_philox_threshold(float p) {
