@@ -45,7 +45,8 @@ namespace {
 
 constexpr int D = 1024;
 constexpr int RB = 4;
-constexpr int BLOCKS = 0;
+constexpr int BLOCKS = 3;
+constexpr int DROPOUT = 1;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -239,6 +240,13 @@ TKC_DEVICE float tkc_philox_uniform(uint64_t seed, uint64_t i) {
     tkc_philox_group(seed, i >> 2, w);
     return tkc_philox_u01(w[i & 3]);
 }
+// The uniform of word w of group g: elements whose group the caller knows (rand() over 8-column
+// chunks whose first element index is a multiple of 4: four elements share g, one call).
+TKC_DEVICE float tkc_philox_uniform_gw(uint64_t seed, uint64_t g, int w) {
+    uint32_t v[4];
+    tkc_philox_group(seed, g, v);
+    return tkc_philox_u01(v[w & 3]);
+}
 // The dropout threshold of probability p: ceil(p * 2^24) clamped to [0, 2^24] (NaN: 0). Element
 // i is kept iff (word >> 8) >= threshold, which is u >= p without a conversion per element.
 TKC_DEVICE uint32_t tkc_philox_threshold(float p) {
@@ -293,7 +301,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     setup:
 //       x <- X[block.m, 0]
 //       r <- R[block.m, 0]
-//       if (p > 0.0)
+//       if (DROPOUT && p > 0.0)
 //         s = fp32(r) + where(rand(seed, block.m * RB * D) >= p, fp32(x) * scale, 0.0)  [fp32[4, 1024] in registers, row layout]
 //       else
 //         s = fp32(r) + fp32(x)  [fp32[4, 1024] in registers, row layout]
@@ -310,6 +318,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   decisions:
 //     - rowwise: every register value is in the row layout: 4 warps, 1 per row; a warp's 32 lanes hold a row's share in chunks of 8 consecutive columns (one 16-byte load or store of bf16), 4 chunks per lane per row; one pass of the warps covers 4 rows
 //     - per_col vectors 'w', 'b': each thread holds the columns of its chunks of the rowwise tiles (32 values), so broadcasting into a tile reads a register (no shuffles)
+//     - blocks_per_sm = 3 (the program; the estimate gave 3): ptxas fits each thread into 168 registers
 //     - nothing to load: no producer warpgroup; 128 consumer threads per block and no setmaxnreg; about 144 registers per thread (estimate 122), so 3 blocks per SM (__launch_bounds__)
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; nothing is loaded, so there is no producer warpgroup
 __global__ void __launch_bounds__(128, 3) tkc_layernorm_kernel(const __nv_bfloat16 *__restrict__ X, const long long X_st0, const long long X_st1, const __nv_bfloat16 *__restrict__ R, const long long R_st0, const long long R_st1, const float *__restrict__ W, const long long W_st0, const float *__restrict__ B, const long long B_st0, __nv_bfloat16 *__restrict__ Y, const long long Y_st0, const long long Y_st1, __nv_bfloat16 *__restrict__ S, const long long S_st0, const long long S_st1, const int M, const float p, const int seed) {
@@ -407,10 +416,15 @@ __global__ void __launch_bounds__(128, 3) tkc_layernorm_kernel(const __nv_bfloat
                 }
             }
         }
-        if ((p > 0.0f)) {
+        if ((DROPOUT && (p > 0.0f))) {
             // s = fp32(r) + where(rand(seed, block.m * RB * D) >= p, fp32(x) * scale, 0.0)
-            #pragma unroll
-            for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + ((tkc_philox_uniform((uint64_t)(uint32_t)(seed), (uint64_t)(long long)(((block_m * RB) * D)) + (uint64_t)tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + (uint64_t)tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) >= p) ? (((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])) * scale) : 0.0f));
+            if ((((long long)(((block_m * RB) * D))) & 3) == 0) {  // rand(): four elements per Philox call
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + ((tkc_philox_uniform_gw((uint64_t)(uint32_t)(seed), (uint64_t)((long long)(((block_m * RB) * D)) >> 2) + (uint64_t)((tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) >> 2), (tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) & 3) >= p) ? (((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])) * scale) : 0.0f));
+            } else {  // rand(): one Philox call per element
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + ((tkc_philox_uniform((uint64_t)(uint32_t)(seed), (uint64_t)(long long)(((block_m * RB) * D)) + (uint64_t)tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + (uint64_t)tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) >= p) ? (((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])) * scale) : 0.0f));
+            }
         } else {
             // s = fp32(r) + fp32(x)
             #pragma unroll
@@ -455,16 +469,42 @@ __global__ void __launch_bounds__(128, 3) tkc_layernorm_kernel(const __nv_bfloat
         // no pipeline: finish follows setup
         // finish
         // w <- W[0]
-        #pragma unroll
-        for (int tkc_r = 0; tkc_r < 32; ++tkc_r) {  // each thread its own columns; past the end: 0
-            const long long tkc_gi = (long long)0 + tkc_rw_col(tkc_rwarp, tkc_lane, tkc_r, 1, 32, 4);
-            w[tkc_r] = tkc_gi < D ? (float)tkc_load_f32(W, tkc_gi * W_st0) : 0.f;
+        {
+            const long long tkc_c0 = 0;  // the vector's first column in the tensor
+            const bool tkc_fast = W_st0 == 1 && ((uintptr_t)W & 15) == 0 && tkc_c0 % 4 == 0 && tkc_c0 >= 0 && tkc_c0 + 1024 <= D;
+            #pragma unroll
+            for (int tkc_c = 0; tkc_c < 4; ++tkc_c) {  // this lane's chunks of 8 columns
+                const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_c), 1, 32, 4);
+                const long long tkc_o = 0 + tkc_gc;
+                if (tkc_fast) {
+                    const float4 tkc_a = __ldg(reinterpret_cast<const float4 *>(W + tkc_o)), tkc_b = __ldg(reinterpret_cast<const float4 *>(W + tkc_o + 4));
+                    w[8 * tkc_c] = tkc_a.x; w[8 * tkc_c + 1] = tkc_a.y; w[8 * tkc_c + 2] = tkc_a.z; w[8 * tkc_c + 3] = tkc_a.w;
+                    w[8 * tkc_c + 4] = tkc_b.x; w[8 * tkc_c + 5] = tkc_b.y; w[8 * tkc_c + 6] = tkc_b.z; w[8 * tkc_c + 7] = tkc_b.w;
+                } else {
+                    #pragma unroll
+                    for (int tkc_j = 0; tkc_j < 8; ++tkc_j)
+                        w[8 * tkc_c + tkc_j] = tkc_gc + tkc_j >= 0 && tkc_gc + tkc_j < D ? (float)tkc_load_f32(W, 0 + (tkc_gc + tkc_j) * W_st0) : 0.f;
+                }
+            }
         }
         // b <- B[0]
-        #pragma unroll
-        for (int tkc_r = 0; tkc_r < 32; ++tkc_r) {  // each thread its own columns; past the end: 0
-            const long long tkc_gi = (long long)0 + tkc_rw_col(tkc_rwarp, tkc_lane, tkc_r, 1, 32, 4);
-            b[tkc_r] = tkc_gi < D ? (float)tkc_load_f32(B, tkc_gi * B_st0) : 0.f;
+        {
+            const long long tkc_c0 = 0;  // the vector's first column in the tensor
+            const bool tkc_fast = B_st0 == 1 && ((uintptr_t)B & 15) == 0 && tkc_c0 % 4 == 0 && tkc_c0 >= 0 && tkc_c0 + 1024 <= D;
+            #pragma unroll
+            for (int tkc_c = 0; tkc_c < 4; ++tkc_c) {  // this lane's chunks of 8 columns
+                const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_c), 1, 32, 4);
+                const long long tkc_o = 0 + tkc_gc;
+                if (tkc_fast) {
+                    const float4 tkc_a = __ldg(reinterpret_cast<const float4 *>(B + tkc_o)), tkc_b = __ldg(reinterpret_cast<const float4 *>(B + tkc_o + 4));
+                    b[8 * tkc_c] = tkc_a.x; b[8 * tkc_c + 1] = tkc_a.y; b[8 * tkc_c + 2] = tkc_a.z; b[8 * tkc_c + 3] = tkc_a.w;
+                    b[8 * tkc_c + 4] = tkc_b.x; b[8 * tkc_c + 5] = tkc_b.y; b[8 * tkc_c + 6] = tkc_b.z; b[8 * tkc_c + 7] = tkc_b.w;
+                } else {
+                    #pragma unroll
+                    for (int tkc_j = 0; tkc_j < 8; ++tkc_j)
+                        b[8 * tkc_c + tkc_j] = tkc_gc + tkc_j >= 0 && tkc_gc + tkc_j < D ? (float)tkc_load_f32(B, 0 + (tkc_gc + tkc_j) * B_st0) : 0.f;
+                }
+            }
         }
         // S[block.m, 0] <- bf16(s)  [rows]
         {

@@ -98,11 +98,69 @@ static void emit_vec_store(Em *e, const PStmt *st) {
 /* `v <- X[...]`: each thread loads the entries of the register vector it holds (per_row: its rows,
  * per_col: its columns) straight from global memory; entries past the tensor's end (or before its
  * start, with at()) read 0 */
+/* a per_col vector of a rowwise kernel: each lane's chunks of 8 consecutive columns, two 16-byte
+ * loads of fp32 (one of 16-bit) where the vector lies inside the tensor with unit stride and
+ * 16-byte alignment, else element by element */
+static void emit_rows_vec_load(Em *e, const PStmt *st) {
+    const PExpr *ix = st->rhs;
+    const Symbol *t = ix->base->sym, *v = st->lhs->sym;
+    PExpr *const *dims = e->pk->arg_dims.v[t->index];
+    int n = ix->nix, ck = e->pk->rw.chunks, eb = dtype_bytes[t->ty.dt];
+    const char *len = scalar_str(e, dims[n - 1], false);
+    L("{");
+    IN();
+    L("const long long tkc_c0 = %s;  // the vector's first column in the tensor", move_coord(e, ix->ix[n - 1].lo, v->ty.rows));
+    L("const bool tkc_fast = %s_st%d == 1 && ((uintptr_t)%s & 15) == 0 && tkc_c0 %% %d == 0 && tkc_c0 >= 0 && tkc_c0 + %d <= %s;",
+      t->name, n - 1, t->name, 16 / eb, v->ty.rows, len);
+    L("#pragma unroll");
+    L("for (int tkc_c = 0; tkc_c < %d; ++tkc_c) {  // this lane's chunks of 8 columns", ck);
+    IN();
+    Ctx c = tile_ctx(e->pk, &v->ty, "(8 * tkc_c)");
+    L("const long long tkc_gc = tkc_c0 + %s;", col_expr(e, &c, 0));
+    const char *lead = n > 1 ? global_offset(e, t, ix, "0") : "0";
+    L("const long long tkc_o = %s + tkc_gc;", lead);
+    L("if (tkc_fast) {");
+    IN();
+    if (eb == 4) {
+        L("const float4 tkc_a = __ldg(reinterpret_cast<const float4 *>(%s + tkc_o)), tkc_b = __ldg(reinterpret_cast<const float4 *>(%s + tkc_o + 4));",
+          t->name, t->name);
+        L("%s[8 * tkc_c] = tkc_a.x; %s[8 * tkc_c + 1] = tkc_a.y; %s[8 * tkc_c + 2] = tkc_a.z; %s[8 * tkc_c + 3] = tkc_a.w;", v->name,
+          v->name, v->name, v->name);
+        L("%s[8 * tkc_c + 4] = tkc_b.x; %s[8 * tkc_c + 5] = tkc_b.y; %s[8 * tkc_c + 6] = tkc_b.z; %s[8 * tkc_c + 7] = tkc_b.w;",
+          v->name, v->name, v->name, v->name);
+    } else {
+        const char *k = t->ty.dt == DT_BF16 ? "bf16" : "fp16";
+        need(e, "tkc_ptx.cuh", "math");
+        L("const uint4 tkc_u = __ldg(reinterpret_cast<const uint4 *>(%s + tkc_o));", t->name);
+        L("const uint32_t tkc_w[4] = {tkc_u.x, tkc_u.y, tkc_u.z, tkc_u.w};");
+        L("#pragma unroll");
+        L("for (int tkc_j = 0; tkc_j < 4; ++tkc_j) { %s[8 * tkc_c + 2 * tkc_j] = tkc_%s_lo(tkc_w[tkc_j]); %s[8 * tkc_c + 2 * tkc_j + 1] = tkc_%s_hi(tkc_w[tkc_j]); }",
+          v->name, k, v->name, k);
+    }
+    OUT();
+    L("} else {");
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_j = 0; tkc_j < 8; ++tkc_j)");
+    L("    %s[8 * tkc_c + tkc_j] = tkc_gc + tkc_j >= 0 && tkc_gc + tkc_j < %s ? (float)tkc_load_f32(%s, %s + (tkc_gc + tkc_j) * %s_st%d) : 0.f;",
+      v->name, len, t->name, n > 1 ? global_offset(e, t, ix, "0") : "0", t->name, n - 1);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+}
+
 void emit_vec_load(Em *e, const PStmt *st) {
     const PExpr *ix = st->rhs, *lhs = st->lhs;
     const Symbol *t = ix->base->sym, *v = lhs->sym;
     PExpr *const *dims = e->pk->arg_dims.v[t->index];
     int n = ix->nix;
+    if (e->pk->rowwise && v->ty.layout == VL_COL) {
+        emit_rows_vec_load(e, st);
+        return;
+    }
     Ctx c = tile_ctx(e->pk, &v->ty, "tkc_r");
     const char *idx = v->ty.layout == VL_COL ? col_expr(e, &c, 0) : row_expr(e, &c);
     L("#pragma unroll");
