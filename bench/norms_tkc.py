@@ -211,6 +211,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--widths", default="1024,2048,4096,8192")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
+    ap.add_argument("--rotary-defines", default="", help="-D overrides of rotary.tk, comma-separated (CONSUMERS=2)")
     ap.add_argument("--sweep", default="", help="blocks_per_sm values to time (0: the plan's estimate)")
     ap.add_argument("--kernels", default="layernorm,rmsnorm,softmax,rotary")
     args = ap.parse_args()
@@ -240,7 +241,8 @@ def main():
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "rotary.py"), "w") as f:
             f.write(ROTARY)
-        jobs += [("rotary", 64, d, "", []), ("rotary", 128, d, "", [])]
+        rd = sum((["-D", x] for x in args.rotary_defines.split(",") if x), [])
+        jobs += [("rotary", 64, d, "", rd), ("rotary", 128, d, "", rd)]
 
     def build(job):
         name, w, d, suffix, defs = job

@@ -45,7 +45,7 @@ namespace {
 
 constexpr int D = 1024;
 constexpr int RB = 4;
-constexpr int BLOCKS = 3;
+constexpr int BLOCKS = 5;
 constexpr int DROPOUT = 1;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
@@ -285,9 +285,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 // kernel layernorm: the plan tkc chose (tkc --emit=plan prints the same)
 // ================================================================================================
 // kernel layernorm
-//   roles: no producer (nothing to load); consumer warpgroups 0..0; 128 threads; 3 blocks per SM
+//   roles: no producer (nothing to load); consumer warpgroups 0..0; 128 threads; 5 blocks per SM
 //   register layout: rows (1024 columns; 4 warps, 1 per row, 32 lanes per row, 4 chunks of 8 columns per lane)
-//   consumer registers (estimate): 122 of 255 = x 16 + r 16 + s 32 + w 32 + b 32 + mean 1 + rstd 1 + overhead 24
+//   consumer registers (estimate): 88 of 255 = x 16 + r 16 + s 32 + w 32 + b 32 + mean 1 + rstd 1 + overhead 24
 //   grid: m = cdiv(M, RB); one block per work tile; order row_major
 //   pipeline: none (setup, then finish, once per work tile; no ring, no steps)
 //   shared memory (from the 1024-aligned base):
@@ -309,19 +309,21 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       rstd = rsqrt(rowsum((s - mean) * (s - mean)) * (1.0 / D) + 1.0000000000000001e-05)  [fp32[4] per_row in registers, row layout]
 //     after setup:
 //     finish:
-//       w <- W[0]
-//       b <- B[0]
 //       store S[block.m, 0] <- bf16(s)  [rows]
-//       store Y[block.m, 0] <- bf16((s - mean) * rstd * w + b)  [rows]
+//       s = (s - mean) * rstd  [fp32[4, 1024] in registers, row layout]
+//       w <- W[0]
+//       s = s * w  [fp32[4, 1024] in registers, row layout]
+//       b <- B[0]
+//       store Y[block.m, 0] <- bf16(s + b)  [rows]
 //   store (finish): S[block.m, 0] <- bf16(s)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
-//   store (finish): Y[block.m, 0] <- bf16((s - mean) * rstd * w + b)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
+//   store (finish): Y[block.m, 0] <- bf16(s + b)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
 //   decisions:
 //     - rowwise: every register value is in the row layout: 4 warps, 1 per row; a warp's 32 lanes hold a row's share in chunks of 8 consecutive columns (one 16-byte load or store of bf16), 4 chunks per lane per row; one pass of the warps covers 4 rows
 //     - per_col vectors 'w', 'b': each thread holds the columns of its chunks of the rowwise tiles (32 values), so broadcasting into a tile reads a register (no shuffles)
-//     - blocks_per_sm = 3 (the program; the estimate gave 3): ptxas fits each thread into 168 registers
-//     - nothing to load: no producer warpgroup; 128 consumer threads per block and no setmaxnreg; about 144 registers per thread (estimate 122), so 3 blocks per SM (__launch_bounds__)
+//     - blocks_per_sm = 5 (the program; the estimate gave 4): ptxas fits each thread into 96 registers
+//     - nothing to load: no producer warpgroup; 128 consumer threads per block and no setmaxnreg; about 104 registers per thread (estimate 88), so 5 blocks per SM (__launch_bounds__)
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; nothing is loaded, so there is no producer warpgroup
-__global__ void __launch_bounds__(128, 3) tkc_layernorm_kernel(const __nv_bfloat16 *__restrict__ X, const long long X_st0, const long long X_st1, const __nv_bfloat16 *__restrict__ R, const long long R_st0, const long long R_st1, const float *__restrict__ W, const long long W_st0, const float *__restrict__ B, const long long B_st0, __nv_bfloat16 *__restrict__ Y, const long long Y_st0, const long long Y_st1, __nv_bfloat16 *__restrict__ S, const long long S_st0, const long long S_st1, const int M, const float p, const int seed) {
+__global__ void __launch_bounds__(128, 5) tkc_layernorm_kernel(const __nv_bfloat16 *__restrict__ X, const long long X_st0, const long long X_st1, const __nv_bfloat16 *__restrict__ R, const long long R_st0, const long long R_st1, const float *__restrict__ W, const long long W_st0, const float *__restrict__ B, const long long B_st0, __nv_bfloat16 *__restrict__ Y, const long long Y_st0, const long long Y_st1, __nv_bfloat16 *__restrict__ S, const long long S_st0, const long long S_st1, const int M, const float p, const int seed) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
@@ -468,44 +470,6 @@ __global__ void __launch_bounds__(128, 3) tkc_layernorm_kernel(const __nv_bfloat
         for (int tkc_r = 0; tkc_r < 1; ++tkc_r) rstd[tkc_r] = rsqrtf(((tkc_red1[tkc_r] * 0.0009765625f) + 1e-05f));
         // no pipeline: finish follows setup
         // finish
-        // w <- W[0]
-        {
-            const long long tkc_c0 = 0;  // the vector's first column in the tensor
-            const bool tkc_fast = W_st0 == 1 && ((uintptr_t)W & 15) == 0 && tkc_c0 % 4 == 0 && tkc_c0 >= 0 && tkc_c0 + 1024 <= D;
-            #pragma unroll
-            for (int tkc_c = 0; tkc_c < 4; ++tkc_c) {  // this lane's chunks of 8 columns
-                const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_c), 1, 32, 4);
-                const long long tkc_o = 0 + tkc_gc;
-                if (tkc_fast) {
-                    const float4 tkc_a = __ldg(reinterpret_cast<const float4 *>(W + tkc_o)), tkc_b = __ldg(reinterpret_cast<const float4 *>(W + tkc_o + 4));
-                    w[8 * tkc_c] = tkc_a.x; w[8 * tkc_c + 1] = tkc_a.y; w[8 * tkc_c + 2] = tkc_a.z; w[8 * tkc_c + 3] = tkc_a.w;
-                    w[8 * tkc_c + 4] = tkc_b.x; w[8 * tkc_c + 5] = tkc_b.y; w[8 * tkc_c + 6] = tkc_b.z; w[8 * tkc_c + 7] = tkc_b.w;
-                } else {
-                    #pragma unroll
-                    for (int tkc_j = 0; tkc_j < 8; ++tkc_j)
-                        w[8 * tkc_c + tkc_j] = tkc_gc + tkc_j >= 0 && tkc_gc + tkc_j < D ? (float)tkc_load_f32(W, 0 + (tkc_gc + tkc_j) * W_st0) : 0.f;
-                }
-            }
-        }
-        // b <- B[0]
-        {
-            const long long tkc_c0 = 0;  // the vector's first column in the tensor
-            const bool tkc_fast = B_st0 == 1 && ((uintptr_t)B & 15) == 0 && tkc_c0 % 4 == 0 && tkc_c0 >= 0 && tkc_c0 + 1024 <= D;
-            #pragma unroll
-            for (int tkc_c = 0; tkc_c < 4; ++tkc_c) {  // this lane's chunks of 8 columns
-                const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_c), 1, 32, 4);
-                const long long tkc_o = 0 + tkc_gc;
-                if (tkc_fast) {
-                    const float4 tkc_a = __ldg(reinterpret_cast<const float4 *>(B + tkc_o)), tkc_b = __ldg(reinterpret_cast<const float4 *>(B + tkc_o + 4));
-                    b[8 * tkc_c] = tkc_a.x; b[8 * tkc_c + 1] = tkc_a.y; b[8 * tkc_c + 2] = tkc_a.z; b[8 * tkc_c + 3] = tkc_a.w;
-                    b[8 * tkc_c + 4] = tkc_b.x; b[8 * tkc_c + 5] = tkc_b.y; b[8 * tkc_c + 6] = tkc_b.z; b[8 * tkc_c + 7] = tkc_b.w;
-                } else {
-                    #pragma unroll
-                    for (int tkc_j = 0; tkc_j < 8; ++tkc_j)
-                        b[8 * tkc_c + tkc_j] = tkc_gc + tkc_j >= 0 && tkc_gc + tkc_j < D ? (float)tkc_load_f32(B, 0 + (tkc_gc + tkc_j) * B_st0) : 0.f;
-                }
-            }
-        }
         // S[block.m, 0] <- bf16(s)  [rows]
         {
             const long long tkc_r0 = block_m * 4, tkc_c0 = 0;  // the tile's origin in the tensor
@@ -536,7 +500,51 @@ __global__ void __launch_bounds__(128, 3) tkc_layernorm_kernel(const __nv_bfloat
                 }
             }
         }
-        // Y[block.m, 0] <- bf16((s - mean) * rstd * w + b)  [rows]
+        // s = (s - mean) * rstd
+        #pragma unroll
+        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = ((s[tkc_i] - mean[(tkc_i) / 32]) * rstd[(tkc_i) / 32]);
+        // w <- W[0]
+        {
+            const long long tkc_c0 = 0;  // the vector's first column in the tensor
+            const bool tkc_fast = W_st0 == 1 && ((uintptr_t)W & 15) == 0 && tkc_c0 % 4 == 0 && tkc_c0 >= 0 && tkc_c0 + 1024 <= D;
+            #pragma unroll
+            for (int tkc_c = 0; tkc_c < 4; ++tkc_c) {  // this lane's chunks of 8 columns
+                const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_c), 1, 32, 4);
+                const long long tkc_o = 0 + tkc_gc;
+                if (tkc_fast) {
+                    const float4 tkc_a = __ldg(reinterpret_cast<const float4 *>(W + tkc_o)), tkc_b = __ldg(reinterpret_cast<const float4 *>(W + tkc_o + 4));
+                    w[8 * tkc_c] = tkc_a.x; w[8 * tkc_c + 1] = tkc_a.y; w[8 * tkc_c + 2] = tkc_a.z; w[8 * tkc_c + 3] = tkc_a.w;
+                    w[8 * tkc_c + 4] = tkc_b.x; w[8 * tkc_c + 5] = tkc_b.y; w[8 * tkc_c + 6] = tkc_b.z; w[8 * tkc_c + 7] = tkc_b.w;
+                } else {
+                    #pragma unroll
+                    for (int tkc_j = 0; tkc_j < 8; ++tkc_j)
+                        w[8 * tkc_c + tkc_j] = tkc_gc + tkc_j >= 0 && tkc_gc + tkc_j < D ? (float)tkc_load_f32(W, 0 + (tkc_gc + tkc_j) * W_st0) : 0.f;
+                }
+            }
+        }
+        // s = s * w
+        #pragma unroll
+        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (s[tkc_i] * w[(tkc_i) % 32]);
+        // b <- B[0]
+        {
+            const long long tkc_c0 = 0;  // the vector's first column in the tensor
+            const bool tkc_fast = B_st0 == 1 && ((uintptr_t)B & 15) == 0 && tkc_c0 % 4 == 0 && tkc_c0 >= 0 && tkc_c0 + 1024 <= D;
+            #pragma unroll
+            for (int tkc_c = 0; tkc_c < 4; ++tkc_c) {  // this lane's chunks of 8 columns
+                const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_c), 1, 32, 4);
+                const long long tkc_o = 0 + tkc_gc;
+                if (tkc_fast) {
+                    const float4 tkc_a = __ldg(reinterpret_cast<const float4 *>(B + tkc_o)), tkc_b = __ldg(reinterpret_cast<const float4 *>(B + tkc_o + 4));
+                    b[8 * tkc_c] = tkc_a.x; b[8 * tkc_c + 1] = tkc_a.y; b[8 * tkc_c + 2] = tkc_a.z; b[8 * tkc_c + 3] = tkc_a.w;
+                    b[8 * tkc_c + 4] = tkc_b.x; b[8 * tkc_c + 5] = tkc_b.y; b[8 * tkc_c + 6] = tkc_b.z; b[8 * tkc_c + 7] = tkc_b.w;
+                } else {
+                    #pragma unroll
+                    for (int tkc_j = 0; tkc_j < 8; ++tkc_j)
+                        b[8 * tkc_c + tkc_j] = tkc_gc + tkc_j >= 0 && tkc_gc + tkc_j < D ? (float)tkc_load_f32(B, 0 + (tkc_gc + tkc_j) * B_st0) : 0.f;
+                }
+            }
+        }
+        // Y[block.m, 0] <- bf16(s + b)  [rows]
         {
             const long long tkc_r0 = block_m * 4, tkc_c0 = 0;  // the tile's origin in the tensor
             const bool tkc_fast = Y_st1 == 1 && Y_st0 % 8 == 0 && ((uintptr_t)Y & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 1024 <= D;
@@ -549,14 +557,14 @@ __global__ void __launch_bounds__(128, 3) tkc_layernorm_kernel(const __nv_bfloat
                     const int tkc_k = tkc_q * 4 + tkc_c;
                     const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 32, 4);
                     float tkc_v[8];
-                    tkc_v[0] = tkc_round_bf16(((((s[(8 * tkc_k + 0)] - mean[((8 * tkc_k + 0)) / 32]) * rstd[((8 * tkc_k + 0)) / 32]) * w[((8 * tkc_k + 0)) % 32]) + b[((8 * tkc_k + 0)) % 32]));
-                    tkc_v[1] = tkc_round_bf16(((((s[(8 * tkc_k + 1)] - mean[((8 * tkc_k + 1)) / 32]) * rstd[((8 * tkc_k + 1)) / 32]) * w[((8 * tkc_k + 1)) % 32]) + b[((8 * tkc_k + 1)) % 32]));
-                    tkc_v[2] = tkc_round_bf16(((((s[(8 * tkc_k + 2)] - mean[((8 * tkc_k + 2)) / 32]) * rstd[((8 * tkc_k + 2)) / 32]) * w[((8 * tkc_k + 2)) % 32]) + b[((8 * tkc_k + 2)) % 32]));
-                    tkc_v[3] = tkc_round_bf16(((((s[(8 * tkc_k + 3)] - mean[((8 * tkc_k + 3)) / 32]) * rstd[((8 * tkc_k + 3)) / 32]) * w[((8 * tkc_k + 3)) % 32]) + b[((8 * tkc_k + 3)) % 32]));
-                    tkc_v[4] = tkc_round_bf16(((((s[(8 * tkc_k + 4)] - mean[((8 * tkc_k + 4)) / 32]) * rstd[((8 * tkc_k + 4)) / 32]) * w[((8 * tkc_k + 4)) % 32]) + b[((8 * tkc_k + 4)) % 32]));
-                    tkc_v[5] = tkc_round_bf16(((((s[(8 * tkc_k + 5)] - mean[((8 * tkc_k + 5)) / 32]) * rstd[((8 * tkc_k + 5)) / 32]) * w[((8 * tkc_k + 5)) % 32]) + b[((8 * tkc_k + 5)) % 32]));
-                    tkc_v[6] = tkc_round_bf16(((((s[(8 * tkc_k + 6)] - mean[((8 * tkc_k + 6)) / 32]) * rstd[((8 * tkc_k + 6)) / 32]) * w[((8 * tkc_k + 6)) % 32]) + b[((8 * tkc_k + 6)) % 32]));
-                    tkc_v[7] = tkc_round_bf16(((((s[(8 * tkc_k + 7)] - mean[((8 * tkc_k + 7)) / 32]) * rstd[((8 * tkc_k + 7)) / 32]) * w[((8 * tkc_k + 7)) % 32]) + b[((8 * tkc_k + 7)) % 32]));
+                    tkc_v[0] = tkc_round_bf16((s[(8 * tkc_k + 0)] + b[((8 * tkc_k + 0)) % 32]));
+                    tkc_v[1] = tkc_round_bf16((s[(8 * tkc_k + 1)] + b[((8 * tkc_k + 1)) % 32]));
+                    tkc_v[2] = tkc_round_bf16((s[(8 * tkc_k + 2)] + b[((8 * tkc_k + 2)) % 32]));
+                    tkc_v[3] = tkc_round_bf16((s[(8 * tkc_k + 3)] + b[((8 * tkc_k + 3)) % 32]));
+                    tkc_v[4] = tkc_round_bf16((s[(8 * tkc_k + 4)] + b[((8 * tkc_k + 4)) % 32]));
+                    tkc_v[5] = tkc_round_bf16((s[(8 * tkc_k + 5)] + b[((8 * tkc_k + 5)) % 32]));
+                    tkc_v[6] = tkc_round_bf16((s[(8 * tkc_k + 6)] + b[((8 * tkc_k + 6)) % 32]));
+                    tkc_v[7] = tkc_round_bf16((s[(8 * tkc_k + 7)] + b[((8 * tkc_k + 7)) % 32]));
                     const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
                     if (tkc_fast && tkc_gr >= 0 && tkc_gr < M) {  // one 16-byte store
                         *reinterpret_cast<uint4 *>(Y + tkc_ro + tkc_gc) = tkc_u;

@@ -44,6 +44,9 @@ enum {
 namespace {
 
 constexpr int D = 128;
+constexpr int CONSUMERS = 1;
+constexpr int STAGES = 3;
+constexpr int BP = 64;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -284,7 +287,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   roles: producer warpgroup 0 (setmaxnreg 56), consumer warpgroups 1..1 (setmaxnreg 256); 256 threads
 //   registers: 128 x 56 + 1 x 128 x 256 = 39,936 of 65,536
 //   consumer registers (estimate): 184 of 256 = c 32 + s 32 + xr 32 + o 64 + overhead 24
-//   grid: p = cdiv(N, 64), b = B; one block per work tile; order row_major
+//   grid: p = cdiv(N, BP), b = B; one block per work tile; order row_major
 //   pipeline: h < H; 3 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -358,7 +361,7 @@ __global__ void __launch_bounds__(256, 1) tkc_rotary_kernel(const __grid_constan
         tkc_mbar_init_fence();
     }
     __syncthreads();
-    const int tkc_ext_p = tkc_cdiv(N, 64);
+    const int tkc_ext_p = tkc_cdiv(N, BP);
     const int tkc_wext_p = tkc_ext_p;
     const int tkc_ext_b = B;
     const int tkc_wext_b = tkc_ext_b;
@@ -591,7 +594,7 @@ extern "C" int tkc_rotary(const void *X, const int64_t *X_strides, const void *C
         const uint32_t box[4] = {64, 64, 1, 1};
         if (!tkc_make_map(&tm_O_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)tkc_h_cdiv(N, 64) * (long long)B;
+    const long long tiles = (long long)tkc_h_cdiv(N, BP) * (long long)B;
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
