@@ -234,18 +234,23 @@ TKC_DEVICE void tkc_philox_uniform4(uint64_t seed, uint64_t g, float u[4]) {
     tkc_philox_group(seed, g, w);
     for (int j = 0; j < 4; j++) u[j] = tkc_philox_u01(w[j]);
 }
+// Word k of four, by selects rather than an indexed array (an index known only at run time would put
+// the array in local memory).
+TKC_DEVICE uint32_t tkc_philox_pick(const uint32_t w[4], unsigned k) {
+    return k == 0 ? w[0] : k == 1 ? w[1] : k == 2 ? w[2] : w[3];
+}
 // The uniform of element i alone (a whole call for one value: for edges and tests).
 TKC_DEVICE float tkc_philox_uniform(uint64_t seed, uint64_t i) {
     uint32_t w[4];
     tkc_philox_group(seed, i >> 2, w);
-    return tkc_philox_u01(w[i & 3]);
+    return tkc_philox_u01(tkc_philox_pick(w, (unsigned)(i & 3)));
 }
 // The uniform of word w of group g: elements whose group the caller knows (rand() over 8-column
 // chunks whose first element index is a multiple of 4: four elements share g, one call).
 TKC_DEVICE float tkc_philox_uniform_gw(uint64_t seed, uint64_t g, int w) {
     uint32_t v[4];
     tkc_philox_group(seed, g, v);
-    return tkc_philox_u01(v[w & 3]);
+    return tkc_philox_u01(tkc_philox_pick(v, (unsigned)(w & 3)));
 }
 // The dropout threshold of probability p: ceil(p * 2^24) clamped to [0, 2^24] (NaN: 0). Element
 // i is kept iff (word >> 8) >= threshold, which is u >= p without a conversion per element.
