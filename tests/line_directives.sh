@@ -52,7 +52,7 @@ for src in "$root"/kernels.tk/*.tk; do
     awk -v tk="$name.tk" -v cu="$name.cu" '
         function trim(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
         # literals are printed at full precision in the CUDA: compare them as "#"
-        function nums(s) { gsub(/[0-9]+\.[0-9]*([eE][-+]?[0-9]+)?/, "#", s); return s }
+        function nums(s) { gsub(/[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?/, "#", s); return s }
         FNR == NR { src[FNR] = trim($0); nsrc = FNR; next }
         pending {
             # the line after a directive into the .tk: "// STATEMENT  (note)" or "// STATEMENT"

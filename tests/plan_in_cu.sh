@@ -29,6 +29,7 @@ cu_paths() {
     grep -Eq 'tkc_tma_store_[0-9]d\(&[A-Za-z0-9_]+, .*, [A-Za-z0-9_]+_smem' "$1.calls" && echo tma
     grep -q 'tkc_tma_add_[0-9]d(' "$1.calls" && echo tma.add
     grep -q 'tkc_red_add_[a-z0-9_]*(' "$1.calls" && echo red
+    grep -q 'tkc_rows_store[0-9a-z_]*(' "$1.calls" && echo rows
 }
 
 check() { # name tk args...
