@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""attn_bwd.py - tkc's attention backward (kernels.tk/attn_bwd.tk) on the GPU: gradients against
+PyTorch autograd of attention in fp32, then time against PyTorch SDPA's backward (cuDNN and
+FlashAttention backends) in the same process.
+
+    python3 bench/attn_bwd.py --tkc .carry/tkc [--out DIR] [--quick]
+
+Builds attn_fwd.tk (for O and the log-sum-exp L the backward consumes) and attn_bwd.tk with nvcc
+into shared libraries and calls the C launchers through ctypes. The backward is timed alone: the
+two kernels (Dl = rowsum(dO O), then dQ, dK, dV in fp32, which the launcher zeroes first), on
+inputs made once by the forward; the baselines' backward is timed as torch.autograd.grad on a saved
+forward graph. FLOPs = 2.5 x the forward's 4 B H N^2 D (halved when causal). CUDA events, median
+of rounds, tkc and baselines alternated.
+"""
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
+NVCC = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC", "-shared"]
+P, LL = ctypes.c_void_p, ctypes.c_longlong
+
+
+def build(tkc, out, name, defs):
+    tag = name + "".join("_%s%s" % tuple(d.split("=")) for d in defs)
+    cu = os.path.join(out, tag + ".cu")
+    subprocess.run([tkc, os.path.join(ROOT, "kernels.tk", name + ".tk"), "-o", cu] + sum((["-D", d] for d in defs), []),
+                   check=True)
+    r = subprocess.run(NVCC + ["-Xptxas", "-v", cu, "-o", cu[:-3] + ".so"], capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(r.stderr[-2000:])
+    return ctypes.CDLL(cu[:-3] + ".so")
+
+
+def st(t, keep):
+    a = (LL * t.dim())(*t.stride())
+    keep.append(a)
+    return a
+
+
+def call(fn, tensors, dims, scalars, stream):
+    keep, args = [], []
+    for t in tensors:
+        args += [P(t.data_ptr()), st(t, keep)]
+    args += [LL(d) for d in dims] + [ctypes.c_float(s) for s in scalars] + [P(stream)]
+    rc = fn(*args)
+    if rc:
+        raise RuntimeError("launcher returned %d" % rc)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tkc", required=True)
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp") + "/attn_bwd")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    import torch
+    import torch.nn.functional as F
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    import concurrent.futures
+    specs = [(n, c) for c in (0, 1) for n in ("attn_fwd", "attn_bwd")]
+    with concurrent.futures.ThreadPoolExecutor(len(specs)) as ex:
+        libs = dict(zip(specs, ex.map(lambda sp: build(args.tkc, args.out, sp[0], ["D=64", "CAUSAL=%d" % sp[1]]), specs)))
+    for causal in (0, 1):
+        D = 64
+        fwd, bwd = libs[("attn_fwd", causal)], libs[("attn_bwd", causal)]
+        s = torch.cuda.current_stream().cuda_stream
+
+        def tkc_grads(q, k, v, do, scale):
+            B, H, N, _ = q.shape
+            HKV = k.shape[1]
+            o = torch.empty_like(q)
+            lse = torch.empty(B, H, N, device="cuda")
+            call(fwd.tkc_attn_fwd, (q, k, v, o, lse), (B, H, N, HKV), (scale,), s)
+            dl = torch.empty(B, H, N, device="cuda")
+            dq = torch.empty(B, H, N, D, device="cuda")
+            dk = torch.empty(B, HKV, N, D, device="cuda")
+            dv = torch.empty(B, HKV, N, D, device="cuda")
+
+            def run():
+                call(bwd.tkc_attn_bwd_prep, (o, do, dl), (B, H, N), (), s)
+                call(bwd.tkc_attn_bwd, (q, k, v, do, lse, dl, dq, dk, dv), (B, H, N, HKV), (scale,), s)
+            return run, (dq, dk, dv)
+
+        # correctness: fp32 autograd of the same attention (GQA by repeating K and V)
+        cases = [(2, 4, 2, 333), (1, 2, 2, 1000), (2, 2, 1, 128)] if not args.quick else [(1, 2, 2, 333)]
+        for (B, H, HKV, N) in cases:
+            torch.manual_seed(0)
+            q = torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16)
+            k = torch.randn(B, HKV, N, D, device="cuda", dtype=torch.bfloat16)
+            v = torch.randn(B, HKV, N, D, device="cuda", dtype=torch.bfloat16)
+            do = torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16)
+            scale = D ** -0.5
+            run, (dq, dk, dv) = tkc_grads(q, k, v, do, scale)
+            run()
+            torch.cuda.synchronize()
+            qf, kf, vf = (t.float().requires_grad_() for t in (q, k, v))
+            rep = H // HKV
+            of = F.scaled_dot_product_attention(qf, kf.repeat_interleave(rep, 1), vf.repeat_interleave(rep, 1),
+                                                is_causal=bool(causal), scale=scale)
+            gq, gk, gv = torch.autograd.grad(of, (qf, kf, vf), do.float())
+            errs = {n: ((a - b).norm() / b.norm()).item() for n, a, b in (("dQ", dq, gq), ("dK", dk, gk), ("dV", dv, gv))}
+            ok = all(e < 2e-2 for e in errs.values()) and all(torch.isfinite(t).all().item() for t in (dq, dk, dv))
+            row = dict(kind="check", causal=causal, B=B, H=H, HKV=HKV, N=N, D=D, **{"err_" + n: e for n, e in errs.items()},
+                       status="ok" if ok else "FAIL")
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        if args.quick:
+            continue
+        # timing, B16 H16 N4096
+        B, H, N = 16, 16, 4096
+        q, k, v, do = (torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+        scale = D ** -0.5
+        run, _ = tkc_grads(q, k, v, do, scale)
+        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+        backends = {}
+        for name, be in (("cudnn", torch.nn.attention.SDPBackend.CUDNN_ATTENTION),
+                         ("flash", torch.nn.attention.SDPBackend.FLASH_ATTENTION)):
+            try:
+                with torch.nn.attention.sdpa_kernel(be):
+                    o = F.scaled_dot_product_attention(qg, kg, vg, is_causal=bool(causal), scale=scale)
+                    torch.autograd.grad(o, (qg, kg, vg), do, retain_graph=True)
+
+                    def brun(o=o):
+                        torch.autograd.grad(o, (qg, kg, vg), do, retain_graph=True)
+                    backends[name] = brun
+            except Exception as ex:  # a backend that does not take the case
+                print("# %s: %s" % (name, str(ex)[:200]))
+        impls = dict(tkc=run, **backends)
+        times = {n: [] for n in impls}
+        for r in range(args.rounds):
+            order = list(impls) if r % 2 == 0 else list(impls)[::-1]
+            for n in order:
+                f = impls[n]
+                f()
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+                for _ in range(5):
+                    f()
+                e1.record()
+                torch.cuda.synchronize()
+                times[n].append(e0.elapsed_time(e1) / 5)
+        flops = 2.5 * 4 * B * H * N * N * D / (2 if causal else 1)
+        row = dict(kind="time", causal=causal, B=B, H=H, N=N, D=D)
+        for n, ts in times.items():
+            ms = statistics.median(ts)
+            row[n + "_ms"] = ms
+            row[n + "_tflops"] = flops / ms / 1e9
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    with open(os.path.join(args.out, "attn_bwd.jsonl"), "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    bad = [r for r in rows if r.get("status") == "FAIL"]
+    print("attn_bwd: %d checks, %d failed" % (sum(1 for r in rows if r["kind"] == "check"), len(bad)))
+    for r in rows:
+        if r["kind"] == "time":
+            print("D%d causal=%d B16 H16 N4096: tkc %.1f TFLOP/s%s" % (r["D"], r["causal"], r["tkc_tflops"], "".join(
+                ", %s %.1f" % (n, r[n + "_tflops"]) for n in ("cudnn", "flash") if n + "_tflops" in r)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
