@@ -78,9 +78,11 @@ def main():
             B, H, N, _ = q.shape
             HKV = k.shape[1]
             o = torch.empty_like(q)
-            lse = torch.empty(B, H, N, device="cuda")
+            # L and Dl are TMA-loaded vectors: rows padded to 16 bytes (a view of the first N)
+            npad = (N + 3) // 4 * 4
+            lse = torch.empty(B, H, npad, device="cuda")[..., :N]
             call(fwd.tkc_attn_fwd, (q, k, v, o, lse), (B, H, N, HKV), (scale,), s)
-            dl = torch.empty(B, H, N, device="cuda")
+            dl = torch.empty(B, H, npad, device="cuda")[..., :N]
             dq = torch.empty(B, H, N, D, device="cuda")
             dk = torch.empty(B, HKV, N, D, device="cuda")
             dv = torch.empty(B, HKV, N, D, device="cuda")
