@@ -1301,6 +1301,9 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_kernel(const __grid_const
 // Launches attn_bwd_prep on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
 // that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
 // first: returns TKC_OK or a TKC_ERR_* code.
+// the CUDA error of the last launch of tkc_attn_bwd_prep() on this thread that returned TKC_ERR_LAUNCH
+static thread_local cudaError_t tkc_attn_bwd_prep_cuda = cudaSuccess;
+extern "C" const char *tkc_attn_bwd_prep_error(void) { return cudaGetErrorString(tkc_attn_bwd_prep_cuda); }
 extern "C" int tkc_attn_bwd_prep(const void *O, const int64_t *O_strides, const void *dO, const int64_t *dO_strides, void *Dl, const int64_t *Dl_strides, int64_t B, int64_t H, int64_t N, tkc_stream_t stream) {
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
@@ -1343,23 +1346,27 @@ extern "C" int tkc_attn_bwd_prep(const void *O, const int64_t *O_strides, const 
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    if ((tkc_attn_bwd_prep_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
     int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
-    if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (!sms && (tkc_attn_bwd_prep_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if (cudaFuncSetAttribute(tkc_attn_bwd_prep_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 17424) != cudaSuccess)
+        if ((tkc_attn_bwd_prep_cuda = cudaFuncSetAttribute(tkc_attn_bwd_prep_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 17424)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_attn_bwd_prep_kernel<<<grid, 256, 17424, (cudaStream_t)stream>>>(tm_O_64x64, tm_dO_64x64, (const __nv_bfloat16 *)O, (const __nv_bfloat16 *)dO, (float *)Dl, Dl_st[0], Dl_st[1], Dl_st[2], (int)B, (int)H, (int)N);
-    return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    return (tkc_attn_bwd_prep_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
 // Launches attn_bwd on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
 // that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
 // first: returns TKC_OK or a TKC_ERR_* code.
+// the CUDA error of the last launch of tkc_attn_bwd() on this thread that returned TKC_ERR_LAUNCH
+static thread_local cudaError_t tkc_attn_bwd_cuda = cudaSuccess;
+extern "C" const char *tkc_attn_bwd_error(void) { return cudaGetErrorString(tkc_attn_bwd_cuda); }
 extern "C" int tkc_attn_bwd(const void *Q, const int64_t *Q_strides, const void *K, const int64_t *K_strides, const void *V, const int64_t *V_strides, const void *dO, const int64_t *dO_strides, const void *L, const int64_t *L_strides, const void *Dl, const int64_t *Dl_strides, void *dQ, const int64_t *dQ_strides, void *dK, const int64_t *dK_strides, void *dV, const int64_t *dV_strides, int64_t B, int64_t H, int64_t N, int64_t HKV, float scale, tkc_stream_t stream) {
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
@@ -1468,22 +1475,32 @@ extern "C" int tkc_attn_bwd(const void *Q, const int64_t *Q_strides, const void 
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    if ((tkc_attn_bwd_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
     int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
-    if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (!sms && (tkc_attn_bwd_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if (cudaFuncSetAttribute(tkc_attn_bwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 67728) != cudaSuccess)
+        if ((tkc_attn_bwd_cuda = cudaFuncSetAttribute(tkc_attn_bwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 67728)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     // dQ is zeroed: cleared on the stream before the kernel runs
-    if (!tkc_zero(dQ, dQ_dims, dQ_st, 4, 4, (cudaStream_t)stream)) return TKC_ERR_LAUNCH;
+    if (!tkc_zero(dQ, dQ_dims, dQ_st, 4, 4, (cudaStream_t)stream)) {
+        tkc_attn_bwd_cuda = cudaGetLastError();
+        return TKC_ERR_LAUNCH;
+    }
     // dK is zeroed: cleared on the stream before the kernel runs
-    if (!tkc_zero(dK, dK_dims, dK_st, 4, 4, (cudaStream_t)stream)) return TKC_ERR_LAUNCH;
+    if (!tkc_zero(dK, dK_dims, dK_st, 4, 4, (cudaStream_t)stream)) {
+        tkc_attn_bwd_cuda = cudaGetLastError();
+        return TKC_ERR_LAUNCH;
+    }
     // dV is zeroed: cleared on the stream before the kernel runs
-    if (!tkc_zero(dV, dV_dims, dV_st, 4, 4, (cudaStream_t)stream)) return TKC_ERR_LAUNCH;
+    if (!tkc_zero(dV, dV_dims, dV_st, 4, 4, (cudaStream_t)stream)) {
+        tkc_attn_bwd_cuda = cudaGetLastError();
+        return TKC_ERR_LAUNCH;
+    }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_attn_bwd_kernel<<<grid, 256, 67728, (cudaStream_t)stream>>>(tm_Q_64x64, tm_dO_64x64, tm_L_v64, tm_Dl_v64, tm_K_64x64, tm_V_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (const __nv_bfloat16 *)dO, (const float *)L, (const float *)Dl, (float *)dQ, dQ_st[0], dQ_st[1], dQ_st[2], dQ_st[3], (float *)dK, dK_st[0], dK_st[1], dK_st[2], dK_st[3], (float *)dV, dV_st[0], dV_st[1], dV_st[2], dV_st[3], (int)B, (int)H, (int)N, (int)HKV, scale);
-    return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    return (tkc_attn_bwd_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -1140,6 +1140,9 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
 // Launches attn_fwd on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
 // that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
 // first: returns TKC_OK or a TKC_ERR_* code.
+// the CUDA error of the last launch of tkc_attn_fwd() on this thread that returned TKC_ERR_LAUNCH
+static thread_local cudaError_t tkc_attn_fwd_cuda = cudaSuccess;
+extern "C" const char *tkc_attn_fwd_error(void) { return cudaGetErrorString(tkc_attn_fwd_cuda); }
 extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void *K, const int64_t *K_strides, const void *V, const int64_t *V_strides, void *O, const int64_t *O_strides, void *L, const int64_t *L_strides, int64_t B, int64_t H, int64_t N, int64_t HKV, float scale, tkc_stream_t stream) {
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
@@ -1210,12 +1213,13 @@ extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void 
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    if ((tkc_attn_fwd_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
     int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
-    if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (!sms && (tkc_attn_fwd_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if (cudaFuncSetAttribute(tkc_attn_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230480) != cudaSuccess)
+        if ((tkc_attn_fwd_cuda = cudaFuncSetAttribute(tkc_attn_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230480)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
@@ -1242,6 +1246,6 @@ extern "C" int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void 
     }
     cfg.gridDim = dim3((unsigned)((units < clusters ? units : clusters) * 2));  // persistent: one block per SM
     (void)sms;
-    if (cudaLaunchKernelEx(&cfg, tkc_attn_fwd_kernel, tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale) != cudaSuccess) return TKC_ERR_LAUNCH;
-    return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_attn_fwd_cuda = cudaLaunchKernelEx(&cfg, tkc_attn_fwd_kernel, tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale)) != cudaSuccess) return TKC_ERR_LAUNCH;
+    return (tkc_attn_fwd_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -526,6 +526,9 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
 // Launches gemm on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
 // that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
 // first: returns TKC_OK or a TKC_ERR_* code.
+// the CUDA error of the last launch of tkc_gemm() on this thread that returned TKC_ERR_LAUNCH
+static thread_local cudaError_t tkc_gemm_cuda = cudaSuccess;
+extern "C" const char *tkc_gemm_error(void) { return cudaGetErrorString(tkc_gemm_cuda); }
 extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, const int64_t *B_strides, void *C, const int64_t *C_strides, int64_t M, int64_t K, int64_t N, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;
@@ -575,16 +578,17 @@ extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, 
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    if ((tkc_gemm_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
     int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
-    if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (!sms && (tkc_gemm_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if (cudaFuncSetAttribute(tkc_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464) != cudaSuccess)
+        if ((tkc_gemm_cuda = cudaFuncSetAttribute(tkc_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_gemm_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_A_128x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)M, (int)K, (int)N);
-    return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    return (tkc_gemm_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -443,6 +443,9 @@ __global__ void __launch_bounds__(128, 5) tkc_rmsnorm_kernel(const __nv_bfloat16
 // Launches rmsnorm on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
 // that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
 // first: returns TKC_OK or a TKC_ERR_* code.
+// the CUDA error of the last launch of tkc_rmsnorm() on this thread that returned TKC_ERR_LAUNCH
+static thread_local cudaError_t tkc_rmsnorm_cuda = cudaSuccess;
+extern "C" const char *tkc_rmsnorm_error(void) { return cudaGetErrorString(tkc_rmsnorm_cuda); }
 extern "C" int tkc_rmsnorm(const void *X, const int64_t *X_strides, const void *R, const int64_t *R_strides, const void *W, const int64_t *W_strides, void *Y, const int64_t *Y_strides, void *S, const int64_t *S_strides, int64_t M, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     // X: in bf16[M, D], accessed by threads
@@ -481,16 +484,17 @@ extern "C" int tkc_rmsnorm(const void *X, const int64_t *X_strides, const void *
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    if ((tkc_rmsnorm_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
     int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
-    if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (!sms && (tkc_rmsnorm_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if (cudaFuncSetAttribute(tkc_rmsnorm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024) != cudaSuccess)
+        if ((tkc_rmsnorm_cuda = cudaFuncSetAttribute(tkc_rmsnorm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_rmsnorm_kernel<<<grid, 128, 1024, (cudaStream_t)stream>>>((const __nv_bfloat16 *)X, X_st[0], X_st[1], (const __nv_bfloat16 *)R, R_st[0], R_st[1], (const float *)W, W_st[0], (__nv_bfloat16 *)Y, Y_st[0], Y_st[1], (__nv_bfloat16 *)S, S_st[0], S_st[1], (int)M);
-    return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    return (tkc_rmsnorm_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -537,6 +537,9 @@ __global__ void __launch_bounds__(256, 1) tkc_rotary_kernel(const __grid_constan
 // Launches rotary on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
 // that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
 // first: returns TKC_OK or a TKC_ERR_* code.
+// the CUDA error of the last launch of tkc_rotary() on this thread that returned TKC_ERR_LAUNCH
+static thread_local cudaError_t tkc_rotary_cuda = cudaSuccess;
+extern "C" const char *tkc_rotary_error(void) { return cudaGetErrorString(tkc_rotary_cuda); }
 extern "C" int tkc_rotary(const void *X, const int64_t *X_strides, const void *Cos, const int64_t *Cos_strides, const void *Sin, const int64_t *Sin_strides, void *O, const int64_t *O_strides, int64_t B, int64_t H, int64_t N, tkc_stream_t stream) {
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
@@ -599,16 +602,17 @@ extern "C" int tkc_rotary(const void *X, const int64_t *X_strides, const void *C
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    if ((tkc_rotary_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
     int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
-    if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (!sms && (tkc_rotary_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if (cudaFuncSetAttribute(tkc_rotary_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 99392) != cudaSuccess)
+        if ((tkc_rotary_cuda = cudaFuncSetAttribute(tkc_rotary_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 99392)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_rotary_kernel<<<grid, 256, 99392, (cudaStream_t)stream>>>(tm_X_64x64, tm_Cos_64x32, tm_Sin_64x32, tm_O_64x64, (const __nv_bfloat16 *)X, (const float *)Cos, (const float *)Sin, (__nv_bfloat16 *)O, (int)B, (int)H, (int)N);
-    return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    return (tkc_rotary_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

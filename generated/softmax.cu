@@ -378,6 +378,9 @@ __global__ void __launch_bounds__(128, 5) tkc_softmax_kernel(const __nv_bfloat16
 // Launches softmax on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
 // that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
 // first: returns TKC_OK or a TKC_ERR_* code.
+// the CUDA error of the last launch of tkc_softmax() on this thread that returned TKC_ERR_LAUNCH
+static thread_local cudaError_t tkc_softmax_cuda = cudaSuccess;
+extern "C" const char *tkc_softmax_error(void) { return cudaGetErrorString(tkc_softmax_cuda); }
 extern "C" int tkc_softmax(const void *X, const int64_t *X_strides, void *Y, const int64_t *Y_strides, int64_t M, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     // X: in bf16[M, D], accessed by threads
@@ -398,16 +401,17 @@ extern "C" int tkc_softmax(const void *X, const int64_t *X_strides, void *Y, con
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    if ((tkc_softmax_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
     int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
-    if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (!sms && (tkc_softmax_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if (cudaFuncSetAttribute(tkc_softmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024) != cudaSuccess)
+        if ((tkc_softmax_cuda = cudaFuncSetAttribute(tkc_softmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_softmax_kernel<<<grid, 128, 1024, (cudaStream_t)stream>>>((const __nv_bfloat16 *)X, X_st[0], X_st[1], (__nv_bfloat16 *)Y, Y_st[0], Y_st[1], (int)M);
-    return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    return (tkc_softmax_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

@@ -210,6 +210,8 @@ static void kernel_decl(StrBuf *b, Arena *a, const PlanKernel *pk, const char *b
 #undef X
     sb_puts(b, " */\n");
     declaration(b, k);
+    sb_printf(b, "/* After TKC_ERR_LAUNCH: the CUDA runtime's message for the call that failed (this thread). */\n"
+                 "const char *%s_error(void);\n", k->fn);
 }
 
 /* TKC_<BASENAME>_H from the source file's name: letters and digits upper-cased, the rest '_' */

@@ -57,6 +57,9 @@ void emit_launcher(Em *e) {
     L("// Launches %s on stream. Strides count elements, one per dimension (NULL: contiguous); tensors", pk->name);
     L("// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked");
     L("// first: returns TKC_OK or a TKC_ERR_* code.");
+    L("// the CUDA error of the last launch of tkc_%s() on this thread that returned TKC_ERR_LAUNCH", pk->name);
+    L("static thread_local cudaError_t tkc_%s_cuda = cudaSuccess;", pk->name);
+    L("extern \"C\" const char *tkc_%s_error(void) { return cudaGetErrorString(tkc_%s_cuda); }", pk->name, pk->name);
     L("extern \"C\" int tkc_%s(%s) {", pk->name, sig.s);
     sb_free(&sig);
     IN();
@@ -126,14 +129,16 @@ void emit_launcher(Em *e) {
     L("// per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)");
     L("static std::atomic<int> sm_count[64], smem_ready[64];");
     L("int device = 0;");
-    L("if (cudaGetDevice(&device) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;");
+    L("if ((tkc_%s_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;", pk->name);
     L("int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;");
-    L("if (!sms && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return TKC_ERR_LAUNCH;");
+    L("if (!sms && (tkc_%s_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)",
+      pk->name);
+    L("    return TKC_ERR_LAUNCH;");
     L("if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);");
     L("if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {");
     IN();
-    L("if (cudaFuncSetAttribute(tkc_%s_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %d) != cudaSuccess)", pk->name,
-      pk->smem_total);
+    L("if ((tkc_%s_cuda = cudaFuncSetAttribute(tkc_%s_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %d)) != cudaSuccess)",
+      pk->name, pk->name, pk->smem_total);
     L("    return TKC_ERR_LAUNCH;");
     L("if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);");
     OUT();
@@ -142,8 +147,11 @@ void emit_launcher(Em *e) {
         const Arg *a = pk->zeroed.v[i];
         need(e, "tkc_ptx.cuh", "zero");
         L("// %s is zeroed: cleared on the stream before the kernel runs", a->name);
-        L("if (!tkc_zero(%s, %s_dims, %s_st, %d, %d, (cudaStream_t)stream)) return TKC_ERR_LAUNCH;", a->name, a->name, a->name,
-          a->ts.ndims, dtype_bytes[a->ts.dt]);
+        L("if (!tkc_zero(%s, %s_dims, %s_st, %d, %d, (cudaStream_t)stream)) {", a->name, a->name, a->name, a->ts.ndims,
+          dtype_bytes[a->ts.dt]);
+        L("    tkc_%s_cuda = cudaGetLastError();", pk->name);
+        L("    return TKC_ERR_LAUNCH;");
+        L("}");
     }
     StrBuf args;
     sb_init(&args);
@@ -181,7 +189,8 @@ void emit_launcher(Em *e) {
             L("cfg.gridDim = dim3((unsigned)(units * %d));  // one cluster per work tile", c);
         }
         L("(void)sms;");
-        L("if (cudaLaunchKernelEx(&cfg, tkc_%s_kernel, %s) != cudaSuccess) return TKC_ERR_LAUNCH;", pk->name, args.s);
+        L("if ((tkc_%s_cuda = cudaLaunchKernelEx(&cfg, tkc_%s_kernel, %s)) != cudaSuccess) return TKC_ERR_LAUNCH;", pk->name,
+          pk->name, args.s);
     } else {
         if (pk->paired)
             L("const unsigned grid = (unsigned)((tiles + 1) / 2 < sms ? (tiles + 1) / 2 : sms);  // persistent, tiles in pairs: one block per SM");
@@ -190,7 +199,7 @@ void emit_launcher(Em *e) {
         L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
     }
     sb_free(&args);
-    L("return cudaGetLastError() == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;");
+    L("return (tkc_%s_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;", pk->name);
     OUT();
     L("}");
 }

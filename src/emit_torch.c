@@ -252,6 +252,7 @@ static char *emit_binding(const Plan *p, const EmitOptions *o, const char *stem,
         sb_init(&params);
         api_c_params(&params, apis[i]);
         sb_printf(&launchers, "extern \"C\" int %s(%s);\n", apis[i]->fn, params.s);
+        sb_printf(&launchers, "extern \"C\" const char *%s_error(void);\n", apis[i]->fn);
         sb_free(&params);
     }
     sb_init(&kernels);
@@ -265,6 +266,8 @@ static char *emit_binding(const Plan *p, const EmitOptions *o, const char *stem,
                   k->kernel, k->kernel, k->fn);
         for (int j = 0; j < k->params.n; j++) sb_printf(&module, ", pybind11::arg(\"%s\")", k->params.v[j].name);
         sb_puts(&module, ");\n");
+        sb_printf(&module, "    m.def(\"%s_error\", []() { return std::string(%s_error()); }, \"the CUDA error of %s's last "
+                  "TKC_ERR_LAUNCH on this thread\");\n", k->kernel, k->fn, k->fn);
     }
     sb_puts(&module, "}\n");
 

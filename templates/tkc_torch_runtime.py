@@ -326,7 +326,11 @@ def _tkc_raise(fn, k, status, tensors, dims):
         raise ValueError("%s: the launcher rejected the dimensions %s: %s (%s)" % (fn, shown, meaning, name))
     hint = ""
     if name == "TKC_ERR_LAUNCH":
-        hint = "; run with CUDA_LAUNCH_BLOCKING=1 to find the failing call"
+        cuda = ""
+        ext = _tkc_ext if _tkc_ext is not None else None
+        if ext is not None and hasattr(ext, k.name + "_error"):
+            cuda = " (CUDA: %s)" % getattr(ext, k.name + "_error")()
+        hint = "%s; run with CUDA_LAUNCH_BLOCKING=1 to find the failing call" % cuda
     raise TkcError("%s: the launcher returned %s (%d): %s%s" % (fn, name, status, meaning, hint), status)
 # @tkc begin kernels
 # @tkc end kernels

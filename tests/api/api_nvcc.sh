@@ -45,7 +45,7 @@ for tk in "$root/kernels.tk/gemm.tk" "$root/kernels.tk/attn_fwd.tk" "$here/two.t
         -o "$tmp/${name}_cu_first.o"
     objs="$objs $tmp/$name.o"
     "$nm" "$tmp/$name.o" | awk '$2 == "T" && $3 ~ /^tkc_/ { print $3 }' | sort >"$tmp/$name.syms"
-    sed -n 's/^int \(tkc_[A-Za-z0-9_]*\)(.*/\1/p' "$tmp/$name.h" | sort >"$tmp/$name.decls"
+    sed -n 's/^\(int \|const char \*\)\(tkc_[A-Za-z0-9_]*\)(.*/\2/p' "$tmp/$name.h" | sort >"$tmp/$name.decls"
     checks=$((checks + 1))
     if [ ! -s "$tmp/$name.syms" ]; then
         fail "$name.o exports no tkc_* function"

@@ -107,6 +107,8 @@ int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void *K, const i
     const void *V, const int64_t *V_strides, void *O, const int64_t *O_strides, void *L,
     const int64_t *L_strides, int64_t B, int64_t H, int64_t N, int64_t HKV, float scale,
     tkc_stream_t stream);
+/* After TKC_ERR_LAUNCH: the CUDA runtime's message for the call that failed (this thread). */
+const char *tkc_attn_fwd_error(void);
 
 #ifdef __cplusplus
 }

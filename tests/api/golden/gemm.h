@@ -88,6 +88,8 @@ extern "C" {
  */
 int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, const int64_t *B_strides,
     void *C, const int64_t *C_strides, int64_t M, int64_t K, int64_t N, tkc_stream_t stream);
+/* After TKC_ERR_LAUNCH: the CUDA runtime's message for the call that failed (this thread). */
+const char *tkc_gemm_error(void);
 
 #ifdef __cplusplus
 }
