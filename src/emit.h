@@ -12,6 +12,7 @@ typedef struct EmitOptions {
     const char *output_name;    /* the file being written ("<stdout>" when none), for #line */
     bool line_directives;       /* #line directives that point nvcc and debuggers at .tk lines */
     const Diag *diag;           /* the source files, for line numbers */
+    const char *module_name;    /* --emit=torch: the module's name (NULL: the .tk file's stem) */
 } EmitOptions;
 
 /* Each returns heap text the caller frees. */

@@ -578,7 +578,7 @@ int emit_torch(Arena *a, const Plan *p, const Program *prog, const EmitOptions *
         fprintf(stderr, "tkc: error: cannot create the directory '%s': %s\n", dir, strerror(errno));
         return 2;
     }
-    const char *stem = file_stem(a, o->source_path);
+    const char *stem = o->module_name ? o->module_name : file_stem(a, o->source_path);
     const char *cu_name = arena_printf(a, "%s_kernels.cu", stem);
     const char *cpp_name = arena_printf(a, "%s_binding.cpp", stem);
     const char *py_name = arena_printf(a, "%s.py", stem);

@@ -25,6 +25,7 @@ typedef struct Options {
     bool line_directives;
     bool depfile;           /* -MD */
     const char *depfile_path; /* -MF */
+    const char *module_name;  /* --module-name (--emit=torch) */
     Define *defines;
     int ndefines;
 } Options;
@@ -44,6 +45,8 @@ static void usage(FILE *f) {
           "  --emit=ast         the syntax tree\n"
           "  --explain          the plan's decisions and budgets, for a person to read\n"
           "  -D NAME=VALUE      override a compile-time param (an integer)\n"
+          "  --module-name NAME with --emit=torch: the module's name (default: the .tk file's stem), so that\n"
+          "                     -D variants of one .tk can be imported side by side\n"
           "  -MD                also write a Make/Ninja depfile (OUT.d, or the -MF path)\n"
           "  -MF FILE           the depfile's path\n"
           "  --line-directives  #line directives in the CUDA, pointing nvcc and debuggers at .tk lines\n"
@@ -116,6 +119,14 @@ static int parse_args(int argc, char **argv, Options *o) {
             o->depfile = true;
         } else if (!strcmp(a, "--check")) {
             o->check = true;
+        } else if (!strcmp(a, "--module-name")) {
+            if (++i >= argc) return usage_error("%s needs a name", "--module-name");
+            const char *m = argv[i];
+            bool ok = *m && !(*m >= '0' && *m <= '9');
+            for (const char *c = m; *c; c++)
+                ok &= *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9');
+            if (!ok) return usage_error("--module-name '%s' is not a Python identifier (letters, digits, '_')", m);
+            o->module_name = m;
         } else if (!strncmp(a, "-D", 2)) {
             const char *d = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
             if (!d) return usage_error("%s needs NAME=VALUE", "-D");
@@ -131,6 +142,7 @@ static int parse_args(int argc, char **argv, Options *o) {
     }
     if (!o->input) return usage_error("%s", "no input file");
     if (o->emit == EMIT_TORCH && !o->output && !o->check) return usage_error("%s", "--emit=torch needs -o DIR");
+    if (o->module_name && o->emit != EMIT_TORCH) return usage_error("%s", "--module-name goes with --emit=torch");
     if (o->depfile && !o->depfile_path && (!o->output || !strcmp(o->output, "-")))
         return usage_error("%s", "-MD without -o needs -MF FILE");
     return -1;
@@ -252,7 +264,7 @@ int main(int argc, char **argv) {
     Plan plan = {0};
     if (!lower_program(&arena, &diag, &prog, &sr, &plan)) goto done;
     if (!plan_verify(&plan, &diag)) goto done;
-    EmitOptions eo = {.source_path = opt.input,
+    EmitOptions eo = {.source_path = opt.input, .module_name = opt.module_name,
                       .tkc_version = TKC_VERSION,
                       .output_name = opt.output && strcmp(opt.output, "-") ? opt.output : "<stdout>",
                       .line_directives = opt.line_directives,
