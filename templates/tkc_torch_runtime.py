@@ -249,7 +249,83 @@ def _tkc_layout_error(fn, k, tensors):
     return None
 
 
+# torch.library: each kernel as a custom op tkc_<hash>::<kernel> (torch 2.4 and later), with a fake
+# implementation that makes the outputs from the inputs' shapes, so torch.compile traces a call as
+# one op rather than breaking the graph. Kernels with a dimension no input's shape gives (it comes
+# as a keyword) and calls with keywords run directly.
+_tkc_ops = {}
+
+
+def _tkc_register(k):
+    lib = getattr(_tkc_torch, "library", None)
+    if lib is None or not hasattr(lib, "custom_op"):
+        return None
+    ins = [a for a in k.args if a.mode != "out"]
+    known = set()
+    for a in ins:
+        if a.mode != "scalar":
+            known.update(d for d in a.shape if isinstance(d, str))
+    if any(d not in known for d in k.dims):
+        return None
+    outs = [a for a in k.args if a.mode == "out"]
+    params = ", ".join("%s: %s" % (a.name, "float" if a.mode == "scalar" and a.dt == "fp32" else
+                                    "int" if a.mode == "scalar" else "_tkc_torch.Tensor") for a in ins)
+    ret = ("None" if not outs else "_tkc_torch.Tensor" if len(outs) == 1 else
+           "tuple[%s]" % ", ".join(["_tkc_torch.Tensor"] * len(outs)))
+    names = ", ".join(a.name for a in ins)
+    src = ("def _impl(%s) -> %s:\n    return _tkc_launch(_k, (%s%s), {})\n" % (params, ret, names, "," if len(ins) == 1 else "")
+           + "def _fake(%s) -> %s:\n    return _tkc_fake(_k, (%s%s))\n" % (params, ret, names, "," if len(ins) == 1 else ""))
+    env = {"_tkc_torch": _tkc_torch, "_tkc_launch": _tkc_launch, "_tkc_fake": _tkc_fake, "_k": k}
+    exec(src, env)
+    ns = "tkc_" + _TKC_NAME.rsplit("_", 1)[-1]
+    mutates = tuple(a.name for a in ins if a.mode == "inout")
+    try:
+        op = lib.custom_op("%s::%s" % (ns, k.name), mutates_args=mutates)(env["_impl"])
+        op.register_fake(env["_fake"])
+    except Exception:  # an older torch, or a name registered twice: call the launcher directly
+        return None
+    return op
+
+
+def _tkc_fake(k, values):
+    """The outputs a call would make, from the inputs' shapes (on their device, or a fake one)."""
+    it = iter(values)
+    dims, dev = {}, None
+    for a in k.args:
+        if a.mode == "out":
+            continue
+        v = next(it)
+        if a.mode == "scalar":
+            continue
+        dev = v.device if dev is None else dev
+        for i, d in enumerate(a.shape):
+            if isinstance(d, str):
+                dims.setdefault(d, v.shape[i])
+    outs = [_tkc_torch.empty([dims[d] if isinstance(d, str) else d[0] for d in a.shape], dtype=_TKC_DTYPES[a.dt][0],
+                             device=dev) for a in k.args if a.mode == "out"]
+    if not outs:
+        return None
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _tkc_register_all(names):
+    for v in list(names.values()):
+        if isinstance(v, _TkcKernel):
+            op = _tkc_register(v)
+            if op is not None:
+                _tkc_ops[v.name] = op
+
+
 def _tkc_run(k, values, kw, device=None):
+    """A kernel's call: through its torch.library op when it has one (torch.compile sees one op),
+    else the launcher directly."""
+    op = _tkc_ops.get(k.name)
+    if op is not None and not kw and device is None:
+        return op(*values)
+    return _tkc_launch(k, values, kw, device)
+
+
+def _tkc_launch(k, values, kw, device=None):
     fn = k.name + "()"
     given, scalars = [], {}
     it = iter(values)
@@ -334,3 +410,6 @@ def _tkc_raise(fn, k, status, tensors, dims):
     raise TkcError("%s: the launcher returned %s (%d): %s%s" % (fn, name, status, meaning, hint), status)
 # @tkc begin kernels
 # @tkc end kernels
+
+# every kernel above as a torch.library op (_tkc_register)
+_tkc_register_all(globals())
