@@ -23,6 +23,7 @@ def module(tkc, out, name, defs):
                    + sum((["-D", x] for x in defs), []), check=True)
     spec = importlib.util.spec_from_file_location(name, os.path.join(d, name + ".py"))
     m = importlib.util.module_from_spec(spec)
+    sys.modules[name] = m  # torch.compile imports the module of what it traces by name
     spec.loader.exec_module(m)
     return m
 
