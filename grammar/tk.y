@@ -114,7 +114,7 @@ static void yyerror(Span *loc, void *scanner, ParseCtx *pc, const char *msg) {
 %token KERNEL "kernel" PARAM "param" IMPORT "import" IN "in" OUT "out" INOUT "inout"
 %token SHARED "shared" REG "reg" GRID "grid" PIPELINE "pipeline" LET "let" REQUIRE "require"
 %token SETUP "setup" LOAD "load" COMPUTE "compute" STORE "store" FINISH "finish"
-%token IF "if" ELSE "else" FOR "for"
+%token IF "if" ELSE "else" FOR "for" GRAD "grad"
 %token ARROW "<-" DOTDOT ".." PLUSEQ "+=" MINUSEQ "-=" STAREQ "*=" SLASHEQ "/="
 %token EQEQ "==" NOTEQ "!=" LESSEQ "<=" GREATEREQ ">=" ANDAND "&&" OROR "||"
 %token <ival> INT "integer"
@@ -164,6 +164,15 @@ top_item
     | IMPORT STRING ';' {
           Span s = @2;
           parse_file(A, pc->diag, pc->prog, $2, s, pc->depth + 1);
+      }
+    | GRAD IDENT '=' expr_list ';' {
+          GradDecl *g = ARENA_NEW(A, GradDecl);
+          g->fwd = $2;
+          g->span = @$;
+          g->fwd_span = @2;
+          g->chain = $4->v;
+          g->nchain = $4->n;
+          vec_push(A, &pc->prog->grads, g);
       }
     | KERNEL IDENT '(' args_opt ')' '{' kitems '}' {
           Kernel *k = ARENA_NEW(A, Kernel);

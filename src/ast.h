@@ -379,9 +379,19 @@ typedef struct Param {
     int64_t override_value;
 } Param;
 
+/* `grad FWD = K1, K2, ...;`: the kernels that compute FWD's gradients, run in this order (the
+ * torch module makes FWD differentiable with them; sema_grad.c says how arguments bind) */
+typedef struct GradDecl {
+    const char *fwd;
+    Span span, fwd_span;
+    Expr **chain;       /* names of kernels */
+    int nchain;
+} GradDecl;
+
 typedef struct Program {
     Vec(Param *) params;
     Vec(Kernel *) kernels;
+    Vec(GradDecl *) grads;
     Vec(const char *) files;    /* every file read, the main one first (for depfiles) */
     Vec(const char *) real_files; /* the same files by their real paths, to read each once */
 } Program;

@@ -70,8 +70,18 @@ typedef struct SemaKernel {
     Span stages_span, consumers_span, regs_span;
 } SemaKernel;
 
+/* `grad FWD = K1, ...;` checked (sema_grad.c): FWD's inputs, outputs and the gradients of its
+ * outputs (d<output>), then each chain kernel's outputs, bind the chain kernels' arguments by name;
+ * the chain's outputs d<input> are the gradients of FWD's inputs */
+typedef struct SemaGrad {
+    const GradDecl *decl;
+    SemaKernel *fwd;
+    Vec(SemaKernel *) chain;
+} SemaGrad;
+
 typedef struct SemaResult {
     Vec(SemaKernel *) kernels;
+    Vec(SemaGrad) grads;
 } SemaResult;
 
 typedef struct Define {

@@ -33,6 +33,9 @@ typedef struct Sema {
     Vec(int) g2s_bk;
 } Sema;
 
+/* sema_grad.c */
+void check_grads(Sema *s, SemaResult *out);
+
 /* sema.c */
 Symbol *lookup(Sema *s, const char *name);
 Symbol *new_sym(Sema *s, SymKind k, const char *name, Span sp);
