@@ -319,7 +319,8 @@ static void py_call_sig(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelA
     if (nout > 1) sb_putc(b, ')');
 }
 
-static void py_docstring(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi *k, const char *source) {
+static void py_docstring(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi *k, const char *source,
+                         const GradDecl *grad) {
     const SemaKernel *sk = pk->sk;
     int nout = 0;
     for (int i = 0; i < sk->args.n; i++) nout += sk->args.v[i]->ts.ndims && sk->args.v[i]->mode == ARG_OUT;
@@ -380,10 +381,19 @@ static void py_docstring(Arena *a, StrBuf *b, const PlanKernel *pk, const Kernel
     }
     sb_puts(b, "\n\n    Raises TypeError (not a tensor or number, wrong dtype), ValueError (shapes, devices, strides or\n"
                "    alignment the launcher cannot use, a failed require) and RuntimeError (not an sm_90 GPU; TkcError\n"
-               "    for other launcher failures). No autograd: the outputs do not require grad.\n    \"\"\"\n");
+               "    for other launcher failures). ");
+    if (grad) {
+        sb_puts(b, "Differentiable (the .tk's grad declaration): the backward runs");
+        for (int i = 0; i < grad->nchain; i++) sb_printf(b, "%s %s", i ? "," : "", grad->chain[i]->u.name);
+        sb_puts(b, ".\n    \"\"\"\n");
+    } else {
+        sb_puts(b, "No autograd: the outputs do not require grad (a grad declaration in the .tk\n"
+                   "    gives the kernel a backward).\n    \"\"\"\n");
+    }
 }
 
-static void py_kernel(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi *k, const char *source) {
+static void py_kernel(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi *k, const char *source,
+                      const GradDecl *grad) {
     const SemaKernel *sk = pk->sk;
     const char *pyname = py_ident(a, pk->name, true);
     /* the description _tkc_run works from */
@@ -437,7 +447,7 @@ static void py_kernel(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi
     sb_printf(b, "\n\ndef %s(", pyname);
     py_params(a, b, pk, k);
     sb_puts(b, "):\n");
-    py_docstring(a, b, pk, k, source);
+    py_docstring(a, b, pk, k, source, grad);
     sb_printf(b, "    return _tkc_run(_tkc_K_%s, (", pk->name);
     int n = 0;
     for (int i = 0; i < sk->args.n; i++) {
@@ -513,7 +523,21 @@ static char *emit_module(Arena *a, const Plan *p, const Program *prog, const Emi
     sb_printf(&ext, "_TKC_NAME = \"%s\"  # the extension: stem and a hash of its sources\n", ext_name);
     sb_printf(&ext, "_TKC_SOURCES = (\"%s_kernels.cu\", \"%s_binding.cpp\")\n", stem, stem);
     sb_init(&kernels);
-    for (int i = 0; i < p->kernels.n; i++) py_kernel(a, &kernels, p->kernels.v[i], apis[i], source);
+    for (int i = 0; i < p->kernels.n; i++) {
+        const GradDecl *grad = NULL;
+        for (int g = 0; g < prog->grads.n; g++)
+            if (!strcmp(prog->grads.v[g]->fwd, p->kernels.v[i]->name)) grad = prog->grads.v[g];
+        py_kernel(a, &kernels, p->kernels.v[i], apis[i], source, grad);
+    }
+    if (prog->grads.n) {
+        sb_puts(&kernels, "\n\n# the .tk's grad declarations: the kernels that compute each forward's gradients, in order\n");
+        for (int i = 0; i < prog->grads.n; i++) {
+            const GradDecl *g = prog->grads.v[i];
+            sb_printf(&kernels, "_tkc_grads.append((\"%s\", (", g->fwd);
+            for (int j = 0; j < g->nchain; j++) sb_printf(&kernels, "\"%s\", ", g->chain[j]->u.name);
+            sb_puts(&kernels, ")))\n");
+        }
+    }
 
     char *doc = py_module_doc(a, p, prog, o, stem, apis);
     const TemplateRegion regions[] = {

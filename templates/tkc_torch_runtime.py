@@ -287,6 +287,25 @@ def _tkc_register(k):
     return op
 
 
+def _tkc_tma_ready(a, t):
+    """An input tensor TMA cannot address as it is (a row pitch or base not a multiple of 16 bytes,
+    a last stride other than 1) as a copy whose rows are padded to 16 bytes: the launcher would
+    refuse it, though it is a legal tensor."""
+    e = _TKC_DTYPES[a.dt][1]
+    if t.dim() == 0 or t.numel() == 0:
+        return t
+    ok = t.data_ptr() % 16 == 0 and (t.stride(-1) == 1 or t.shape[-1] == 1)
+    ok = ok and all((t.stride(d) * e) % 16 == 0 for d in range(t.dim() - 1) if t.shape[d] > 1)
+    if ok:
+        return t
+    q = 16 // e
+    shape = list(t.shape)
+    buf = _tkc_torch.empty(shape[:-1] + [(shape[-1] + q - 1) // q * q], dtype=t.dtype, device=t.device)
+    buf = buf[..., :shape[-1]]
+    buf.copy_(t)
+    return buf
+
+
 def _tkc_fake(k, values):
     """The outputs a call would make, from the inputs' shapes (on their device, or a fake one)."""
     it = iter(values)
@@ -308,12 +327,58 @@ def _tkc_fake(k, values):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+# (forward, (backward kernels, ...)) from the .tk's `grad` declarations
+_tkc_grads = []
+
+
+def _tkc_register_grad(fwd, chain, specs):
+    """Makes the op of kernel fwd differentiable: its backward runs the chain's kernels in order,
+    their arguments bound by name (sema_grad.c): fwd's inputs and outputs, d<output> (the gradient
+    that arrives for an output; zeros when none does), then the outputs of earlier chain kernels;
+    the chain's d<input> outputs are the gradients of fwd's inputs, in the inputs' dtypes."""
+    op = _tkc_ops.get(fwd)
+    if op is None or not hasattr(op, "register_autograd"):
+        return
+    kf, kc = specs[fwd], [specs[n] for n in chain]
+    ins = [a for a in kf.args if a.mode != "out"]
+    tins = [a for a in ins if a.mode != "scalar"]
+    outs = [a for a in kf.args if a.mode == "out"]
+    made = set(a.name for k in kc for a in k.args if a.mode == "out")
+
+    def setup_context(ctx, inputs, output):
+        outv = output if isinstance(output, tuple) else (output,)
+        ctx.tkc_scalars = dict((a.name, v) for a, v in zip(ins, inputs) if a.mode == "scalar")
+        ctx.save_for_backward(*([v for a, v in zip(ins, inputs) if a.mode != "scalar"] + list(outv)))
+
+    def backward(ctx, *grads):
+        saved = ctx.saved_tensors
+        env = dict(ctx.tkc_scalars)
+        for a, t in zip(tins, saved[:len(tins)]):
+            env[a.name] = t
+        for a, t, g in zip(outs, saved[len(tins):], grads):
+            env[a.name] = t
+            env["d" + a.name] = g.contiguous() if g is not None else _tkc_torch.zeros_like(t)
+        for k in kc:
+            res = _tkc_run(k, tuple(env[a.name] for a in k.args if a.mode != "out"), {})
+            kouts = [a for a in k.args if a.mode == "out"]
+            for a, t in zip(kouts, res if isinstance(res, tuple) else (res,)):
+                env[a.name] = t
+        return tuple(env["d" + a.name].to(env[a.name].dtype) if a.mode != "scalar" and "d" + a.name in made else None
+                     for a in ins)
+
+    op.register_autograd(backward, setup_context=setup_context)
+
+
 def _tkc_register_all(names):
+    specs = {}
     for v in list(names.values()):
         if isinstance(v, _TkcKernel):
+            specs[v.name] = v
             op = _tkc_register(v)
             if op is not None:
                 _tkc_ops[v.name] = op
+    for fwd, chain in _tkc_grads:
+        _tkc_register_grad(fwd, chain, specs)
 
 
 def _tkc_run(k, values, kw, device=None):
@@ -335,6 +400,8 @@ def _tkc_launch(k, values, kw, device=None):
         elif a.mode != "out":
             t = next(it)
             _tkc_tensor(fn, a, t)
+            if a.mode == "in" and a.tma and t.is_cuda:
+                t = _tkc_tma_ready(a, t)
             given.append((a, t))
     # run-time dimensions: from keywords, then from the shapes, in .tk order
     dims, origin = {}, {}
