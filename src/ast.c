@@ -418,5 +418,14 @@ char *ast_dump(const Program *p, const Diag *d) {
         }
         for (int i = 0; i < kn->nitems; i++) dump_kitem(&du, kn->items[i]);
     }
+    for (int g = 0; g < p->grads.n; g++) {
+        const GradDecl *gd = p->grads.v[g];
+        sb_printf(&du.b, "  grad %s =", gd->fwd);
+        for (int i = 0; i < gd->nchain; i++) {
+            sb_putc(&du.b, ' ');
+            dump_sexpr(&du.b, gd->chain[i]);
+        }
+        at(&du, gd->span);
+    }
     return sb_take(&du.b);
 }
