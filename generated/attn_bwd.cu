@@ -59,6 +59,7 @@ constexpr int STAGING = 1;
 constexpr int NARROW_TAIL = 1;
 constexpr int BWD_BQ = 64;
 constexpr int BWD_BKV = 64;
+constexpr int BLOCKS = 2;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -1231,9 +1232,9 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 // kernel attn_bwd: the plan tkc chose (tkc --emit=plan prints the same)
 // ================================================================================================
 // kernel attn_bwd
-//   roles: producer warpgroup 0 (setmaxnreg 56), consumer warpgroups 1..1 (setmaxnreg 256); 256 threads
-//   registers: 128 x 56 + 1 x 128 x 256 = 39,936 of 65,536
-//   consumer registers (estimate): 204 of 256 = p 32 + dp 32 + dq 32 + dk 32 + dv 32 + lse 2 + dd 2 + dq_operand 16 + overhead 24
+//   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..1 (setmaxnreg 232); 256 threads
+//   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
+//   consumer registers (estimate): 204 of 232 = p 32 + dp 32 + dq 32 + dk 32 + dv 32 + lse 2 + dd 2 + dq_operand 16 + overhead 24
 //   grid: b = B, h = H, kb = cdiv(N, BWD_BKV); one block per work tile; order row_major
 //   launcher: clears dQ, dK, dV on the stream before the kernel (zeroed)
 //   pipeline: i < cdiv(N, BWD_BQ) - first; 2 stages
@@ -1360,6 +1361,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //   store (finish): dK[block.b, kv, block.kb, 0] += dk * scale  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   store (finish): dV[block.b, kv, block.kb, 0] += dv  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
+//     - blocks_per_sm = 2: each block gets 32768 registers, so setmaxnreg gives the producer 24 and each consumer thread 232 (__launch_bounds__(256, 2))
 //     - 'dQ' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
 //     - 'dK' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
 //     - 'dV' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
@@ -1373,11 +1375,11 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     - 4 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - 'dk = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - 'dv = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
-//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
+//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..1 are consumers (setmaxnreg.inc 232); 256 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
-__global__ void __launch_bounds__(256, 1) tkc_attn_bwd_kernel(const __grid_constant__ CUtensorMap tm_Q_64x64, const __grid_constant__ CUtensorMap tm_dO_64x64, const __grid_constant__ CUtensorMap tm_L_v64, const __grid_constant__ CUtensorMap tm_Dl_v64, const __grid_constant__ CUtensorMap tm_K_64x64, const __grid_constant__ CUtensorMap tm_V_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ dO, const float *__restrict__ L, const float *__restrict__ Dl, float *__restrict__ dQ, const long long dQ_st0, const long long dQ_st1, const long long dQ_st2, const long long dQ_st3, float *__restrict__ dK, const long long dK_st0, const long long dK_st1, const long long dK_st2, const long long dK_st3, float *__restrict__ dV, const long long dV_st0, const long long dV_st1, const long long dV_st2, const long long dV_st3, const int B, const int H, const int N, const int HKV, const float scale) {
+__global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_constant__ CUtensorMap tm_Q_64x64, const __grid_constant__ CUtensorMap tm_dO_64x64, const __grid_constant__ CUtensorMap tm_L_v64, const __grid_constant__ CUtensorMap tm_Dl_v64, const __grid_constant__ CUtensorMap tm_K_64x64, const __grid_constant__ CUtensorMap tm_V_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ dO, const float *__restrict__ L, const float *__restrict__ Dl, float *__restrict__ dQ, const long long dQ_st0, const long long dQ_st1, const long long dQ_st2, const long long dQ_st3, float *__restrict__ dK, const long long dK_st0, const long long dK_st1, const long long dK_st2, const long long dK_st3, float *__restrict__ dV, const long long dV_st0, const long long dV_st1, const long long dV_st2, const long long dV_st3, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
@@ -1423,7 +1425,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_kernel(const __grid_const
     const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers
     if (tkc_wgi == 0) {
         // ---- producer warpgroup: one thread issues every TMA load ----
-        tkc_setmaxnreg_dec<56>();
+        tkc_setmaxnreg_dec<24>();
         if (threadIdx.x == 0) {
             tkc_tma_prefetch_map(&tm_Q_64x64);
             tkc_tma_prefetch_map(&tm_dO_64x64);
@@ -1481,7 +1483,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_kernel(const __grid_const
         }
     } else {
         // ---- consumer warpgroups ----
-        tkc_setmaxnreg_inc<256>();
+        tkc_setmaxnreg_inc<232>();
         const int wg = tkc_wgi - 1;                    // consumer index
         const int tkc_wg_thread = threadIdx.x % 128;
         const int tkc_warp = tkc_wg_thread / 32, tkc_lane = threadIdx.x % 32;

@@ -547,7 +547,7 @@ static void emit_kernel(Em *e) {
     StrBuf params;
     sb_init(&params);
     kernel_params(e, &params, true);
-    L("__global__ void __launch_bounds__(%d, %d) tkc_%s_kernel(%s) {", pk->threads, pk->no_producer ? pk->min_blocks : 1,
+    L("__global__ void __launch_bounds__(%d, %d) tkc_%s_kernel(%s) {", pk->threads, pk->min_blocks > 0 ? pk->min_blocks : 1,
       pk->name, params.s);
     sb_free(&params);
     IN();

@@ -91,12 +91,24 @@ static void lower_roles(Lower *L) {
     }
     int p, c;
     reg_split_default(pk->consumers, &p, &c);
+    pk->min_blocks = 1;
+    if (sk->blocks_per_sm > 1 && sk->pipe) {
+        /* several blocks per SM: each gets REG_FILE / blocks registers, the producer the least */
+        pk->min_blocks = sk->blocks_per_sm;
+        p = 24;
+        c = (REG_FILE / pk->min_blocks / 128 - p) / pk->consumers / 8 * 8;
+        if (c > 256) c = 256;
+    }
     if (sk->producer_regs) p = sk->producer_regs;
     if (sk->consumer_regs) c = sk->consumer_regs;
     pk->producer_regs = p;
     pk->consumer_regs = c;
-    pk->split_why = sk->producer_regs || sk->consumer_regs ? "program" : "default";
-    if (!reg_split_fits(pk->consumers, p, c))
+    pk->split_why = sk->producer_regs || sk->consumer_regs ? "program" : pk->min_blocks > 1 ? "blocks_per_sm" : "default";
+    if (pk->min_blocks > 1)
+        lower_note(L, "blocks_per_sm = %d: each block gets %d registers, so setmaxnreg gives the producer %d and each "
+                   "consumer thread %d (__launch_bounds__(%d, %d))",
+                   pk->min_blocks, REG_FILE / pk->min_blocks, p, c, pk->threads, pk->min_blocks);
+    if (!reg_split_fits(pk->consumers, p, c) || 128 * (p + pk->consumers * c) * pk->min_blocks > REG_FILE)
         diag_error(L->d, sk->regs_span.file >= 0 ? sk->regs_span : sk->k->name_span,
                    "register split does not fit the register file: 128 x %d (producer) + %d x 128 x %d (consumers) "
                    "= %s > 65,536",

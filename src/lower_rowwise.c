@@ -221,9 +221,10 @@ void plan_rowred(Lower *L) {
 void plan_no_producer(Lower *L) {
     PlanKernel *pk = L->pk;
     if (!pk->no_pipeline || pk->groups.n) {
-        if (L->sk->blocks_per_sm)
-            diag_error(L->d, L->sk->blocks_span, "blocks_per_sm applies to kernels without a pipeline or loads (no "
-                       "producer warpgroup); this one's blocks each take a whole SM's setmaxnreg split");
+        if (L->sk->blocks_per_sm > 1 && !L->sk->pipe)
+            diag_error(L->d, L->sk->blocks_span, "blocks_per_sm = %d in a kernel without a pipeline that loads tiles: its "
+                       "producer's setmaxnreg split is for one block per SM; load into registers (no producer) or "
+                       "use a pipeline", L->sk->blocks_per_sm);
         return;
     }
     pk->no_producer = true;

@@ -145,6 +145,10 @@ static void verify_kernel(V *v) {
     if (pk->cluster > 1 && (pk->cluster_axis < 0 || pk->cluster_axis >= pk->sk->axes.n))
         fail(v, "cluster axis %d of %d", pk->cluster_axis, pk->sk->axes.n);
     if (pk->threads != 128 * (pk->consumers + (pk->no_producer ? 0 : 1))) fail(v, "thread count %d", pk->threads);
+    if (!pk->no_producer &&
+        128 * (pk->producer_regs + pk->consumers * pk->consumer_regs) * (pk->min_blocks > 0 ? pk->min_blocks : 1) > REG_FILE)
+        fail(v, "%d blocks per SM of a %d/%d register split do not fit the register file", pk->min_blocks,
+             pk->producer_regs, pk->consumer_regs);
     if (pk->no_producer && (pk->groups.n || !pk->no_pipeline || pk->min_blocks < 1 || pk->min_blocks > 16))
         fail(v, "a kernel without a producer has loads, a pipeline or %d blocks per SM", pk->min_blocks);
     if (pk->rowwise) {
