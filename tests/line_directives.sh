@@ -31,6 +31,8 @@ fail() {
     failed=$((failed + 1))
 }
 
+# the files kernels.tk imports, at the same relative paths
+[ -d "$root/kernels.tk/inc" ] && cp -r "$root/kernels.tk/inc" .
 for src in "$root"/kernels.tk/*.tk; do
     name=$(basename "$src" .tk)
     cp "$src" "$name.tk"
@@ -44,7 +46,7 @@ for src in "$root"/kernels.tk/*.tk; do
         continue
     fi
     grep -q '^#line' "$name.plain.cu" && fail "$name: #line directives without --line-directives"
-    grep -q "^#line [0-9]* \"$name.tk\"" "$name.cu" || fail "$name: no #line points at $name.tk"
+    grep -q '^#line [0-9]* ".*\.tk"' "$name.cu" || fail "$name: no #line points at $name.tk or a .tk it imports"
     grep -v '^#line' "$name.cu" | cmp -s - "$name.plain.cu" ||
         fail "$name: --line-directives changed more than the #line lines"
 
@@ -53,29 +55,38 @@ for src in "$root"/kernels.tk/*.tk; do
         function trim(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
         # literals are printed at full precision in the CUDA: compare them as "#"
         function nums(s) { gsub(/[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?/, "#", s); return s }
-        FNR == NR { src[FNR] = trim($0); nsrc = FNR; next }
+        FNR == NR { src[tk, FNR] = trim($0); nsrc[tk] = FNR; next }
+        # another .tk the program imports: read it the first time a directive names it
+        function load(f,   l, n) {
+            if (f in nsrc) return 1
+            n = 0
+            while ((getline l < f) > 0) src[f, ++n] = trim(l)
+            close(f)
+            nsrc[f] = n
+            return n > 0
+        }
         pending {
             # the line after a directive into the .tk: "// STATEMENT  (note)" or "// STATEMENT"
             text = $0
             if (text !~ /^[ \t]*\/\/ /) { print cu ":" FNR ": no statement comment after #line " want; pending = 0; next }
             sub(/^[ \t]*\/\/ /, "", text); sub(/  .*$/, "", text); sub(/: .*$/, "", text)
-            text = nums(trim(text)); line = nums(src[want])
+            text = nums(trim(text)); line = nums(src[wfile, want])
             # a value the statement needs computed first reads "TEMP = PART": PART is on the line
             if (index(line, text) == 0 && text ~ /^[A-Za-z_][A-Za-z0-9_]* = /) sub(/^[^=]*= /, "", text)
             if (index(line, text) == 0)
-                print cu ":" FNR ": comment \"" text "\" is not on " tk ":" want " (\"" src[want] "\")"
+                print cu ":" FNR ": comment \"" text "\" is not on " wfile ":" want " (\"" src[wfile, want] "\")"
             pending = 0
         }
         /^#line / {
             n = $2; file = $3; gsub(/"/, "", file)
-            if (file == tk) {
-                if (n < 1 || n > nsrc) print cu ":" FNR ": #line " n " is outside " tk " (1.." nsrc ")"
-                else { want = n; pending = 1; ntk++ }
+            if (file == tk || (file ~ /\.tk$/ && load(file))) {
+                if (n < 1 || n > nsrc[file]) print cu ":" FNR ": #line " n " is outside " file " (1.." nsrc[file] ")"
+                else { want = n; wfile = file; pending = 1; ntk++ }
             } else if (file == cu) {
                 if (n != FNR + 1) print cu ":" FNR ": #line " n " hands back to the wrong line (expected " FNR + 1 ")"
             } else print cu ":" FNR ": #line names \"" file "\", neither " tk " nor " cu
         }
-        END { if (ntk == 0) print cu ": no directives into " tk }
+        END { if (ntk == 0) print cu ": no directives into " tk " or the files it imports" }
     ' "$name.tk" "$name.cu" >problems
     if [ -s problems ]; then
         fail "$name: wrong #line directives"
