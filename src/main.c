@@ -54,7 +54,7 @@ static void usage(FILE *f) {
           "  --help             this text\n"
           "  --version          the version\n"
           "\n"
-          "Exit status: 0 success, 1 errors in the program, 2 usage errors or unreadable files.\n",
+          "Exit status: 0 success, 1 errors in the program, 2 usage errors or unreadable files, 3 out of memory.\n",
           f);
 }
 
@@ -132,6 +132,9 @@ static int parse_args(int argc, char **argv, Options *o) {
             if (!d) return usage_error("%s needs NAME=VALUE", "-D");
             if (!parse_define(d, &o->defines[o->ndefines]))
                 return usage_error("bad -D '%s' (expected NAME=INTEGER)", d);
+            for (int k = 0; k < o->ndefines; k++)
+                if (!strcmp(o->defines[k].name, o->defines[o->ndefines].name))
+                    return usage_error("-D %s given twice", o->defines[k].name);
             o->ndefines++;
         } else if (a[0] == '-' && a[1]) {
             return usage_error("unknown option '%s'", a);

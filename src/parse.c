@@ -36,15 +36,11 @@ bool parse_file(Arena *a, Diag *d, Program *prog, const char *path, Span from, i
         return false;
     }
     size_t len;
-    char *text = read_file(full, &len);
+    const char *why = NULL;
+    char *text = read_source(full, &len, &why);
     if (!text) {
-        if (from.file >= 0) diag_error(d, from, "cannot read imported file '%s': %s", full, strerror(errno));
-        else diag_error(d, SPAN_NONE, "cannot read '%s': %s", full, strerror(errno));
-        return false;
-    }
-    if (len > 0x3fffffff) {
-        diag_error(d, from, "'%s' is too large", full);
-        free(text);
+        if (from.file >= 0) diag_error(d, from, "cannot read imported file '%s': %s", full, why);
+        else diag_error(d, SPAN_NONE, "cannot read '%s': %s", full, why);
         return false;
     }
     char *kept = arena_strndup(a, text, len);

@@ -1,11 +1,14 @@
 /* util.c - arena, growable arrays, string buffer and file helpers (see util.h).
  * The arena hands out zeroed 16-byte-aligned blocks from chunks of at least 64 KiB. */
+#define _DEFAULT_SOURCE  /* fileno, lstat, realpath */
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct ArenaChunk {
     ArenaChunk *next;
@@ -214,24 +217,96 @@ char *read_file(const char *path, size_t *len) {
     return sb_take(&b);
 }
 
+char *read_source(const char *path, size_t *len, const char **why) {
+    struct stat st;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *why = strerror(errno);
+        return NULL;
+    }
+    if (fstat(fileno(f), &st) != 0) {
+        *why = strerror(errno);
+        fclose(f);
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) *why = "is a directory, not a .tk file";
+    else if (!S_ISREG(st.st_mode)) *why = "is not a regular file (a device, pipe or socket); tkc reads .tk files only";
+    else if ((uint64_t)st.st_size > TKC_SOURCE_MAX) *why = "is larger than 64 MiB";
+    else *why = NULL;
+    if (*why) {
+        fclose(f);
+        return NULL;
+    }
+    StrBuf b;
+    sb_init(&b);
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0 && b.len <= TKC_SOURCE_MAX) sb_putn(&b, buf, n);
+    int err = ferror(f);
+    fclose(f);
+    if (err || b.len > TKC_SOURCE_MAX) {
+        *why = err ? "could not be read (an I/O error)" : "is larger than 64 MiB";
+        sb_free(&b);
+        return NULL;
+    }
+    if (len) *len = b.len;
+    return sb_take(&b);
+}
+
+/* writes data to f; 0 or -1 */
+static int put_all(FILE *f, const char *data, size_t len) {
+    size_t w = fwrite(data, 1, len, f);
+    int bad = w != len;
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
 int write_file(const char *path, const char *data, size_t len) {
-    size_t plen = strlen(path);
+    struct stat st;
+    char *target = NULL;
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            /* follow the link: replace the file it names, keep the link */
+            target = realpath(path, NULL);
+            if (!target) {
+                if (errno != ENOENT) return -1;
+                /* a dangling link: write through it, creating the file it names */
+                FILE *f = fopen(path, "wb");
+                return f ? put_all(f, data, len) : -1;
+            }
+            if (stat(target, &st) != 0) {
+                free(target);
+                return -1;
+            }
+        }
+        if (!S_ISREG(st.st_mode)) {
+            /* a FIFO, a device, a socket: written in place, never replaced */
+            FILE *f = fopen(target ? target : path, "wb");
+            free(target);
+            return f ? put_all(f, data, len) : -1;
+        }
+    }
+    const char *dst = target ? target : path;
+    size_t plen = strlen(dst);
     char *tmp = xmalloc(plen + 5);
-    memcpy(tmp, path, plen);
+    memcpy(tmp, dst, plen);
     memcpy(tmp + plen, ".tmp", 5);
     FILE *f = fopen(tmp, "wb");
     if (!f) {
         free(tmp);
+        free(target);
         return -1;
     }
-    size_t w = fwrite(data, 1, len, f);
-    int bad = (w != len) | (fclose(f) != 0);
-    if (bad || rename(tmp, path) != 0) {
+    if (put_all(f, data, len) != 0 || rename(tmp, dst) != 0) {
+        int e = errno;
         remove(tmp);
         free(tmp);
+        free(target);
+        errno = e;
         return -1;
     }
     free(tmp);
+    free(target);
     return 0;
 }
 

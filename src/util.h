@@ -69,7 +69,16 @@ void sb_wrap(StrBuf *b, const char *prefix, int indent, int hang, int width, boo
 
 /* Reads a whole file; returns NULL and sets errno on failure. *len excludes the added NUL. */
 char *read_file(const char *path, size_t *len);
-/* Writes atomically enough for a build step: to path.tmp, then rename. Returns 0 or -1. */
+/* The largest source file tkc reads (a .tk or an import) */
+#define TKC_SOURCE_MAX (64u << 20)
+/* Reads a .tk source: a regular file of at most TKC_SOURCE_MAX bytes. On failure returns NULL and
+ * sets *why to what went wrong ("is a directory", "is not a regular file ...", "is larger than
+ * ...", or strerror). */
+char *read_source(const char *path, size_t *len, const char **why);
+/* Writes an output. A regular file (or a new one) is written to path.tmp, then renamed over it (a
+ * build never sees half a file); a symbolic link is followed, and the file it names is replaced
+ * the same way; anything else that exists at path (a FIFO, a device such as /dev/null, a socket)
+ * is opened and written in place, never replaced. Returns 0 or -1 with errno set. */
 int write_file(const char *path, const char *data, size_t len);
 
 void *xmalloc(size_t n);

@@ -90,6 +90,8 @@ expect_usage "unknown --emit" "foo" gemm.tk --emit=foo
 expect_usage "empty --emit" "emit" gemm.tk --emit=
 expect_usage "-D without NAME=VALUE" "-D" gemm.tk -D STAGES
 expect_usage "-D with a non-integer" "-D" gemm.tk -D STAGES=two
+expect_usage "-D twice" "-D STAGES given twice" gemm.tk -D STAGES=2 -D STAGES=3
+expect_usage "a device as input" "not a regular file" /dev/null
 expect_usage "--module-name without --emit=torch" "module-name goes with" gemm.tk --module-name g
 expect_usage "--module-name not an identifier" "not a Python identifier" gemm.tk --emit=torch -o tdir --module-name 9g
 expect_usage "--module-name without a name" "needs a name" gemm.tk --emit=torch -o tdir --module-name
@@ -151,6 +153,41 @@ run "-D hex" gemm.tk --emit=plan -D STAGES=0x2
 cmp -s out d_sep.plan || fail "-D STAGES=0x2 differs from -D STAGES=2"
 run "default plan" gemm.tk --emit=plan
 cmp -s out d_sep.plan && fail "-D STAGES=2 did not change the plan"
+
+# ---- imports that are not .tk files: a diagnostic, exit 1 ----------------------------------------
+printf 'import "/dev/zero";\n' >devimport.tk
+run "import of a device" devimport.tk
+if [ "$rc" -ne 1 ] || ! grep -q "cannot read imported file '/dev/zero': is not a regular file" err; then
+    fail "import of /dev/zero: exit status $rc (expected 1) with a diagnostic, not an unbounded read"
+fi
+mkdir -p importdir
+printf 'import "importdir";\n' >dirimport.tk
+run "import of a directory" dirimport.tk
+if [ "$rc" -ne 1 ] || ! grep -q "cannot read imported file 'importdir': is a directory" err; then
+    fail "import of a directory: exit status $rc (expected 1) with 'is a directory'"
+fi
+
+# ---- -o to what is not a regular file: written in place; a symbolic link: followed ----------------
+run "-o /dev/null" gemm.tk -o /dev/null
+if [ "$rc" -ne 0 ] || [ ! -c /dev/null ]; then
+    fail "-o /dev/null: exit status $rc, and /dev/null must stay a character device"
+fi
+printf 'old\n' >linked.cu
+rm -f link.cu
+ln -s linked.cu link.cu
+run "-o a symbolic link" gemm.tk -o link.cu
+if [ "$rc" -ne 0 ] || [ ! -L link.cu ] || ! cmp -s linked.cu stdout.cu; then
+    fail "-o through a symbolic link: the link must stay and the file it names get the output"
+fi
+if command -v mkfifo >/dev/null 2>&1 && mkfifo out.fifo 2>/dev/null; then
+    cat out.fifo >fifo.read &
+    reader=$!
+    run "-o a FIFO" gemm.tk -o out.fifo
+    wait "$reader"
+    if [ "$rc" -ne 0 ] || [ ! -p out.fifo ] || ! cmp -s fifo.read stdout.cu; then
+        fail "-o to a FIFO: it must be written in place (and stay a FIFO)"
+    fi
+fi
 
 # ---- determinism: every kernels.tk file, every emit kind, twice ----------------------------------
 # The kinds come from --help; cu, plan and ast must work, others are checked once they do.
