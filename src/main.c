@@ -1,6 +1,6 @@
 /* main.c - the tkc driver. main() is the pipeline: parse, check, lower, verify, emit; each
  * phase reports through one Diag, and a phase runs only if the ones before it found no error.
- * Exit status: 0 success, 1 diagnostics in the program, 2 usage errors or unreadable files. */
+ * Exit status: 0 success, 1 diagnostics in the program, 2 usage errors or unreadable files, 3 out of memory. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
