@@ -35,20 +35,44 @@ KernelApi *api_of(Arena *a, const PlanKernel *pk) {
     return k;
 }
 
-void api_c_params(StrBuf *b, const KernelApi *k) {
+/* a keyword of C (C11 to C23) or C++ (to C++20): legal .tk names that a C header cannot use */
+static bool c_or_cxx_keyword(const char *s) {
+    static const char *const kw[] = {
+        "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex", "_Decimal128", "_Decimal32", "_Decimal64",
+        "_Generic", "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local", "alignas", "alignof", "and",
+        "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
+        "char8_t", "class", "co_await", "co_return", "co_yield", "compl", "concept", "const", "const_cast", "consteval",
+        "constexpr", "constinit", "continue", "decltype", "default", "delete", "do", "double", "dynamic_cast", "else",
+        "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int",
+        "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq",
+        "private", "protected", "public", "register", "reinterpret_cast", "requires", "restrict", "return", "short",
+        "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+        "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "typeof", "typeof_unqual", "union",
+        "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+    };
+    for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
+        if (!strcmp(s, kw[i])) return true;
+    return false;
+}
+
+void api_c_params_for(StrBuf *b, const KernelApi *k, bool header) {
     for (int i = 0; i < k->params.n; i++) {
         const ApiParam *p = &k->params.v[i];
+        /* in a declaration the names are documentation: one C cannot take gets a '_' */
+        const char *n = p->name, *u = header && c_or_cxx_keyword(p->name) ? "_" : "";
         if (i) sb_puts(b, ", ");
         switch (p->kind) {
         case API_TENSOR:
-            sb_printf(b, "%svoid *%s, const int64_t *%s_strides", p->mode == ARG_IN ? "const " : "", p->name, p->name);
+            sb_printf(b, "%svoid *%s%s, const int64_t *%s_strides", p->mode == ARG_IN ? "const " : "", n, u, n);
             break;
-        case API_DIM: sb_printf(b, "int64_t %s", p->name); break;
-        case API_SCALAR: sb_printf(b, "%s %s", p->is_float ? "float" : "int32_t", p->name); break;
+        case API_DIM: sb_printf(b, "int64_t %s%s", n, u); break;
+        case API_SCALAR: sb_printf(b, "%s %s%s", p->is_float ? "float" : "int32_t", n, u); break;
         }
     }
     sb_puts(b, k->params.n ? ", tkc_stream_t stream" : "tkc_stream_t stream");
 }
+
+void api_c_params(StrBuf *b, const KernelApi *k) { api_c_params_for(b, k, false); }
 
 char *api_params_text(Arena *a, const Program *prog) {
     StrBuf ps;

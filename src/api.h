@@ -42,6 +42,9 @@ KernelApi *api_of(Arena *a, const PlanKernel *pk);
 
 /* "const void *A, const int64_t *A_strides, ..., int64_t M, ..., float scale, tkc_stream_t stream" */
 void api_c_params(StrBuf *b, const KernelApi *k);
+/* the same for a C header (header = true): a name that is a C or C++ keyword gets a '_' (in a
+ * declaration the names are documentation only) */
+void api_c_params_for(StrBuf *b, const KernelApi *k, bool header);
 
 /* "BM=128, BN=256, STAGES=2 (-D)": every param with its value, for comments and explanations;
  * the '=' and the "(-D)" marker are joined to the name by \x01, which the text wrappers of

@@ -81,7 +81,7 @@ static void fixed_dims(StrBuf *b, const ApiParam *p) {
 static void declaration(StrBuf *b, const KernelApi *k) {
     StrBuf sig;
     sb_init(&sig);
-    api_c_params(&sig, k);
+    api_c_params_for(&sig, k, true);
     StrBuf line;
     sb_init(&line);
     sb_printf(&line, "int %s(", k->fn);

@@ -44,20 +44,31 @@ const char *symkind_desc(SymKind k) {
     return "name";
 }
 
-/* Names the generated CUDA uses for itself, or that C++ and CUDA reserve. */
+/* Names the generated CUDA uses for itself, or that C++ and CUDA reserve: the keywords and
+ * alternative tokens of C++20, the identifiers C and C++ reserve (an underscore and a capital
+ * letter, or two underscores, at the start), the standard macros the generated code can see, and
+ * the prefixes of tkc's own names. (Names that are keywords of C only, such as restrict, are
+ * legal: the C header renames its parameters.) */
 static bool reserved_name(const char *n) {
     static const char *const words[] = {
-        "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const",
-        "constexpr", "continue", "default", "delete", "do", "double", "dynamic_cast", "enum", "explicit", "export",
-        "extern", "false", "float", "friend", "goto", "inline", "int", "long", "mutable", "namespace", "new",
-        "noexcept", "not", "nullptr", "operator", "or", "private", "protected", "public", "register", "return",
-        "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try",
-        "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while",
+        "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+        "char", "char8_t", "char16_t", "char32_t", "class", "co_await", "co_return", "co_yield", "compl", "concept",
+        "const", "const_cast", "consteval", "constexpr", "constinit", "continue", "decltype", "default", "delete",
+        "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+        "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+        "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+        "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+        "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+        "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+        "NULL", "EOF", "errno", "assert", "offsetof", "INFINITY", "NAN", "HUGE_VAL", "stdin", "stdout", "stderr",
+        "INT_MAX", "INT_MIN", "UINT_MAX", "CHAR_BIT", "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "M_PI",
         "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "wg", "row", "col", "inf", "block",
         "min", "max", "abs", "fminf", "fmaxf", "fabsf", "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf",
-        "tanhf", "int32_t", "uint32_t", "int64_t", "uint64_t", "uintptr_t", "size_t", "half", "nv_bfloat16"};
+        "tanhf", "int32_t", "uint32_t", "int64_t", "uint64_t", "uintptr_t", "size_t", "half", "nv_bfloat16",
+        "device", "sms", "tiles", "grid", "stream", "cfg", "attr", "units", "clusters"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (!strcmp(n, words[i])) return true;
+    if (n[0] == '_' && ((n[1] >= 'A' && n[1] <= 'Z') || n[1] == '_')) return true;
     return !strncmp(n, "tkc_", 4) || !strncmp(n, "TKC_", 4) || !strncmp(n, "block_", 6) || !strncmp(n, "__", 2) ||
            !strncmp(n, "cuda", 4) || !strncmp(n, "CU", 2);
 }

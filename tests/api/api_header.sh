@@ -25,6 +25,17 @@ decls() {
     awk '/^int tkc_/ { s = $0; while (s !~ /;$/ && (getline l) > 0) { sub(/^ +/, "", l); s = s " " l } print s }' "$1"
 }
 
+# parameter names that are C or C++ keywords: the header still compiles as C and C++
+run_tkc "$tmp/keywords.h" --emit=header "$here/keywords.tk" && {
+    for cc in $ccs; do
+        check_cmd "keywords.h as c11 with $cc" "$cc" -x c -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only "$tmp/keywords.h"
+    done
+    for cxx in $cxxs; do
+        check_cmd "keywords.h as c++17 with $cxx" "$cxx" -x c++ -std=c++17 -Wall -Wextra -Werror -pedantic -fsyntax-only \
+            "$tmp/keywords.h"
+    done
+}
+
 for tk in "$root/kernels.tk/gemm.tk" "$root/kernels.tk/attn_fwd.tk" "$here/two.tk"; do
     name=$(basename "$tk" .tk)
     h=$tmp/$name.h
