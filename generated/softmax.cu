@@ -53,7 +53,9 @@ TKC_DEVICE unsigned char *tkc_align_smem(unsigned char *p) {
     return (unsigned char *)(((uintptr_t)p + 1023) & ~(uintptr_t)1023);
 }
 TKC_DEVICE uint32_t tkc_smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-TKC_DEVICE int tkc_cdiv(int a, int b) { return (a + b - 1) / b; }
+// ceiling division in 64 bits: a + b - 1 must not wrap for a near 2^31 (the launcher accepts
+// dimensions up to 2^31 - 1), or a grid extent comes out negative and the kernel does nothing
+TKC_DEVICE int tkc_cdiv(int a, int b) { return (int)(((long long)a + b - 1) / b); }
 
 
 // mbarriers: an 8-byte phase counter in shared memory. A phase completes when the expected
