@@ -13,10 +13,18 @@
 #   usage: emit_torch.sh TKC ROOT      (ROOT: the source tree, for kernels.tk/)
 #   TKC_TEST_PYTHON: the Python to use (default python3); CXX: the C++ compiler (default c++)
 
+# --require-torch: the same checks, then exit 77 (ctest's SKIP) when the torch-dependent ones could
+# not run (no python, or no importable torch), so a missing prerequisite shows as Skipped, not Passed
+require_torch=0
+if [ "${1:-}" = "--require-torch" ]; then
+    require_torch=1
+    shift
+fi
 if [ $# -ne 2 ]; then
-    echo "usage: emit_torch.sh TKC ROOT" >&2
+    echo "usage: emit_torch.sh [--require-torch] TKC ROOT" >&2
     exit 2
 fi
+torch_ran=0
 tkc=$1
 root=$2
 case $tkc in /*) ;; *) tkc=$(pwd)/$tkc ;; esac
@@ -179,6 +187,7 @@ EOF
                 sed 's/^/    /' "$tmp/err" | head -n 20
             fi
         done
+        torch_ran=1
         if "$py" "$here/check_module.py" "$tmp/a/gemm/nested" "$tmp/a/attn_fwd/nested" >"$tmp/out" 2>&1; then
             ok "check_module.py: $(tail -n 1 "$tmp/out")"
         else
@@ -192,4 +201,9 @@ EOF
 fi
 
 echo "torch: $((checks - failed)) passed, $failed failed"
-[ $failed -eq 0 ]
+[ $failed -eq 0 ] || exit 1
+if [ $require_torch -eq 1 ] && [ $torch_ran -eq 0 ]; then
+    echo "SKIP: torch.module needs a Python that imports torch (TKC_TEST_PYTHON)"
+    exit 77
+fi
+exit 0
