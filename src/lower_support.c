@@ -1,5 +1,6 @@
 /* lower_support.c - what the sm_90a back end emits today (check_support: the constructs it does
  * not, as user diagnostics), and the `zeroed` outputs. Part of lowering (lower_int.h). */
+#include <inttypes.h>
 #include <string.h>
 
 #include "lower_int.h"
@@ -90,10 +91,53 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
     }
 }
 
+/* A global move's constant tile index places the tile at element index x size, which the kernel
+ * and TMA address in 32 bits: a constant that puts the tile past 2^31 - 1 (or before -2^31) would
+ * wrap onto real elements, so it is an error (a tensor the launcher accepts has at most 2^31 - 1
+ * elements along a dimension). */
+static void check_coords(Lower *L, const StmtList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *st = l->v[i];
+        if (st->kind == ST_IF) {
+            check_coords(L, &st->u.if_.then_s);
+            check_coords(L, &st->u.if_.else_s);
+            continue;
+        }
+        if (st->kind == ST_FOR) {
+            check_coords(L, &st->u.for_.body);
+            continue;
+        }
+        if (st->kind != ST_ASSIGN || st->mv == MV_NONE || st->mv == MV_S2R || st->mv == MV_R2S) continue;
+        bool load = st->mv == MV_G2S || st->mv == MV_G2R;
+        const Expr *g = load ? st->u.assign.rhs : st->u.assign.lhs, *v = load ? st->u.assign.lhs : st->u.assign.rhs;
+        if (g->kind != EX_INDEX) continue;
+        int n = g->u.index.nargs;
+        for (int k = 0; k < n; k++) {
+            const Expr *x = g->u.index.args[k].lo;
+            if (!x) continue;
+            int64_t size = 1;
+            if (v->ty.kind == TY_TILE && k == n - 2) size = v->ty.rows;
+            else if (v->ty.kind == TY_TILE && k == n - 1) size = v->ty.cols;
+            else if (v->ty.kind == TY_VEC && k == n - 1) size = v->ty.rows;
+            bool at = x->kind == EX_CALL && x->fn == FN_AT;
+            const Expr *c = at ? x->u.call.args[0] : x;
+            if (!c->is_const) continue;
+            int64_t first = at ? c->cval : c->cval * size, last = first + (at ? size : size) - 1;
+            if (first < INT32_MIN || last > INT32_MAX)
+                diag_error(L->d, x->span,
+                           "this index puts the %s at element %" PRId64 " of dimension %d, past what the kernel addresses "
+                           "(32-bit element indices: a tensor has at most 2^31 - 1 elements along a dimension)",
+                           v->ty.kind == TY_VEC ? "vector" : "tile", first, k);
+        }
+    }
+}
+
 void check_support(Lower *L) {
     SemaKernel *sk = L->sk;
     for (int b = 0; b < BK_COUNT; b++)
         if (sk->blocks[b] && b != BK_LOAD) support_stmts(L, &sk->blocks[b]->u.block.body, (BlockKind)b);
+    for (int b = 0; b < BK_COUNT; b++)
+        if (sk->blocks[b]) check_coords(L, &sk->blocks[b]->u.block.body);
     for (int i = 0; i < sk->regs.n; i++) {
         Symbol *y = sk->regs.v[i];
         if (y->ty.complex) unsupported_plural(L, y->span, "complex tiles");
