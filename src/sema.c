@@ -411,6 +411,7 @@ static void check_kernel(Sema *s, Kernel *k) {
     sk->setup_stages = 1;
     sk->narrow_tail = true;
     s->sk = sk;
+    int errors0 = s->d->nerrors;
     Scope ks;
     push_scope(s, &ks);
     check_args_of(s, k);
@@ -526,6 +527,7 @@ static void check_kernel(Sema *s, Kernel *k) {
         pop_scope(s);
         s->in_block = false;
     }
+    if (s->d->nerrors == errors0) check_outputs(s);
     pop_scope(s);
 }
 

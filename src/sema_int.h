@@ -33,6 +33,9 @@ typedef struct Sema {
     Vec(int) g2s_bk;
 } Sema;
 
+/* sema_cover.c: the outputs of the kernel being checked (s->sk) are stored, all of them */
+void check_outputs(Sema *s);
+
 /* sema_grad.c */
 void check_grads(Sema *s, SemaResult *out);
 
