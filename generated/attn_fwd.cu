@@ -457,11 +457,11 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     the last step, narrow, when N - j * BKV <= 64 and ((j + 1) * BKV > N || CAUSAL && (j + 1) * BKV > q0) and c > 0:
 //       the ops of every later step on s_tail fp32[128, 64] and o_operand_tail; s_tail = ... [wgmma m64n64k16]; after the steps, o over 64 rows of v
 //     after the steps:
+//       release empty_q, only when no step ran
 //       wait full_v (previous step's stage), skipped on the first step
 //       mma o += o_operand @ v  [wgmma m64n128k16 x 11 per warpgroup, RS, A registers, B N-major (128B), previous step's stage, skipped on the first step]
 //       wgmma.wait_group 1  (the last step's products; the next tile's first products stay in flight)
 //       release empty_v (previous step's stage), skipped on the first step
-//       release empty_q, only when no step ran
 //     finish:
 //       store O[block.b, block.h, at(q0), 0] <- bf16(o / l)  [staged]
 //       store L[block.b, block.h, at(q0)] <- (m * c + log2(l)) * 0.69314718055994529  [vector]
@@ -971,6 +971,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
+            if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: no step ran, so no step released the setup tiles
             if (tkc_steps > 0) tkc_mbar_wait(full_v + 8 * tkc_prev_stage, tkc_prev_phase);  // v landed
             // o += bf16(s) @ v: the last step's, over 64 rows of v when that step ran narrow
             if (tkc_narrow) {
@@ -1080,7 +1081,6 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 44; ++tkc_i) tkc_pin(o_operand[tkc_i]);
             if (tkc_steps > 0 && tkc_wg_thread == 0) for (uint32_t tkc_c = 0; tkc_c < 2; ++tkc_c) tkc_mbar_arrive_cluster(empty_v + 8 * tkc_prev_stage, tkc_c);  // release v (previous step) in every block of the cluster
-            if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q);  // release q: no step ran, so no step released the setup tiles
             // finish
             #pragma unroll
             for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // l: add the partial sums of the 4 lanes of each row's quad

@@ -508,6 +508,12 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
             r->no_steps = true;
             r->note = "no step ran, so no step released the setup tiles";
             pk->early_setup_release = true;
+            /* first after the steps: before the lookahead (after the last product), whose wait
+             * for the next tile's setup tiles needs this release when no step ran */
+            vec_push(L->a, &pk->after_ops, NULL);
+            for (int i = pk->after_ops.n - 1; i > 0; i--) pk->after_ops.v[i] = pk->after_ops.v[i - 1];
+            pk->after_ops.v[0] = r;
+            continue;
         }
         vec_push(L->a, &pk->after_ops, r);
     }

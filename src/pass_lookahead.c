@@ -80,6 +80,11 @@ void plan_lookahead(Lower *L) {
     pk->ahead_split = 0;
     for (int i = 0; i < pk->after_ops.n; i++)
         if (pk->after_ops.v[i]->kind == POP_MMA) pk->ahead_split = i + 1;
+    /* and after the release of the setup tiles for a tile without steps: the lookahead waits for
+     * the next tile's, which the producer loads only after that release (with one copy) */
+    for (int i = 0; i < pk->after_ops.n; i++)
+        if (pk->after_ops.v[i]->kind == POP_RELEASE && pk->after_ops.v[i]->no_steps && pk->ahead_split < i + 1)
+            pk->ahead_split = i + 1;
     /* every product wait after the split leaves the next tile's first products in flight too */
     for (int i = pk->ahead_split; i < pk->after_ops.n; i++) {
         POp *o = pk->after_ops.v[i];

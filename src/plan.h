@@ -440,6 +440,14 @@ typedef struct Plan {
 bool lower_program(Arena *a, Diag *d, Program *p, SemaResult *sr, Plan *out);
 /* verify.c: the plan's invariants; a failure is a compiler bug, reported as such. */
 bool plan_verify(const Plan *p, Diag *d);
+/* verify_protocol.c: the barrier protocol, explored exhaustively on small configurations (trip
+ * counts, work tiles, if outcomes, a cluster's blocks). Returns NULL when every rule holds, else
+ * "barrier protocol, rule 'R': ..." naming the rule and the first violation found. */
+typedef struct ProtocolStats {
+    long configs, states;   /* configurations checked, states visited in all */
+    bool truncated;         /* some configuration had more states than the check visits */
+} ProtocolStats;
+const char *plan_check_protocol(Arena *a, const PlanKernel *pk, ProtocolStats *stats);
 /* plan_dump.c: the stable text form (tkc --emit=plan). */
 char *plan_dump(const Plan *p);
 char *plan_dump_kernel(const PlanKernel *pk);

@@ -13,13 +13,15 @@ typedef struct V {
 
 static void fail(V *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void fail(V *v, const char *fmt, ...) {
-    char msg[512];
+    StrBuf msg;
+    sb_init(&msg);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    sb_vprintf(&msg, fmt, ap);
     va_end(ap);
     diag_error(v->d, v->pk->sk->k->name_span, "internal error: plan check failed for kernel '%s': %s",
-               v->pk->name, msg);
+               v->pk->name, msg.s);
+    sb_free(&msg);
     v->ok = false;
 }
 
@@ -274,6 +276,17 @@ static void verify_kernel(V *v) {
     check_ops(v, &pk->compute_ops);
     check_ops(v, &pk->after_ops);
     check_ops(v, &pk->finish_ops);
+    if (v->ok) {
+        Arena a = {0};
+        ProtocolStats st = {0};
+        const char *why = plan_check_protocol(&a, pk, &st);
+        if (why) fail(v, "%s", why);
+        else if (st.truncated)
+            diag_warning(v->d, pk->sk->k->name_span,
+                         "the barrier protocol check of kernel '%s' stopped at its state limit: it is proved only for the "
+                         "states it visited (%ld)", pk->name, st.states);
+        arena_free(&a);
+    }
 }
 
 bool plan_verify(const Plan *p, Diag *d) {

@@ -1,0 +1,226 @@
+/* test_protocol.c - the barrier protocol check (src/verify_protocol.c): the suite's kernels pass it,
+ * and each kind of violation injected into a real plan is caught and named: arrival counts, byte
+ * counts, a stage released or refilled while it is still read, phases that do not alternate, a
+ * role that waits forever. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "plan.h"
+#include "sema.h"
+#include "parse.h"
+
+typedef struct Fix {
+    Arena a;
+    Diag d;
+    Program prog;
+    SemaResult sr;
+    Plan plan;
+    FILE *sink;
+} Fix;
+
+/* parses, checks and lowers ROOT/path (with -D defines "NAME=VALUE"), without the verifier */
+static PlanKernel *lower(Fix *f, const char *path, const char *define) {
+    memset(f, 0, sizeof *f);
+    f->sink = fopen("/dev/null", "w");
+    diag_init(&f->d, &f->a, f->sink);
+    char *full = arena_printf(&f->a, "%s/%s", TKC_SOURCE_DIR, path);
+    Define defs[1];
+    int ndefs = 0;
+    if (define) {
+        const char *eq = strchr(define, '=');
+        defs[0].name = arena_strndup(&f->a, define, (size_t)(eq - define));
+        defs[0].value = atoll(eq + 1);
+        ndefs = 1;
+    }
+    assert_true(parse_file(&f->a, &f->d, &f->prog, full, SPAN_NONE, 0));
+    assert_true(sema_run(&f->a, &f->d, &f->prog, defs, ndefs, &f->sr));
+    assert_true(lower_program(&f->a, &f->d, &f->prog, &f->sr, &f->plan));
+    assert_int_equal(f->d.nerrors, 0);
+    return f->plan.kernels.v[0];
+}
+
+static void done(Fix *f) {
+    arena_free(&f->a);
+    fclose(f->sink);
+}
+
+static const char *check(Fix *f, const PlanKernel *pk, ProtocolStats *st) { return plan_check_protocol(&f->a, pk, st); }
+
+/* the violation names rule */
+static void expect_rule(Fix *f, const PlanKernel *pk, const char *rule) {
+    const char *why = check(f, pk, NULL);
+    if (!why || !strstr(why, rule)) print_message("expected rule %s, got: %s\n", rule, why ? why : "(none)");
+    assert_non_null(why);
+    assert_non_null(strstr(why, rule));
+}
+
+static void suite_kernels_pass(void **state) {
+    (void)state;
+    static const struct { const char *path, *define; } ks[] = {
+        {"kernels.tk/gemm.tk", NULL},      {"kernels.tk/attn_fwd.tk", NULL},   {"kernels.tk/attn_fwd.tk", "CAUSAL=1"},
+        {"kernels.tk/attn_fwd.tk", "D=64"}, {"kernels.tk/attn_bwd.tk", NULL},   {"kernels.tk/layernorm.tk", NULL},
+        {"kernels.tk/softmax.tk", NULL},    {"kernels.tk/rotary.tk", NULL},     {"tests/golden/plan/many_groups.tk", NULL},
+        {"tests/golden/plan/lazy_sums_add.tk", NULL},
+    };
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        Fix f;
+        lower(&f, ks[i].path, ks[i].define);
+        for (int k = 0; k < f.plan.kernels.n; k++) {
+            ProtocolStats st = {0};
+            const char *why = check(&f, f.plan.kernels.v[k], &st);
+            if (why) print_message("%s: %s\n", ks[i].path, why);
+            assert_null(why);
+            assert_true(st.configs > 0 && st.states > 0);
+            assert_false(st.truncated);
+            print_message("%s%s%s kernel %s: %ld configurations, %ld states\n", ks[i].path, ks[i].define ? " -D" : "",
+                          ks[i].define ? ks[i].define : "", f.plan.kernels.v[k]->name, st.configs, st.states);
+        }
+        done(&f);
+    }
+}
+
+static int find_op(const POpList *ops, POpKind kind, int from) {
+    for (int i = from; i < ops->n; i++)
+        if (ops->v[i]->kind == kind) return i;
+    return -1;
+}
+
+static void delete_op(POpList *ops, int at) {
+    for (int i = at; i + 1 < ops->n; i++) ops->v[i] = ops->v[i + 1];
+    ops->n--;
+}
+
+/* an empty barrier that counts one arrival more than the consumers give: its phase never
+ * completes (with one step the kernel ends so; with a full ring the producer waits forever) */
+static void arrivals_count_too_high(void **state) {
+    (void)state;
+    Fix f;
+    PlanKernel *pk = lower(&f, "kernels.tk/gemm.tk", NULL);
+    pk->bars.v[pk->groups.v[0].empty].count++;
+    expect_rule(&f, pk, "rule 'arrivals'");
+    done(&f);
+}
+
+/* a release done twice: its role arrives twice in one phase */
+static void arrivals_twice(void **state) {
+    (void)state;
+    Fix f;
+    PlanKernel *pk = lower(&f, "kernels.tk/gemm.tk", NULL);
+    int i = find_op(&pk->compute_ops, POP_RELEASE, 0);
+    assert_true(i >= 0);
+    POp *dup = arena_alloc(&f.a, sizeof *dup);
+    *dup = *pk->compute_ops.v[i];
+    vec_push(&f.a, &pk->compute_ops, dup);
+    expect_rule(&f, pk, "rule 'release'");  /* the walk sees it first: a release of a stage it no longer holds */
+    done(&f);
+}
+
+/* a named barrier whose thread count is not that of the warpgroups that meet on it: two
+ * consumer warpgroups on a barrier of 384 threads */
+static void arrivals_named_barrier(void **state) {
+    (void)state;
+    Fix f;
+    PlanKernel *pk = lower(&f, "kernels.tk/attn_fwd.tk", NULL);
+    assert_int_equal(pk->consumers, 2);
+    vec_push(&f.a, &pk->nbars, ((PlanNamedBar){.name = "injected", .id = 15, .ids = 1, .threads = 384, .why = "test"}));
+    POp *o = arena_alloc(&f.a, sizeof *o);
+    o->kind = POP_BAR;
+    o->bar = pk->nbars.n - 1;
+    vec_push(&f.a, &pk->finish_ops, o);
+    expect_rule(&f, pk, "rule 'arrivals'");
+    done(&f);
+}
+
+/* a group that expects more bytes than its loads deliver, and a box that delivers fewer */
+static void bytes_expected(void **state) {
+    (void)state;
+    Fix f;
+    PlanKernel *pk = lower(&f, "kernels.tk/gemm.tk", NULL);
+    pk->bars.v[pk->groups.v[0].full].tx_bytes += 16;
+    expect_rule(&f, pk, "rule 'bytes'");
+    done(&f);
+    pk = lower(&f, "kernels.tk/gemm.tk", NULL);
+    pk->maps.v[pk->groups.v[0].loads.v[0].map].box[1] /= 2;
+    expect_rule(&f, pk, "rule 'bytes'");
+    done(&f);
+}
+
+/* a release before the product that reads the stage completed */
+static void release_before_product(void **state) {
+    (void)state;
+    Fix f;
+    PlanKernel *pk = lower(&f, "kernels.tk/gemm.tk", NULL);
+    POpList *ops = &pk->compute_ops;
+    int w = find_op(ops, POP_WAIT_MMA, 0), r = find_op(ops, POP_RELEASE, 0);
+    assert_true(w >= 0 && r > w);
+    POp *rel = ops->v[r];
+    delete_op(ops, r);
+    vec_push(&f.a, ops, NULL);
+    for (int i = ops->n - 1; i > w; i--) ops->v[i] = ops->v[i - 1];
+    ops->v[w] = rel;  /* now before the wait */
+    expect_rule(&f, pk, "rule 'release'");
+    done(&f);
+}
+
+/* an empty barrier that completes on one consumer's release of two: the producer refills a stage
+ * the other consumer still reads */
+static void release_refilled(void **state) {
+    (void)state;
+    Fix f;
+    PlanKernel *pk = lower(&f, "kernels.tk/attn_fwd.tk", "PERSISTENT=0");
+    assert_true(pk->consumers == 2);
+    int g = 0;
+    while (g < pk->groups.n && pk->groups.v[g].once) g++;
+    assert_true(g < pk->groups.n);
+    pk->bars.v[pk->groups.v[g].empty].count /= 2;
+    expect_rule(&f, pk, "rule 'release'");
+    done(&f);
+}
+
+/* an empty barrier that completes on either of two consumers' releases: two of its phases pass
+ * each round, so the producer waits for a phase its barrier has gone past */
+static void phases_skipped(void **state) {
+    (void)state;
+    Fix f;
+    PlanKernel *pk = lower(&f, "kernels.tk/attn_fwd.tk", "CLUSTER=1");
+    int g = 0;
+    while (pk->groups.v[g].once) g++;
+    assert_int_equal(pk->bars.v[pk->groups.v[g].empty].count, 2);
+    pk->bars.v[pk->groups.v[g].empty].count = 1;
+    expect_rule(&f, pk, "rule 'phases'");
+    done(&f);
+}
+
+/* a release deleted: the producer waits forever for the stage */
+static void progress_missing_release(void **state) {
+    (void)state;
+    Fix f;
+    PlanKernel *pk = lower(&f, "kernels.tk/gemm.tk", NULL);
+    int r = find_op(&pk->compute_ops, POP_RELEASE, 0);
+    assert_true(r >= 0);
+    delete_op(&pk->compute_ops, r);
+    if (pk->peel_first) {
+        r = find_op(&pk->first_ops, POP_RELEASE, 0);
+        if (r >= 0) delete_op(&pk->first_ops, r);
+    }
+    expect_rule(&f, pk, "rule 'progress'");
+    done(&f);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(suite_kernels_pass),       cmocka_unit_test(arrivals_count_too_high),
+        cmocka_unit_test(arrivals_twice),           cmocka_unit_test(arrivals_named_barrier),
+        cmocka_unit_test(bytes_expected),           cmocka_unit_test(release_before_product),
+        cmocka_unit_test(release_refilled),         cmocka_unit_test(phases_skipped),
+        cmocka_unit_test(progress_missing_release),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
