@@ -2,13 +2,22 @@
 # Runs on the GPU machine: builds tkc and every kernel variant, checks each kernel against a
 # reference and times it against its baselines in the same process, and writes results.csv,
 # logs and SASS counts to $OUT (default bench/out). The last thing printed is a short table.
-#   bench/run_gpu.sh [--quick] [gemm] [attn] [gemm_cluster] [features]
+#   bench/run_gpu.sh [--quick] [gemm] [attn] [gemm_cluster] [features] [sanitize]
 # --quick: correctness only, small shapes. features: one small program per back-end construct
 # (bench/features/*.tk) checked against PyTorch (bench/features.py; its own builds, in
 # $LIB/features; a program tkc or nvcc rejects is a FAIL row; about two minutes). TKC=path uses a prebuilt tkc (where flex/bison are
 # missing). SUITE_TIMEOUT (seconds, default 300) bounds each suite, so a hang cannot run on.
 # LIB (default $OUT/lib) holds the compiled variants; SKIP_BUILD=1 reuses them. FEATURES_ONLY=a,b
 # runs only those features.
+# sanitize: every kernel of kernels.tk/ (gemm, attn_fwd and a D64 causal variant, attn_bwd,
+# layernorm, rmsnorm, softmax, rotary) on small ragged and strided shapes under compute-sanitizer
+# memcheck, racecheck, synccheck and initcheck (bench/sanitize.py; builds in $LIB/sanitize with
+# --line-directives and -lineinfo; logs in $OUT/sanitize/VARIANT/TOOL/). The process the tool
+# watches launches tkc's kernels only (no PyTorch; the tool's --kernel-name kns=tkc_ as well); the
+# reference check runs after it, unsanitized. One row per (kernel, tool): errors, check, status;
+# fails if any tool reports an error or hazard, or a check fails. COMPUTE_SANITIZER=path (default:
+# PATH, then /usr/local/cuda/bin), SANITIZE_ONLY=v1,v2, SANITIZE_TOOLS=memcheck,...,
+# SANITIZE_TIMEOUT (seconds for the whole suite, default 3600; 900 per kernel and tool).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/bench/out}
@@ -44,14 +53,20 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
 SMI=$!
 trap 'kill $SMI 2>/dev/null' EXIT
 
-HARNESS_SUITES=0 FEATURES=0
+HARNESS_SUITES=0 FEATURES=0 SANITIZE=0
 for s in "${SUITES[@]}"; do
-    if [ "$s" = features ]; then FEATURES=1; else HARNESS_SUITES=1; fi
+    case $s in
+        features) FEATURES=1 ;;
+        sanitize) SANITIZE=1 ;;
+        *) HARNESS_SUITES=1 ;;
+    esac
 done
 if [ -z "${SKIP_BUILD:-}" ]; then
     [ $HARNESS_SUITES = 1 ] && python3 bench/harness.py build --tkc "$TKC" --out "$LIB" ${ONLY:+--only "$ONLY"} | tee "$OUT/build.log"
     [ $FEATURES = 1 ] && timeout "${SUITE_TIMEOUT:-300}" python3 bench/features.py build --tkc "$TKC" --out "$LIB/features" \
         ${FEATURES_ONLY:+--only "$FEATURES_ONLY"} | tee "$OUT/features_build.log"
+    [ $SANITIZE = 1 ] && timeout "${SANITIZE_TIMEOUT:-3600}" python3 bench/sanitize.py build --tkc "$TKC" --out "$LIB/sanitize" \
+        ${SANITIZE_ONLY:+--only "$SANITIZE_ONLY"} | tee "$OUT/sanitize_build.log"
 fi
 rm -f "$OUT/results.csv" "$OUT/sass.txt"
 status=0
@@ -62,6 +77,15 @@ for s in "${SUITES[@]}"; do
             ${FEATURES_ONLY:+--only "$FEATURES_ONLY"} --csv "$OUT/results.csv" 2>&1 | tee "$OUT/features.log"
         rc=${PIPESTATUS[0]}
         [ $rc -ne 0 ] && { status=1; echo "suite features: exit $rc (1 = some case failed, 124 = timed out)"; }
+        continue
+    fi
+    if [ "$s" = sanitize ]; then
+        # one row per (kernel, tool) as they finish, a table last (and $OUT/sanitize.log)
+        timeout "${SANITIZE_TIMEOUT:-3600}" python3 -u bench/sanitize.py run --lib "$LIB/sanitize" --out "$OUT/sanitize" \
+            ${SANITIZE_ONLY:+--only "$SANITIZE_ONLY"} ${SANITIZE_TOOLS:+--tools "$SANITIZE_TOOLS"} \
+            ${COMPUTE_SANITIZER:+--sanitizer "$COMPUTE_SANITIZER"} --csv "$OUT/results.csv" 2>&1 | tee "$OUT/sanitize.log"
+        rc=${PIPESTATUS[0]}
+        [ $rc -ne 0 ] && { status=1; echo "suite sanitize: exit $rc (1 = a tool reported errors or a check failed, 2 = no compute-sanitizer, 124 = timed out)"; }
         continue
     fi
     timeout "${SUITE_TIMEOUT:-300}" python3 -u bench/harness.py run --lib "$LIB" --suite "$s" $QUICK \

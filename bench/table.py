@@ -26,6 +26,11 @@ def main():
             err = r.get("rel_err")
             base = None
             r = dict(r, case="", variant=r.get("variant", ""))
+        elif r["suite"] == "sanitize":  # bench/sanitize.py: one row per (kernel, tool); the tool in 'case'
+            shape = " ".join(x for x in str(r.get("note", "")).split("; ") if x.startswith(("errors=", "hazards=")))
+            err = r.get("rel_err")
+            base = None
+            r = dict(r, suite="sanit", variant=r.get("variant", ""))
         elif "B" not in r:
             continue
         else:
