@@ -6,7 +6,7 @@
 #   .ci/ensure-deps.sh [--check]
 # Required: a C compiler that can link with ASan+UBSan (tkc-asan), cmake >= 3.20, make (the
 # top-level wrapper; CMake uses ninja instead when it is installed), flex >= 2.6, bison >= 3.6,
-# libcmocka-dev. Optional: nvcc (in PATH or /usr/local/cuda/bin; needed for `make demo` and the
+# libcmocka-dev, clang with its libFuzzer runtime (the fuzzing smoke test). Optional: nvcc (in PATH or /usr/local/cuda/bin; needed for `make demo` and the
 # tests that compile generated CUDA, and then also g++, its host compiler) and python3 (bench/
 # and templates/gen_wgmma.py only).
 set -uo pipefail
@@ -98,6 +98,18 @@ check() {
     fi
 
     [ -f /usr/include/cmocka.h ] || need "cmocka (/usr/include/cmocka.h, for the unit tests)" libcmocka-dev
+
+    # clang's libFuzzer (with ASan and UBSan) for the fuzzing smoke test (tests/fuzz/run.sh)
+    if ! have clang; then
+        need "clang with libFuzzer (the fuzzing smoke test, tests/fuzz)" clang
+    else
+        printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' >"$tmp/fz.c"
+        if ! clang -fsanitize=fuzzer,address,undefined "$tmp/fz.c" -o "$tmp/fz" >/dev/null 2>&1; then
+            local major
+            major=$(clang -dumpversion 2>/dev/null | cut -d. -f1)
+            need "clang's libFuzzer and sanitizer runtimes (the fuzzing smoke test, tests/fuzz)" "libclang-rt-${major:-14}-dev"
+        fi
+    fi
 
     if find_nvcc >/dev/null; then
         have g++ || need "g++ (nvcc's host compiler, for the CUDA compile tests and make demo)" g++
