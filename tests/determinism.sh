@@ -23,12 +23,11 @@
 #    directory in every run). Reference: cwd ROOT, the input relative (kernels.tk/x.tk), the
 #    caller's environment. Compared with it, every kind:
 #      - cwd an empty temporary directory, the input by absolute path into ROOT;
-#      - cwd a copy of the tree (kernels.tk/, docs/examples/) elsewhere, the same relative path;
-#      - cwd the empty directory, the input by absolute path into that copy;
-#      - LC_ALL=C TZ=UTC;
+#      - cwd the empty directory, the input by absolute path into a copy of the tree (kernels.tk/,
+#        docs/examples/) elsewhere (B below also runs relative paths inside two copies);
+#      - LC_ALL=C TZ=UTC, with address-space randomization off (setarch -R) where setarch works;
 #      - LC_ALL=C.UTF-8 LANG=C.UTF-8 TZ=Asia/Kathmandu SOURCE_DATE_EPOCH=0 MALLOC_PERTURB_=165
 #        (glibc fills fresh and freed heap memory with a pattern), another TMPDIR and HOME;
-#      - address-space randomization off (setarch -R), where setarch works;
 #      - the reference command again, last, after a second has passed.
 #    Standard error is compared too; where the input was spelled absolute, the tree's prefix is
 #    first removed from it (a diagnostic names the file as spelled). Every program must compile.
@@ -118,7 +117,7 @@ noaslr=0
 setarch "$arch" -R true >/dev/null 2>&1 && noaslr=1
 
 # ---- running tkc ----------------------------------------------------------------------------------
-# run RES DIR ENV ARGS...: runs tkc ARGS in DIR under environment ENV (base, c, utf8, noaslr);
+# run RES DIR ENV ARGS...: runs tkc ARGS in DIR under environment ENV (base, c, utf8);
 # leaves RES/stdout, RES/stderr, RES/rc, and moves DIR/tkc.d and DIR/tkc-out (class B) into RES
 run() {
     res=$1 dir=$2 envm=$3
@@ -128,10 +127,12 @@ run() {
         cd "$dir" || exit 125
         case $envm in
         base) exec "$tkc" "$@" ;;
-        c) exec env LC_ALL=C TZ=UTC "$tkc" "$@" ;;
+        c) if [ "$noaslr" -eq 1 ]; then
+               exec setarch "$arch" -R env LC_ALL=C TZ=UTC "$tkc" "$@"
+           fi
+           exec env LC_ALL=C TZ=UTC "$tkc" "$@" ;;
         utf8) exec env LC_ALL=C.UTF-8 LANG=C.UTF-8 TZ=Asia/Kathmandu SOURCE_DATE_EPOCH=0 \
             MALLOC_PERTURB_=165 TMPDIR="$alt" HOME="$alt" "$tkc" "$@" ;;
-        noaslr) exec setarch "$arch" -R "$tkc" "$@" ;;
         esac
     ) >"$res/stdout" 2>"$res/stderr" </dev/null
     echo $? >"$res/rc"
@@ -187,13 +188,12 @@ tkc_in() {
 run_a() {
     cfg=$1 res=$2 rel=$3 extra=$4 kind=$5 isdir=$6
     case $cfg in
-    ref | again | c | utf8 | noaslr) dir=$root in=$rel ;;
+    ref | again | c | utf8) dir=$root in=$rel ;;
     cwd) dir=$cwd in=$root/$rel ;;
-    copy) dir=$copy1 in=$rel ;;
     copyabs) dir=$cwd in=$copy1/$rel ;;
     esac
     envm=base
-    case $cfg in c | utf8 | noaslr) envm=$cfg ;; esac
+    case $cfg in c | utf8) envm=$cfg ;; esac
     o=
     [ "$isdir" -eq 1 ] && o=$res/out
     tkc_in "$res" "$dir" "$envm" "$kind" "$in" "$extra" "$o" ""
@@ -256,8 +256,7 @@ one_case() {
         base=$tmp/r/$num.$ckind
         what="$crel${cextra:+ $cextra} ($ckind)"
         if [ "$class" = A ]; then
-            for cfg in ref cwd copy copyabs c utf8 noaslr; do
-                [ "$cfg" = noaslr ] && [ "$noaslr" -eq 0 ] && continue
+            for cfg in ref cwd copyabs c utf8; do
                 run_a "$cfg" "$base.$cfg" "$crel" "$cextra" "$ckind" "$cdir"
             done
             checks=$((checks + 1))
@@ -266,7 +265,7 @@ one_case() {
                 sed 's/^/    /' "$base.ref/stderr" | head -n 5
                 continue
             fi
-            for cfg in cwd copy copyabs c utf8 noaslr; do
+            for cfg in cwd copyabs c utf8; do
                 [ -d "$base.$cfg" ] && compare A "$what" "$base.ref" "$base.$cfg"
             done
         else
