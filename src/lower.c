@@ -553,6 +553,18 @@ bool lower_program(Arena *a, Diag *d, Program *p, SemaResult *sr, Plan *out) {
     Lower L = {.a = a, .d = d, .errors0 = d->nerrors};
     for (int i = 0; i < sr->kernels.n; i++) {
         PlanKernel *pk = lower_kernel(&L, sr->kernels.v[i]);
+        /* the names the generated code writes differently (sema_names.c) come first: they were decided first */
+        Vec(const char *) notes = {0};
+        for (int j = 0; j < sr->renames.n; j++) {
+            const SemaRename *rn = &sr->renames.v[j];
+            if (rn->sk && rn->sk != pk->sk) continue;
+            vec_push(a, &notes, arena_printf(a, "the .tk name '%s' is written '%s' in the generated code: it is %s", rn->tk_name,
+                                             rn->sym->name, rn->why));
+        }
+        for (int j = 0; j < pk->notes.n; j++) vec_push(a, &notes, pk->notes.v[j]);
+        pk->notes.v = notes.v;
+        pk->notes.n = notes.n;
+        pk->notes.cap = notes.cap;
         vec_push(a, &out->kernels, pk);
     }
     return d->nerrors == L.errors0;

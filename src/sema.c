@@ -580,5 +580,6 @@ bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, Sema
     }
     if (p->kernels.n == 0 && d->nerrors == errors0) diag_error(d, SPAN_NONE, "the program defines no kernel");
     if (d->nerrors == errors0) check_grads(&s, out);
+    if (d->nerrors == errors0) sema_names(&s, out);
     return d->nerrors == errors0;
 }

@@ -79,9 +79,18 @@ typedef struct SemaGrad {
     Vec(SemaKernel *) chain;
 } SemaGrad;
 
+/* a .tk name the generated code writes differently (sema_names.c) */
+typedef struct SemaRename {
+    Symbol *sym;            /* its name is now the generated code's spelling */
+    const char *tk_name;    /* as the .tk spells it */
+    const char *why;
+    SemaKernel *sk;         /* the kernel that declares it; NULL: a param of the program */
+} SemaRename;
+
 typedef struct SemaResult {
     Vec(SemaKernel *) kernels;
     Vec(SemaGrad) grads;
+    Vec(SemaRename) renames;
 } SemaResult;
 
 typedef struct Define {
@@ -93,6 +102,9 @@ typedef struct Define {
 /* Runs all checks. defines are the -D NAME=VALUE overrides; one that names no param is an
  * error. Returns false if any error was reported. */
 bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, SemaResult *out);
+
+/* why the generated code cannot use a .tk name as written (sema_scope.c), or NULL */
+const char *reserved_why(const char *name);
 
 /* True if e (a typed expression) reads the symbol sym anywhere. */
 bool expr_mentions(const Expr *e, const Symbol *sym);

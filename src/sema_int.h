@@ -12,6 +12,12 @@ typedef struct Scope {
     struct Scope *parent;
 } Scope;
 
+/* a symbol the program declares, and its kernel (NULL: a param) */
+typedef struct SemaDeclared {
+    Symbol *sym;
+    SemaKernel *sk;
+} SemaDeclared;
+
 typedef struct Sema {
     Arena *a;
     Diag *d;
@@ -31,6 +37,7 @@ typedef struct Sema {
     int wg_branch;          /* inside an if whose condition depends on wg */
     bool too_deep;
     Vec(int) g2s_bk;
+    Vec(SemaDeclared) declared;
 } Sema;
 
 /* sema_cover.c: the outputs of the kernel being checked (s->sk) are stored, all of them */
@@ -44,6 +51,8 @@ Symbol *lookup(Sema *s, const char *name);
 Symbol *new_sym(Sema *s, SymKind k, const char *name, Span sp);
 const char *symkind_desc(SymKind k);
 bool declare(Sema *s, Symbol *y);
+/* sema_names.c: the C spellings of names the generated code cannot use as written */
+void sema_names(Sema *s, SemaResult *out);
 void push_scope(Sema *s, Scope *sc);
 void pop_scope(Sema *s);
 const char *suggest(Sema *s, const char *name);

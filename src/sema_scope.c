@@ -44,13 +44,15 @@ const char *symkind_desc(SymKind k) {
     return "name";
 }
 
-/* Names the generated CUDA uses for itself, or that C++ and CUDA reserve: the keywords and
- * alternative tokens of C++20, the identifiers C and C++ reserve (an underscore and a capital
- * letter, or two underscores, at the start), the standard macros the generated code can see, and
- * the prefixes of tkc's own names. (Names that are keywords of C only, such as restrict, are
- * legal: the C header renames its parameters.) */
-static bool reserved_name(const char *n) {
-    static const char *const words[] = {
+/* Why the generated code cannot use a .tk name as written, or NULL when it can: the keywords and
+ * alternative tokens of C++20, the standard macros and functions the generated code can see, the
+ * names it declares itself, the keywords of Python (the torch module), the identifiers C and C++
+ * reserve (an underscore and a capital letter, or two underscores, at the start) and the prefixes
+ * of tkc's own names. Such a name is legal in a .tk: it is written differently (sema_names.c).
+ * (Names that are keywords of C only, such as restrict, keep their spelling: the C header
+ * renames its parameters.) */
+const char *reserved_why(const char *n) {
+    static const char *const cxx[] = {
         "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
         "char", "char8_t", "char16_t", "char32_t", "class", "co_await", "co_return", "co_yield", "compl", "concept",
         "const", "const_cast", "consteval", "constexpr", "constinit", "continue", "decltype", "default", "delete",
@@ -59,35 +61,49 @@ static bool reserved_name(const char *n) {
         "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
         "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
         "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
-        "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+        "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+    static const char *const std[] = {
         "NULL", "EOF", "errno", "assert", "offsetof", "INFINITY", "NAN", "HUGE_VAL", "stdin", "stdout", "stderr",
         "INT_MAX", "INT_MIN", "UINT_MAX", "CHAR_BIT", "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "M_PI",
-        "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "wg", "row", "col", "inf", "block",
-        "min", "max", "abs", "fminf", "fmaxf", "fabsf", "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf",
-        "tanhf", "int32_t", "uint32_t", "int64_t", "uint64_t", "uintptr_t", "size_t", "half", "nv_bfloat16",
-        "device", "sms", "tiles", "grid", "stream", "cfg", "attr", "units", "clusters"};
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (!strcmp(n, words[i])) return true;
-    if (n[0] == '_' && ((n[1] >= 'A' && n[1] <= 'Z') || n[1] == '_')) return true;
-    return !strncmp(n, "tkc_", 4) || !strncmp(n, "TKC_", 4) || !strncmp(n, "block_", 6) || !strncmp(n, "__", 2) ||
-           !strncmp(n, "cuda", 4) || !strncmp(n, "CU", 2);
+        "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "abs", "fminf", "fmaxf", "fabsf",
+        "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf", "tanhf", "int32_t", "uint32_t", "int64_t", "uint64_t",
+        "uintptr_t", "size_t", "half", "nv_bfloat16"};
+    static const char *const own[] = {"wg", "row", "col", "inf", "block", "device", "sms", "tiles", "grid",
+                                      "stream", "cfg", "attr", "units", "clusters"};
+    static const char *const py[] = {"None", "True", "False", "as", "assert", "async", "await", "def", "del", "elif",
+                                     "except", "finally", "from", "global", "is", "lambda", "nonlocal", "pass",
+                                     "raise", "with", "yield", "self", "torch"};
+    for (size_t i = 0; i < sizeof cxx / sizeof cxx[0]; i++)
+        if (!strcmp(n, cxx[i])) return "a C++ keyword or alternative token";
+    for (size_t i = 0; i < sizeof std / sizeof std[0]; i++)
+        if (!strcmp(n, std[i])) return "a name of the C, C++ or CUDA library";
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (!strcmp(n, own[i])) return "a name the generated code declares";
+    for (size_t i = 0; i < sizeof py / sizeof py[0]; i++)
+        if (!strcmp(n, py[i])) return "a Python keyword or a name of the torch module";
+    if (n[0] == '_' && ((n[1] >= 'A' && n[1] <= 'Z') || n[1] == '_')) return "an identifier C and C++ reserve";
+    if (!strncmp(n, "tkc_", 4) || !strncmp(n, "TKC_", 4) || !strncmp(n, "block_", 6) || !strncmp(n, "cuda", 4) ||
+        !strncmp(n, "CU", 2))
+        return "a prefix of the generated code's own names";
+    return NULL;
 }
 
 /* Declares y in the innermost scope; reports a redefinition in the same kernel or program. */
 bool declare(Sema *s, Symbol *y) {
-    if (y->kind != SYM_BUILTIN && reserved_name(y->name)) {
-        diag_error(s->d, y->span, "'%s' is reserved in the generated CUDA; choose another name", y->name);
-        if (!lookup_in(s->scope, y->name) || lookup_in(s->scope, y->name)->kind == SYM_BUILTIN)
-            vec_push(s->a, &s->scope->syms, y); /* declared anyway: its uses are not errors too */
+    Symbol *old = lookup_in(s->scope, y->name);
+    if (old && old->kind == SYM_BUILTIN && y->kind != SYM_BUILTIN) {
+        diag_error(s->d, y->span, "'%s' is a predefined name (section 12 of the language reference); choose another name",
+                   y->name);
+        vec_push(s->a, &s->scope->syms, y); /* declared anyway: its uses are not errors too */
         return false;
     }
-    Symbol *old = lookup_in(s->scope, y->name);
     if (old && old->kind != SYM_BUILTIN) {
         diag_error(s->d, y->span, "redefinition of '%s'", y->name);
         diag_note(s->d, old->span, "'%s' was first defined here as a %s", y->name, symkind_desc(old->kind));
         return false;
     }
     vec_push(s->a, &s->scope->syms, y);
+    vec_push(s->a, &s->declared, ((SemaDeclared){y, s->sk}));
     return true;
 }
 

@@ -220,5 +220,21 @@ for tk in "$root"/kernels.tk/*.tk; do
     done
 done
 
+# names the generated code spells differently (docs/examples/lang/names.tk: xor, NULL, _Bool, pass,
+# lambda, None, tkc_ALIGN, ...): the C header compiles as C, the torch module's Python compiles
+run "renamed names: header" --emit=header "$root/docs/examples/lang/names.tk"
+if [ $rc -ne 0 ]; then fail "renamed names: --emit=header exit $rc"; show --emit=header names.tk
+elif command -v cc >/dev/null 2>&1; then
+    cp out names.h
+    printf '#include "names.h"\nint main(void) { return 0; }\n' >names_main.c
+    cc -std=c11 -Wall -Werror -fsyntax-only names_main.c 2>cc.log || { fail "renamed names: the header does not compile as C"; head -n 5 cc.log; }
+fi
+run "renamed names: torch" --emit=torch -o names_torch "$root/docs/examples/lang/names.tk"
+if [ $rc -ne 0 ]; then fail "renamed names: --emit=torch exit $rc"; show --emit=torch names.tk
+elif command -v python3 >/dev/null 2>&1; then
+    python3 -m py_compile names_torch/*.py 2>py.log || { fail "renamed names: the torch module's Python does not compile"; head -n 5 py.log; }
+fi
+grep -q "the .tk name 'xor' is written 'xor_'" names_torch/*.cu 2>/dev/null || { checks=$((checks + 1)); fail "renamed names: the plan in the module's CUDA does not note xor -> xor_"; }
+
 echo "cli: $checks checks, $failed failed (emit kinds: $(echo $kinds))"
 [ "$failed" -eq 0 ]
