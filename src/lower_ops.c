@@ -598,9 +598,56 @@ void estimate_regs(Lower *L) {
     pk->reg_estimate = total + pk->reg_overhead;
 }
 
+/* The registers ptxas gives each thread when it compiles the kernel: the register file over the
+ * threads of the blocks an SM holds (__launch_bounds__), in steps of 8, at most 255. setmaxnreg
+ * moves registers between warpgroups at run time, but ptxas allocates every thread within this
+ * (measured: a 512-thread kernel uses at most 128 registers, a 384-thread one 168). */
+static int compile_reg_cap(const PlanKernel *pk) {
+    int blocks = pk->min_blocks > 0 ? pk->min_blocks : 1;
+    int cap = REG_FILE / (pk->threads * blocks) / 8 * 8;
+    return cap > 255 ? 255 : cap;
+}
+
+/* registers one wgmma instruction needs at once beyond its accumulator and A fragments: its
+ * descriptors and what the issuing code keeps live (measured with ptxas 13.0: m64n208k16 with
+ * both operands in shared memory asks for a register target of 130 = 104 + 26) */
+enum { WGMMA_FIXED_REGS = 26 };
+
+/* a wgmma instruction that cannot be compiled in the registers ptxas has: its fp32 accumulator
+ * (n / 2 per thread), its A fragments (4, from registers) and the fixed part must all be registers */
+static void check_mma_regs(Lower *L, const POpList *ops, int cap, bool *reported) {
+    for (int i = 0; i < ops->n && !*reported; i++) {
+        const POp *o = ops->v[i];
+        check_mma_regs(L, &o->then_ops, cap, reported);
+        check_mma_regs(L, &o->else_ops, cap, reported);
+        if (o->kind != POP_MMA || !o->mma || *reported) continue;
+        int inst_n, count;
+        plan_mma_shape(o->mma, &inst_n, &count);
+        int need = inst_n / 2 + (o->mma->a_reg ? 4 : 0) + WGMMA_FIXED_REGS;
+        if (need <= cap) continue;
+        int widest = (cap - WGMMA_FIXED_REGS - (o->mma->a_reg ? 4 : 0)) * 2 / 16 * 16;
+        diag_error(L->d, o->st ? o->st->span : L->sk->k->name_span,
+                   "register budget: one wgmma instruction of this product (m64n%dk16) needs about %d registers per "
+                   "thread at once (its accumulator %d%s + %d), but ptxas has %d per thread in a block of %d threads%s; "
+                   "use fewer consumer warpgroups, or a product at most %d columns wide",
+                   inst_n, need, inst_n / 2, o->mma->a_reg ? " + A fragments 4" : "", WGMMA_FIXED_REGS, cap, L->pk->threads,
+                   L->pk->min_blocks > 1 ? arena_printf(L->a, " (%d blocks per SM)", L->pk->min_blocks) : "",
+                   widest > 0 ? widest : 16);
+        *reported = true;
+    }
+}
+
 /* the estimate against the split (estimate_regs first) */
 void check_reg_budget(Lower *L) {
     PlanKernel *pk = L->pk;
+    bool reported = false;
+    int cap = compile_reg_cap(pk);
+    check_mma_regs(L, &pk->setup_ops, cap, &reported);
+    check_mma_regs(L, &pk->compute_ops, cap, &reported);
+    check_mma_regs(L, &pk->first_ops, cap, &reported);
+    check_mma_regs(L, &pk->after_ops, cap, &reported);
+    check_mma_regs(L, &pk->finish_ops, cap, &reported);
+    if (reported) return;
     if (pk->reg_estimate > pk->consumer_regs) {
         StrBuf b;
         sb_init(&b);
