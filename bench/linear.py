@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""linear.py - tkc's linear layers (kernels.tk/linear.tk: Y = act(X @ W^T + bias), W stored [N, K] as
+torch.nn.Linear stores it) on the GPU: correctness against an fp32 reference with NaN-poisoned
+outputs, then time against cuBLAS (torch.nn.functional.linear in bf16, its epilogue fused where
+cuBLASLt fuses it, else the activation after it) in the same process, rounds alternated.
+
+    python3 bench/linear.py --tkc .carry/tkc [--out DIR] [--quick] [--rounds N]
+
+Not run yet: written without a GPU (issue 17's first cut). Shapes: the Llama-3-8B and -70B
+projections of issue 17 at M = 128, 1024, 4096, 16384 (M = 1 and 16 need the decode path, not
+built yet), plus ragged ones (M, N not multiples of the tile). TFLOP/s = 2 M N K / time; CUDA
+events, the median over rounds, each round a fresh order of implementations.
+"""
+import argparse
+import ctypes
+import os
+import random
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
+NVCC = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC", "-shared"]
+P, LL = ctypes.c_void_p, ctypes.c_longlong
+ACTS = {0: "none", 1: "relu", 2: "gelu_tanh", 3: "silu"}
+SHAPES = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (128256, 4096), (10240, 8192), (8192, 8192),
+          (57344, 8192), (8192, 28672)]  # (N, K)
+
+
+def build(tkc, out, act):
+    cu = os.path.join(out, "linear_act%d.cu" % act)
+    subprocess.run([tkc, os.path.join(ROOT, "kernels.tk", "linear.tk"), "-D", "ACT=%d" % act, "-o", cu], check=True)
+    r = subprocess.run(NVCC + ["-Xptxas", "-v", cu, "-o", cu[:-3] + ".so"], capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(r.stderr[-2000:])
+    return ctypes.CDLL(cu[:-3] + ".so")
+
+
+def strides(t, keep):
+    a = (LL * t.dim())(*t.stride())
+    keep.append(a)
+    return a
+
+
+def launch(fn, tensors, dims, stream):
+    keep, args = [], []
+    for t in tensors:
+        args += [P(t.data_ptr()), strides(t, keep)]
+    args += [LL(d) for d in dims] + [P(stream)]
+    rc = fn(*args)
+    if rc:
+        raise RuntimeError("launcher returned %d" % rc)
+
+
+def activation(torch, y, act):
+    F = torch.nn.functional
+    if act == 1:
+        return F.relu(y)
+    if act == 2:
+        return F.gelu(y, approximate="tanh")
+    if act == 3:
+        return F.silu(y)
+    return y
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tkc", required=True)
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp") + "/linear")
+    ap.add_argument("--quick", action="store_true", help="two shapes, M = 1024 and 4096")
+    ap.add_argument("--rounds", type=int, default=5)
+    a = ap.parse_args()
+    import torch
+    os.makedirs(a.out, exist_ok=True)
+    libs = {act: build(a.tkc, a.out, act) for act in ACTS}
+    dev = torch.device("cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+    rows, bad = [], 0
+
+    # correctness: every kernel and activation, ragged shapes, fp32 reference
+    for (M, N, K) in [(1, 8, 64), (777, 1536, 4096), (300, 200, 72), (4096, 4096, 4096)]:
+        x = torch.randn(M, K, device=dev).bfloat16()
+        w = (torch.randn(N, K, device=dev) / K ** 0.5).bfloat16()
+        b = torch.randn(N, device=dev).bfloat16()
+        for act in ACTS:
+            ref = activation(torch, x.float() @ w.float().t() + b.float(), act)
+            for kern, has_bias, dt in (("linear", False, torch.bfloat16), ("linear_bias", True, torch.bfloat16),
+                                       ("linear_bias_f32", True, torch.float32)):
+                if kern == "linear" and act:
+                    continue
+                y = torch.full((M, N), float("nan"), device=dev, dtype=dt)
+                launch(getattr(libs[act], "tkc_" + kern), [x, w] + ([b] if has_bias else []) + [y], [M, K, N], stream)
+                torch.cuda.synchronize()
+                r = ref if has_bias else x.float() @ w.float().t()
+                err = ((y.float() - r).norm() / r.norm().clamp_min(1e-30)).item()
+                ok = err < 1e-2 and not torch.isnan(y).any().item()
+                bad += not ok
+                print("check %-16s act %-9s M %5d N %5d K %5d  rel err %.2e  %s" % (kern, ACTS[act], M, N, K, err,
+                                                                                    "ok" if ok else "WRONG"))
+
+    # speed: bf16 result, bias + activation, against F.linear (+ the activation) in bf16
+    ms = [1024, 4096] if a.quick else [128, 1024, 4096, 16384]
+    shapes = SHAPES[:2] if a.quick else SHAPES
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for M in ms:
+        for (N, K) in shapes:
+            for act in (0, 2):
+                x = torch.randn(M, K, device=dev).bfloat16()
+                w = (torch.randn(N, K, device=dev) / K ** 0.5).bfloat16()
+                b = torch.randn(N, device=dev).bfloat16()
+                y = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+                impls = {
+                    "tkc": lambda: launch(libs[act].tkc_linear_bias, [x, w, b, y], [M, K, N], stream),
+                    "cublas": lambda: activation(torch, torch.nn.functional.linear(x, w, b), act),
+                }
+                times = {k: [] for k in impls}
+                for _ in range(a.rounds):
+                    order = list(impls)
+                    random.shuffle(order)
+                    for k in order:
+                        impls[k]()
+                        start.record()
+                        for _ in range(10):
+                            impls[k]()
+                        end.record()
+                        end.synchronize()
+                        times[k].append(start.elapsed_time(end) / 10)
+                med = {k: statistics.median(v) for k, v in times.items()}
+                tf = {k: 2 * M * N * K / (t * 1e-3) / 1e12 for k, t in med.items()}
+                rows.append((M, N, K, ACTS[act], tf["tkc"], tf["cublas"]))
+                print("time M %5d N %6d K %5d act %-9s tkc %6.1f TFLOP/s  cublas %6.1f  ratio %.3f" % (
+                    M, N, K, ACTS[act], tf["tkc"], tf["cublas"], tf["tkc"] / tf["cublas"]))
+    for M in ms:
+        rs = [r[4] / r[5] for r in rows if r[0] == M]
+        if rs:
+            g = 1.0
+            for v in rs:
+                g *= v
+            print("M %5d: geometric mean tkc / cublas %.3f over %d shapes, worst %.3f" % (M, g ** (1 / len(rs)), len(rs),
+                                                                                        min(rs)))
+    print("correctness: %d wrong" % bad)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
