@@ -2,7 +2,7 @@
 # Runs on the GPU machine: builds tkc and every kernel variant, checks each kernel against a
 # reference and times it against its baselines in the same process, and writes results.csv,
 # logs and SASS counts to $OUT (default bench/out). The last thing printed is a short table.
-#   bench/run_gpu.sh [--quick] [gemm] [attn] [gemm_cluster] [features] [sanitize]
+#   bench/run_gpu.sh [--quick] [gemm] [attn] [gemm_cluster] [features] [sanitize] [determinism]
 # --quick: correctness only, small shapes. features: one small program per back-end construct
 # (bench/features/*.tk) checked against PyTorch (bench/features.py; its own builds, in
 # $LIB/features; a program tkc or nvcc rejects is a FAIL row; about two minutes). TKC=path uses a prebuilt tkc (where flex/bison are
@@ -18,6 +18,17 @@
 # fails if any tool reports an error or hazard, or a check fails. COMPUTE_SANITIZER=path (default:
 # PATH, then /usr/local/cuda/bin), SANITIZE_ONLY=v1,v2, SANITIZE_TOOLS=memcheck,...,
 # SANITIZE_TIMEOUT (seconds for the whole suite, default 3600; 900 per kernel and tool).
+# determinism: every kernel variant of kernels.tk/ (gemm; linear, linear_bias, linear_bias_f32, the
+# last two with GELU too; attn_fwd, D64 causal; attn_bwd's three kernels in turn; layernorm, rmsnorm,
+# softmax, rotary; linear_attn, and D64 with decay) on the sanitize suite's small ragged and strided
+# shapes and one that fills the GPU (gemm/linear 4096^3, attention B2 H16 N4096, 65536 rows, rotary
+# B4 H16 N4096, linear_attn B8 H32 T1024; --quick leaves it out), run DETERMINISM_REPS times (default 5) into NaN-filled outputs and once more into the last
+# result, compared byte for byte with the first run (bench/determinism.py, sanitize.py's build and
+# ctypes launch, no PyTorch; builds in $LIB/determinism, logs in $OUT/determinism/VARIANT/). One row
+# per (variant, shape): exact (bit-identical), atomic (outputs written with atomic adds, read from
+# --emit=report: attn_bwd's dQ, dK, dV; not bit-exact by design, within a tolerance) or FAIL; fails if
+# any other output differs in any bit, an atomic one leaves the tolerance, or NaN is left unwritten.
+# DETERMINISM_ONLY=v1,v2, DETERMINISM_TIMEOUT (seconds for the whole suite, default 1800; 900 per variant).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/bench/out}
@@ -53,11 +64,12 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
 SMI=$!
 trap 'kill $SMI 2>/dev/null' EXIT
 
-HARNESS_SUITES=0 FEATURES=0 SANITIZE=0
+HARNESS_SUITES=0 FEATURES=0 SANITIZE=0 DETERMINISM=0
 for s in "${SUITES[@]}"; do
     case $s in
         features) FEATURES=1 ;;
         sanitize) SANITIZE=1 ;;
+        determinism) DETERMINISM=1 ;;
         *) HARNESS_SUITES=1 ;;
     esac
 done
@@ -67,6 +79,8 @@ if [ -z "${SKIP_BUILD:-}" ]; then
         ${FEATURES_ONLY:+--only "$FEATURES_ONLY"} | tee "$OUT/features_build.log"
     [ $SANITIZE = 1 ] && timeout "${SANITIZE_TIMEOUT:-3600}" python3 bench/sanitize.py build --tkc "$TKC" --out "$LIB/sanitize" \
         ${SANITIZE_ONLY:+--only "$SANITIZE_ONLY"} | tee "$OUT/sanitize_build.log"
+    [ $DETERMINISM = 1 ] && timeout "${DETERMINISM_TIMEOUT:-1800}" python3 bench/determinism.py build --tkc "$TKC" \
+        --out "$LIB/determinism" ${DETERMINISM_ONLY:+--only "$DETERMINISM_ONLY"} | tee "$OUT/determinism_build.log"
 fi
 rm -f "$OUT/results.csv" "$OUT/sass.txt"
 status=0
@@ -86,6 +100,15 @@ for s in "${SUITES[@]}"; do
             ${COMPUTE_SANITIZER:+--sanitizer "$COMPUTE_SANITIZER"} --csv "$OUT/results.csv" 2>&1 | tee "$OUT/sanitize.log"
         rc=${PIPESTATUS[0]}
         [ $rc -ne 0 ] && { status=1; echo "suite sanitize: exit $rc (1 = a tool reported errors or a check failed, 2 = no compute-sanitizer, 124 = timed out)"; }
+        continue
+    fi
+    if [ "$s" = determinism ]; then
+        # one row per (variant, shape) as each variant finishes, a table last (and $OUT/determinism.log)
+        timeout "${DETERMINISM_TIMEOUT:-1800}" python3 -u bench/determinism.py run --lib "$LIB/determinism" \
+            --out "$OUT/determinism" --reps "${DETERMINISM_REPS:-5}" $QUICK ${DETERMINISM_ONLY:+--only "$DETERMINISM_ONLY"} \
+            --csv "$OUT/results.csv" 2>&1 | tee "$OUT/determinism.log"
+        rc=${PIPESTATUS[0]}
+        [ $rc -ne 0 ] && { status=1; echo "suite determinism: exit $rc (1 = an output differed between runs or a launch failed, 124 = timed out)"; }
         continue
     fi
     timeout "${SUITE_TIMEOUT:-300}" python3 -u bench/harness.py run --lib "$LIB" --suite "$s" $QUICK \

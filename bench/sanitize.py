@@ -126,15 +126,15 @@ def selected(only):
 # ---------------------------------------------------------------------------------------------
 # build
 
-def tkc_cmd(tkc, name, *extra):
-    v = VARIANTS[name]
+def tkc_cmd(tkc, name, *extra, spec=None):
+    v = spec or VARIANTS[name]  # spec: another suite's variant (bench/determinism.py)
     cmd = [tkc, os.path.join(ROOT, "kernels.tk", v["tk"])]
     for k, val in v.get("defines", {}).items():
         cmd += ["-D", f"{k}={val}"]
     return cmd + list(extra)
 
 
-def build_one(tkc, out, name, timeout):
+def build_one(tkc, out, name, timeout, spec=None):
     features = _bench("features")
     cu = os.path.join(out, name + ".cu")
     so = os.path.join(out, "lib" + name + ".so")
@@ -148,13 +148,13 @@ def build_one(tkc, out, name, timeout):
     # -lineinfo with tkc's #line directives: the tools name .tk lines
     nvcc = features.NVCC + ["-lineinfo", cu, os.path.join(HERE, "sanitize_shim.cu"), "-o", so]
     try:
-        r = subprocess.run(tkc_cmd(tkc, name, "--line-directives", "-o", cu), capture_output=True, text=True,
-                           timeout=timeout)
+        r = subprocess.run(tkc_cmd(tkc, name, "--line-directives", "-o", cu, spec=spec), capture_output=True,
+                           text=True, timeout=timeout)
         if r.returncode:
             res.update(msg="tkc failed: " + features.first_error(r.stderr + r.stdout))
         else:
-            r = subprocess.run(tkc_cmd(tkc, name, "--emit=report", "-o", rep), capture_output=True, text=True,
-                               timeout=timeout)
+            r = subprocess.run(tkc_cmd(tkc, name, "--emit=report", "-o", rep, spec=spec), capture_output=True,
+                               text=True, timeout=timeout)
             if r.returncode:
                 res.update(msg="tkc --emit=report failed: " + features.first_error(r.stderr + r.stdout))
             else:

@@ -31,6 +31,12 @@ def main():
             err = r.get("rel_err")
             base = None
             r = dict(r, suite="sanit", variant=r.get("variant", ""))
+        elif r["suite"] == "determinism":  # bench/determinism.py: one row per (variant, shape); the shape in 'case'
+            shape = str(r.get("case", ""))
+            err = r.get("rel_err")
+            kind = next((x[5:] for x in str(r.get("note", "")).split("; ") if x.startswith("kind=")), "")
+            base = None
+            r = dict(r, suite="det", case=kind, variant=r.get("variant", ""))
         elif "B" not in r:
             continue
         else:
