@@ -413,6 +413,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     plan_colred(L);
     plan_rowred(L);
     plan_col_stores(L, &pk->compute_ops, 0);
+    check_wg_barriers(L);
     plan_col_stores(L, &pk->finish_ops, 0);
     lower_staging(L);
     layout_smem(L);

@@ -111,7 +111,7 @@ static int colred_regs(const PExpr *x) {
 int stmt_colred_regs(const PStmt *st) { return colred_regs(st->rhs); }
 
 /* does a uniform condition or bound read wg */
-static bool px_mentions_wg(const PExpr *x) {
+bool px_mentions_wg(const PExpr *x) {
     if (!x) return false;
     switch (x->kind) {
     case PX_NAME: return x->sym && x->sym->kind == SYM_BUILTIN && x->sym->builtin == BI_WG;

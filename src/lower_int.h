@@ -67,6 +67,10 @@ void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk);
 void op_effects(Lower *L, POp *o, Effects *e);
 void estimate_regs(Lower *L);
 void check_reg_budget(Lower *L);
+/* lower_colred.c: does a uniform condition or bound read wg */
+bool px_mentions_wg(const PExpr *x);
+/* lower_ops.c: barriers every consumer warpgroup must reach, under a condition on wg (a user error) */
+void check_wg_barriers(Lower *L);
 
 /* lower_sched.c */
 int group_of_buf(PlanKernel *pk, int buf);

@@ -8,7 +8,8 @@
  * the code the emitter writes for it (the same stage, phase and slot counters, the peeled first
  * step, the lookahead, the releases of the setup tiles), for small configurations: every trip
  * count from 0 to stages + 1, 0 to 3 work tiles per block in a persistent grid, both outcomes of
- * every uniform if, every block of a cluster. It then explores every interleaving of the roles
+ * every uniform if (an if on wg and constants goes each warpgroup's own way), every block of a
+ * cluster. It then explores every interleaving of the roles
  * and of the TMA copies in flight (a depth-first search over the reachable states, each state
  * visited once) and checks the rules:
  *   arrivals    no role arrives twice in one phase of an mbarrier (its count is the number of
@@ -160,6 +161,52 @@ static void tree_reads(W *w, const PExpr *x, int r0) {
 
 static void walk_ops(W *w, const POpList *ops, int from, int to);
 
+/* a condition's value for warpgroup wg, where it is made of constants and wg alone */
+static bool eval_wg(const PExpr *x, int wg, int64_t *v) {
+    if (!x) return false;
+    if (x->is_const && x->kind != PX_NAME) {
+        *v = x->cval;
+        return true;
+    }
+    int64_t a, b;
+    switch (x->kind) {
+    case PX_INT: *v = x->ival; return true;
+    case PX_NAME:
+        if (x->sym && x->sym->kind == SYM_BUILTIN && x->sym->builtin == BI_WG) {
+            *v = wg;
+            return true;
+        }
+        if (x->sym && x->sym->is_const) {
+            *v = x->sym->cval;
+            return true;
+        }
+        return false;
+    case PX_UNARY:
+        if (!eval_wg(x->l, wg, &a)) return false;
+        *v = x->uop == UN_NOT ? !a : -a;
+        return true;
+    case PX_BINARY:
+        if (!eval_wg(x->l, wg, &a) || !eval_wg(x->r, wg, &b)) return false;
+        switch (x->bop) {
+        case BIN_OR: *v = a || b; return true;
+        case BIN_AND: *v = a && b; return true;
+        case BIN_EQ: *v = a == b; return true;
+        case BIN_NE: *v = a != b; return true;
+        case BIN_LT: *v = a < b; return true;
+        case BIN_LE: *v = a <= b; return true;
+        case BIN_GT: *v = a > b; return true;
+        case BIN_GE: *v = a >= b; return true;
+        case BIN_ADD: *v = a + b; return true;
+        case BIN_SUB: *v = a - b; return true;
+        case BIN_MUL: *v = a * b; return true;
+        case BIN_DIV: return b ? (*v = a / b, true) : false;
+        case BIN_MOD: return b ? (*v = a % b, true) : false;
+        default: return false;
+        }
+    default: return false;
+    }
+}
+
 /* the role's own order: a read is of data it waited for and has not released yet */
 static void walk_check_reads(W *w, int r0, int nr, const char *what) {
     for (int k = r0; k < r0 + nr; k++) {
@@ -235,6 +282,11 @@ static void walk_op(W *w, const POp *o) {
         return;
     }
     case POP_IF: {
+        int64_t c;
+        if (eval_wg(o->cond, w->wg, &c)) { /* decided by the warpgroup (or a constant): each its own way */
+            walk_ops(w, c ? &o->then_ops : &o->else_ops, 0, -1);
+            return;
+        }
         int bit = -1;
         for (int i = 0; i < m->ifs.n; i++)
             if (m->ifs.v[i] == o) bit = i;
@@ -785,7 +837,9 @@ static bool syncs(const POpList *ops) {
 /* the ifs whose outcome changes the protocol (the others' branches are both walked: they only read) */
 static void collect_ifs(M *m, const POpList *ops) {
     for (int i = 0; i < ops->n; i++) {
-        if (ops->v[i]->kind == POP_IF && (syncs(&ops->v[i]->then_ops) || syncs(&ops->v[i]->else_ops)))
+        int64_t c;
+        if (ops->v[i]->kind == POP_IF && !eval_wg(ops->v[i]->cond, 0, &c) &&
+            (syncs(&ops->v[i]->then_ops) || syncs(&ops->v[i]->else_ops)))
             vec_push(m->a, &m->ifs, ops->v[i]);
         collect_ifs(m, &ops->v[i]->then_ops);
         collect_ifs(m, &ops->v[i]->else_ops);

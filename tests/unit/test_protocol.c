@@ -198,6 +198,39 @@ static void phases_skipped(void **state) {
     done(&f);
 }
 
+/* a barrier of both consumer warpgroups that only warpgroup 1 reaches (under `if (wg == 1)`, which
+ * the check evaluates per warpgroup): one warpgroup meets on a barrier of 256 threads */
+static void arrivals_barrier_under_wg(void **state) {
+    (void)state;
+    Fix f;
+    PlanKernel *pk = lower(&f, "kernels.tk/attn_fwd.tk", "CLUSTER=1");
+    assert_int_equal(pk->consumers, 2);
+    vec_push(&f.a, &pk->nbars, ((PlanNamedBar){.name = "injected", .id = 15, .ids = 1, .threads = 256, .why = "test"}));
+    Symbol *wg = arena_alloc(&f.a, sizeof *wg);
+    wg->kind = SYM_BUILTIN;
+    wg->builtin = BI_WG;
+    wg->name = "wg";
+    PExpr *l = arena_alloc(&f.a, sizeof *l), *r = arena_alloc(&f.a, sizeof *r), *eq = arena_alloc(&f.a, sizeof *eq);
+    l->kind = PX_NAME;
+    l->sym = wg;
+    r->kind = PX_INT;
+    r->ival = r->cval = 1;
+    r->is_const = true;
+    eq->kind = PX_BINARY;
+    eq->bop = BIN_EQ;
+    eq->l = l;
+    eq->r = r;
+    POp *bar = arena_alloc(&f.a, sizeof *bar), *iff = arena_alloc(&f.a, sizeof *iff);
+    bar->kind = POP_BAR;
+    bar->bar = pk->nbars.n - 1;
+    iff->kind = POP_IF;
+    iff->cond = eq;
+    vec_push(&f.a, &iff->then_ops, bar);
+    vec_push(&f.a, &pk->finish_ops, iff);
+    expect_rule(&f, pk, "rule 'arrivals'");
+    done(&f);
+}
+
 /* a release deleted: the producer waits forever for the stage */
 static void progress_missing_release(void **state) {
     (void)state;
@@ -220,7 +253,7 @@ int main(void) {
         cmocka_unit_test(arrivals_twice),           cmocka_unit_test(arrivals_named_barrier),
         cmocka_unit_test(bytes_expected),           cmocka_unit_test(release_before_product),
         cmocka_unit_test(release_refilled),         cmocka_unit_test(phases_skipped),
-        cmocka_unit_test(progress_missing_release),
+        cmocka_unit_test(progress_missing_release), cmocka_unit_test(arrivals_barrier_under_wg),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
