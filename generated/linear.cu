@@ -592,22 +592,16 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bias[block.n]
-//       if (ACT == 0)
-//         store Y[block.m, block.n] <- bf16(acc + fp32(b))  [staged]
-//       if (ACT == 1)
-//         store Y[block.m, block.n] <- bf16(max(acc + fp32(b), 0.0))  [staged]
-//       if (ACT == 2)
-//         store Y[block.m, block.n] <- bf16(0.5 * (acc + fp32(b)) * (1.0 + tanh(0.79788456080286541 * (acc + fp32(b) + 0.044714999999999998 * (acc + fp32(b)) * (acc + fp32(b)) * (acc + fp32(b))))))  [staged]
-//       if (ACT == 3)
-//         store Y[block.m, block.n] <- bf16((acc + fp32(b)) / (1.0 + exp(-(acc + fp32(b)))))  [staged]
+//       store Y[block.m, block.n] <- bf16(acc + fp32(b))  [staged]
 //   store (finish): Y[block.m, block.n] <- bf16(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
-//   store (finish): Y[block.m, block.n] <- bf16(max(acc + fp32(b), 0.0))  [64x64 chunks through staging, tm_Y_64x64]
-//   store (finish): Y[block.m, block.n] <- bf16(0.5 * (acc + fp32(b)) * (1.0 + tanh(0.79788456080286541 * (acc + fp32(b) + 0.044714999999999998 * (acc + fp32(b)) * (acc + fp32(b)) * (acc + fp32(b))))))  [64x64 chunks through staging, tm_Y_64x64]
-//   store (finish): Y[block.m, block.n] <- bf16((acc + fp32(b)) / (1.0 + exp(-(acc + fp32(b)))))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
+//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
+//     - 'if (ACT == 1)' is false at compile time: it is left out
+//     - 'if (ACT == 2)' is false at compile time: it is left out
+//     - 'if (ACT == 3)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
 //     - register split 240/24 rather than 232/40: the consumers' estimate (216) is over 200
@@ -765,139 +759,35 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                 const long long tkc_gi = (long long)block_n * 256 + (tkc_colvec_col(tkc_lcol, tkc_r));
                 b[tkc_r] = tkc_gi < N ? (float)tkc_load_f32(bias, tkc_gi * bias_st0) : 0.f;
             }
-            if ((ACT == 0)) {
-                // Y[block.m, block.n] <- bf16(acc + fp32(b))  [staged]
-                {
-                    const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
-                    const int tkc_c0 = block_n * 256;
-                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
-                    const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
+            // Y[block.m, block.n] <- bf16(acc + fp32(b))  [staged]
+            {
+                const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
+                const int tkc_c0 = block_n * 256;
+                // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
+                const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
+                #pragma unroll
+                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    for (int tkc_ch = 0; tkc_ch < 4; ++tkc_ch) {
+                        const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
+                        if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
+                        tkc_bar_sync(1 + wg, 128);
                         #pragma unroll
-                        for (int tkc_ch = 0; tkc_ch < 4; ++tkc_ch) {
-                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
-                            tkc_bar_sync(1 + wg, 128);
-                            #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 128 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16((acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))]), (acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))]));
-                                const uint32_t tkc_v1 = tkc_pack_bf16((acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))]), (acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))]));
-                                const uint32_t tkc_v2 = tkc_pack_bf16((acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))]), (acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))]));
-                                const uint32_t tkc_v3 = tkc_pack_bf16((acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))]), (acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))]));
-                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                            }
-                            tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
-                            tkc_bar_sync(1 + wg, 128);
-                            if (tkc_wg_thread == 0) {
-                                tkc_tma_store_2d(&tm_Y_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, tkc_buf);
-                                tkc_bulk_commit();
-                            }
-                            ++tkc_st_cnt;
+                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 128 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
+                            const uint32_t tkc_v0 = tkc_pack_bf16((acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))]), (acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))]), (acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))]), (acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))]), (acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))]));
+                            tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
-                    }
-                }
-            }
-            if ((ACT == 1)) {
-                // Y[block.m, block.n] <- bf16(max(acc + fp32(b), 0.0))  [staged]
-                {
-                    const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
-                    const int tkc_c0 = block_n * 256;
-                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
-                    const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_ch = 0; tkc_ch < 4; ++tkc_ch) {
-                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
-                            tkc_bar_sync(1 + wg, 128);
-                            #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 128 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16(fmaxf((acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))]), 0.0f), fmaxf((acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))]), 0.0f));
-                                const uint32_t tkc_v1 = tkc_pack_bf16(fmaxf((acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))]), 0.0f), fmaxf((acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))]), 0.0f));
-                                const uint32_t tkc_v2 = tkc_pack_bf16(fmaxf((acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))]), 0.0f), fmaxf((acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))]), 0.0f));
-                                const uint32_t tkc_v3 = tkc_pack_bf16(fmaxf((acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))]), 0.0f), fmaxf((acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))]), 0.0f));
-                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                            }
-                            tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
-                            tkc_bar_sync(1 + wg, 128);
-                            if (tkc_wg_thread == 0) {
-                                tkc_tma_store_2d(&tm_Y_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, tkc_buf);
-                                tkc_bulk_commit();
-                            }
-                            ++tkc_st_cnt;
+                        tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
+                        tkc_bar_sync(1 + wg, 128);
+                        if (tkc_wg_thread == 0) {
+                            tkc_tma_store_2d(&tm_Y_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, tkc_buf);
+                            tkc_bulk_commit();
                         }
-                    }
-                }
-            }
-            if ((ACT == 2)) {
-                // Y[block.m, block.n] <- bf16(0.5 * (acc + fp32(b)) * (1.0 + tanh(0.79788456080286541 * (acc + fp32(b) + 0.044714999999999998 * (acc + fp32(b)) * (acc + fp32(b)) * (acc + fp32(b))))))  [staged]
-                {
-                    const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
-                    const int tkc_c0 = block_n * 256;
-                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
-                    const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_ch = 0; tkc_ch < 4; ++tkc_ch) {
-                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
-                            tkc_bar_sync(1 + wg, 128);
-                            #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 128 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16(((0.5f * (acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))])) * (1.0f + tanhf((0.797884561f * ((acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))]) + (((0.044715f * (acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))])) * (acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))])) * (acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))]))))))), ((0.5f * (acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))])) * (1.0f + tanhf((0.797884561f * ((acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))]) + (((0.044715f * (acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))])) * (acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))])) * (acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))]))))))));
-                                const uint32_t tkc_v1 = tkc_pack_bf16(((0.5f * (acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))])) * (1.0f + tanhf((0.797884561f * ((acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))]) + (((0.044715f * (acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))])) * (acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))])) * (acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))]))))))), ((0.5f * (acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))])) * (1.0f + tanhf((0.797884561f * ((acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))]) + (((0.044715f * (acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))])) * (acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))])) * (acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))]))))))));
-                                const uint32_t tkc_v2 = tkc_pack_bf16(((0.5f * (acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))])) * (1.0f + tanhf((0.797884561f * ((acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))]) + (((0.044715f * (acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))])) * (acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))])) * (acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))]))))))), ((0.5f * (acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))])) * (1.0f + tanhf((0.797884561f * ((acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))]) + (((0.044715f * (acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))])) * (acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))])) * (acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))]))))))));
-                                const uint32_t tkc_v3 = tkc_pack_bf16(((0.5f * (acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))])) * (1.0f + tanhf((0.797884561f * ((acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))]) + (((0.044715f * (acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))])) * (acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))])) * (acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))]))))))), ((0.5f * (acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))])) * (1.0f + tanhf((0.797884561f * ((acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))]) + (((0.044715f * (acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))])) * (acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))])) * (acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))]))))))));
-                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                            }
-                            tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
-                            tkc_bar_sync(1 + wg, 128);
-                            if (tkc_wg_thread == 0) {
-                                tkc_tma_store_2d(&tm_Y_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, tkc_buf);
-                                tkc_bulk_commit();
-                            }
-                            ++tkc_st_cnt;
-                        }
-                    }
-                }
-            }
-            if ((ACT == 3)) {
-                // Y[block.m, block.n] <- bf16((acc + fp32(b)) / (1.0 + exp(-(acc + fp32(b)))))  [staged]
-                {
-                    const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
-                    const int tkc_c0 = block_n * 256;
-                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
-                    const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_ch = 0; tkc_ch < 4; ++tkc_ch) {
-                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
-                            tkc_bar_sync(1 + wg, 128);
-                            #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 128 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16(((acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))]) / (1.0f + tkc_exp2(1.44269504f * (-(acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))]))))), ((acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))]) / (1.0f + tkc_exp2(1.44269504f * (-(acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))]))))));
-                                const uint32_t tkc_v1 = tkc_pack_bf16(((acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))]) / (1.0f + tkc_exp2(1.44269504f * (-(acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))]))))), ((acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))]) / (1.0f + tkc_exp2(1.44269504f * (-(acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))]))))));
-                                const uint32_t tkc_v2 = tkc_pack_bf16(((acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))]) / (1.0f + tkc_exp2(1.44269504f * (-(acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))]))))), ((acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))]) / (1.0f + tkc_exp2(1.44269504f * (-(acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))]))))));
-                                const uint32_t tkc_v3 = tkc_pack_bf16(((acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))]) / (1.0f + tkc_exp2(1.44269504f * (-(acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))]))))), ((acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))]) / (1.0f + tkc_exp2(1.44269504f * (-(acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))]))))));
-                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                            }
-                            tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
-                            tkc_bar_sync(1 + wg, 128);
-                            if (tkc_wg_thread == 0) {
-                                tkc_tma_store_2d(&tm_Y_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, tkc_buf);
-                                tkc_bulk_commit();
-                            }
-                            ++tkc_st_cnt;
-                        }
+                        ++tkc_st_cnt;
                     }
                 }
             }
@@ -948,28 +838,19 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bias[block.n]
-//       if (ACT == 0)
-//         store Y[block.m, block.n] <- acc + fp32(b)  [direct]
-//       if (ACT == 1)
-//         store Y[block.m, block.n] <- max(acc + fp32(b), 0.0)  [direct]
-//       if (ACT == 2)
-//         store Y[block.m, block.n] <- 0.5 * (acc + fp32(b)) * (1.0 + tanh(0.79788456080286541 * (acc + fp32(b) + 0.044714999999999998 * (acc + fp32(b)) * (acc + fp32(b)) * (acc + fp32(b)))))  [direct]
-//       if (ACT == 3)
-//         store Y[block.m, block.n] <- (acc + fp32(b)) / (1.0 + exp(-(acc + fp32(b))))  [direct]
+//       store Y[block.m, block.n] <- acc + fp32(b)  [direct]
 //   store (finish): Y[block.m, block.n] <- acc + fp32(b)  [direct from registers, no staging]
-//   store (finish): Y[block.m, block.n] <- max(acc + fp32(b), 0.0)  [direct from registers, no staging]
-//   store (finish): Y[block.m, block.n] <- 0.5 * (acc + fp32(b)) * (1.0 + tanh(0.79788456080286541 * (acc + fp32(b) + 0.044714999999999998 * (acc + fp32(b)) * (acc + fp32(b)) * (acc + fp32(b)))))  [direct from registers, no staging]
-//   store (finish): Y[block.m, block.n] <- (acc + fp32(b)) / (1.0 + exp(-(acc + fp32(b))))  [direct from registers, no staging]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
+//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
+//     - 'if (ACT == 1)' is false at compile time: it is left out
+//     - 'if (ACT == 2)' is false at compile time: it is left out
+//     - 'if (ACT == 3)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - 'Y[block.m, block.n] <- acc + fp32(b)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
-//     - 'Y[block.m, block.n] <- max(acc + fp32(b), 0.0)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
-//     - 'Y[block.m, block.n] <- 0.5 * (acc + fp32(b)) * (1.0 + tanh(0.79788456080286541 * (acc + fp32(b) + 0.044714999999999998 * (acc + fp32(b)) * (acc + fp32(b)) * (acc + fp32(b)))))': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
-//     - 'Y[block.m, block.n] <- (acc + fp32(b)) / (1.0 + exp(-(acc + fp32(b))))': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
@@ -1122,91 +1003,23 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
                 const long long tkc_gi = (long long)block_n * 128 + (tkc_colvec_col(tkc_lcol, tkc_r));
                 b[tkc_r] = tkc_gi < N ? (float)tkc_load_f32(bias, tkc_gi * bias_st0) : 0.f;
             }
-            if ((ACT == 0)) {
-                // Y[block.m, block.n] <- acc + fp32(b)  [direct]
-                {
-                    const long long tkc_r0 = (long long)block_m * 128;  // the tile's first row and column
-                    const long long tkc_c0 = (long long)block_n * 128;
-                    float *const tkc_base = Y + tkc_r0 * Y_st0 + tkc_c0 * Y_st1;
-                    const bool tkc_pairs = Y_st1 == 1 && Y_st0 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per 8-byte store
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 32; ++tkc_p) {
-                        const int tkc_r = (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 128)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 128));
-                        const float tkc_x0 = (acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))]), tkc_x1 = (acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))]);
-                        if (tkc_r0 + tkc_r >= M) continue;
-                        float *const tkc_q = tkc_base + tkc_r * Y_st0 + tkc_c * Y_st1;
-                        if (tkc_pairs && tkc_c0 + tkc_c + 1 < N) {
-                            *reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);
-                        } else {
-                            if (tkc_c0 + tkc_c < N) tkc_q[0] = (tkc_x0);
-                            if (tkc_c0 + tkc_c + 1 < N) tkc_q[Y_st1] = (tkc_x1);
-                        }
-                    }
-                }
-            }
-            if ((ACT == 1)) {
-                // Y[block.m, block.n] <- max(acc + fp32(b), 0.0)  [direct]
-                {
-                    const long long tkc_r0 = (long long)block_m * 128;  // the tile's first row and column
-                    const long long tkc_c0 = (long long)block_n * 128;
-                    float *const tkc_base = Y + tkc_r0 * Y_st0 + tkc_c0 * Y_st1;
-                    const bool tkc_pairs = Y_st1 == 1 && Y_st0 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per 8-byte store
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 32; ++tkc_p) {
-                        const int tkc_r = (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 128)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 128));
-                        const float tkc_x0 = fmaxf((acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))]), 0.0f), tkc_x1 = fmaxf((acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))]), 0.0f);
-                        if (tkc_r0 + tkc_r >= M) continue;
-                        float *const tkc_q = tkc_base + tkc_r * Y_st0 + tkc_c * Y_st1;
-                        if (tkc_pairs && tkc_c0 + tkc_c + 1 < N) {
-                            *reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);
-                        } else {
-                            if (tkc_c0 + tkc_c < N) tkc_q[0] = (tkc_x0);
-                            if (tkc_c0 + tkc_c + 1 < N) tkc_q[Y_st1] = (tkc_x1);
-                        }
-                    }
-                }
-            }
-            if ((ACT == 2)) {
-                // Y[block.m, block.n] <- 0.5 * (acc + fp32(b)) * (1.0 + tanh(0.79788456080286541 * (acc + fp32(b) + 0.044714999999999998 * (acc + fp32(b)) * (acc + fp32(b)) * (acc + fp32(b)))))  [direct]
-                {
-                    const long long tkc_r0 = (long long)block_m * 128;  // the tile's first row and column
-                    const long long tkc_c0 = (long long)block_n * 128;
-                    float *const tkc_base = Y + tkc_r0 * Y_st0 + tkc_c0 * Y_st1;
-                    const bool tkc_pairs = Y_st1 == 1 && Y_st0 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per 8-byte store
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 32; ++tkc_p) {
-                        const int tkc_r = (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 128)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 128));
-                        const float tkc_x0 = ((0.5f * (acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))])) * (1.0f + tanhf((0.797884561f * ((acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))]) + (((0.044715f * (acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))])) * (acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))])) * (acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))]))))))), tkc_x1 = ((0.5f * (acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))])) * (1.0f + tanhf((0.797884561f * ((acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))]) + (((0.044715f * (acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))])) * (acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))])) * (acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))])))))));
-                        if (tkc_r0 + tkc_r >= M) continue;
-                        float *const tkc_q = tkc_base + tkc_r * Y_st0 + tkc_c * Y_st1;
-                        if (tkc_pairs && tkc_c0 + tkc_c + 1 < N) {
-                            *reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);
-                        } else {
-                            if (tkc_c0 + tkc_c < N) tkc_q[0] = (tkc_x0);
-                            if (tkc_c0 + tkc_c + 1 < N) tkc_q[Y_st1] = (tkc_x1);
-                        }
-                    }
-                }
-            }
-            if ((ACT == 3)) {
-                // Y[block.m, block.n] <- (acc + fp32(b)) / (1.0 + exp(-(acc + fp32(b))))  [direct]
-                {
-                    const long long tkc_r0 = (long long)block_m * 128;  // the tile's first row and column
-                    const long long tkc_c0 = (long long)block_n * 128;
-                    float *const tkc_base = Y + tkc_r0 * Y_st0 + tkc_c0 * Y_st1;
-                    const bool tkc_pairs = Y_st1 == 1 && Y_st0 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per 8-byte store
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 32; ++tkc_p) {
-                        const int tkc_r = (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 128)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 128));
-                        const float tkc_x0 = ((acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))]) / (1.0f + tkc_exp2(1.44269504f * (-(acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))]))))), tkc_x1 = ((acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))]) / (1.0f + tkc_exp2(1.44269504f * (-(acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))])))));
-                        if (tkc_r0 + tkc_r >= M) continue;
-                        float *const tkc_q = tkc_base + tkc_r * Y_st0 + tkc_c * Y_st1;
-                        if (tkc_pairs && tkc_c0 + tkc_c + 1 < N) {
-                            *reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);
-                        } else {
-                            if (tkc_c0 + tkc_c < N) tkc_q[0] = (tkc_x0);
-                            if (tkc_c0 + tkc_c + 1 < N) tkc_q[Y_st1] = (tkc_x1);
-                        }
+            // Y[block.m, block.n] <- acc + fp32(b)  [direct]
+            {
+                const long long tkc_r0 = (long long)block_m * 128;  // the tile's first row and column
+                const long long tkc_c0 = (long long)block_n * 128;
+                float *const tkc_base = Y + tkc_r0 * Y_st0 + tkc_c0 * Y_st1;
+                const bool tkc_pairs = Y_st1 == 1 && Y_st0 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per 8-byte store
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 32; ++tkc_p) {
+                    const int tkc_r = (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 128)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 128));
+                    const float tkc_x0 = (acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))]), tkc_x1 = (acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))]);
+                    if (tkc_r0 + tkc_r >= M) continue;
+                    float *const tkc_q = tkc_base + tkc_r * Y_st0 + tkc_c * Y_st1;
+                    if (tkc_pairs && tkc_c0 + tkc_c + 1 < N) {
+                        *reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);
+                    } else {
+                        if (tkc_c0 + tkc_c < N) tkc_q[0] = (tkc_x0);
+                        if (tkc_c0 + tkc_c + 1 < N) tkc_q[Y_st1] = (tkc_x1);
                     }
                 }
             }

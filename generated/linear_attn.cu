@@ -185,16 +185,6 @@ TKC_DEVICE void tkc_stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_
 }
 
 
-// Lane l gives the 16-byte row address of row l % 8 of 8x8 matrix l / 8; register i receives
-// row l/4, columns 2(l%4) and 2(l%4)+1 of matrix i (the layout stmatrix writes).
-TKC_DEVICE void tkc_ldmatrix_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(addr)
-                 : "memory");
-}
-
-
 // Fast math on fp32 values and 16-bit packing.
 TKC_DEVICE float tkc_exp2(float x) {
     float y;
@@ -378,51 +368,23 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       fence.proxy.async ('ss' is read by products)
 //       bar.sync 2, 128 (scratch): 'ss' is complete
 //       wait full_k_v
-//       if (DECAY)
-//         move kr <- k[:, 0:KC]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup]
-//         bar.sync 2, 128 (scratch): every earlier reader of 'kd' is done
-//         move kd[:, 0:KC] <- bf16(fp32(kr) * exp(-sl * fp32(64 - row)))  [stmatrix.x4, kd 128B swizzle, whole tile per warpgroup]
-//         fence.proxy.async ('kd' is read by products)
-//         bar.sync 2, 128 (scratch): 'kd' is complete
-//         if (KC < D)
-//           move kr <- k[:, D - KC:D]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup]
-//           bar.sync 2, 128 (scratch): every earlier reader of 'kd' is done
-//           move kd[:, D - KC:D] <- bf16(fp32(kr) * exp(-sl * fp32(64 - row)))  [stmatrix.x4, kd 128B swizzle, whole tile per warpgroup]
-//           fence.proxy.async ('kd' is read by products)
-//           bar.sync 2, 128 (scratch): 'kd' is complete
-//         st = st * exp(-64.0 * sl)  [fp32[128, 128] in registers, accumulator layout, whole per warpgroup]
-//         mma st += kd.T @ v  [wgmma m64n128k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
-//         wgmma.wait_group 0  (products inside a branch or loop finish inside it)
-//       else
-//         mma st += k.T @ v  [wgmma m64n128k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
-//         wgmma.wait_group 0  (products inside a branch or loop finish inside it)
+//       mma st += k.T @ v  [wgmma m64n128k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
 //       wait full_q
 //       mma o = q @ ss  [wgmma m64n128k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       if (DECAY)
-//         o = o * exp(-sl * fp32(row))  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
 //       mma s = q @ k[0:SK, :].T  [wgmma m64n32k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       if (DECAY)
-//         s = where(col <= row, s * exp(sl * fp32(col - row)), 0)  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
-//       else
-//         s = tril(s, 0)  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
+//       s = tril(s, 0)  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       p = bf16(s)  [bf16[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       mma o += p @ v[0:SK, :]  [wgmma m64n128k16 x 2 per warpgroup, RS, A registers, B N-major (128B)]
-//       wgmma.wait_group 0  (products inside a branch or loop start with none in flight)
-//       if (SK < 64)
-//         mma s = q @ k[64 - SK:64, :].T  [wgmma m64n32k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
-//         wgmma.wait_group 0  (registers of a product in flight)
-//         if (DECAY)
-//           s = where(col + SK <= row, s * exp(sl * fp32(col + SK - row)), 0)  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
-//         else
-//           s = tril(s, -SK)  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
-//         p = bf16(s)  [bf16[64, 32] in registers, accumulator layout, whole per warpgroup]
-//         mma o += p @ v[64 - SK:64, :]  [wgmma m64n128k16 x 2 per warpgroup, RS, A registers, B N-major (128B)]
-//         wgmma.wait_group 0  (products inside a branch or loop finish inside it)
+//       mma s = q @ k[64 - SK:64, :].T  [wgmma m64n32k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
+//       wgmma.wait_group 0  (registers of a product in flight)
+//       s = tril(s, -SK)  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       release empty_q
-//       release empty_k_v
+//       p = bf16(s)  [bf16[64, 32] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ v[64 - SK:64, :]  [wgmma m64n128k16 x 2 per warpgroup, RS, A registers, B N-major (128B)]
+//       wgmma.wait_group 0  (registers of a product in flight)
 //       store O[block.b, block.h, j, 0] <- bf16(o * scale)  [staged]
+//       release empty_k_v
 //     after the steps:
 //     finish:
 //   store (store): O[block.b, block.h, j, 0] <- bf16(o * scale)  [64x64 chunks through staging, tm_O_64x64]
@@ -432,6 +394,11 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 128B for 'v': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'ss': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'kd': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - 'if (DECAY)' is false at compile time: its else branch runs unconditionally
+//     - 'if (DECAY)' is false at compile time: it is left out
+//     - 'if (DECAY)' is false at compile time: its else branch runs unconditionally
+//     - 'if (SK < 64)' is true at compile time: its statements run unconditionally
+//     - 'if (DECAY)' is false at compile time: its else branch runs unconditionally
 //     - the store block runs at the end of every step, after compute, in the same schedule
 //     - 2 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
@@ -563,127 +530,22 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_attn_kernel(const __grid_co
                 tkc_fence_proxy_async();  // 'ss' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'ss' is complete
                 tkc_mbar_wait(full_k_v + 8 * tkc_stage, tkc_phase);  // k_v landed
-                if (DECAY) {
-                    // kr <- k[:, 0:KC]  [ldmatrix.x4]
-                    {
-                        const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
-                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                        const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                        #pragma unroll
-                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                            #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                                const int tkc_q = tkc_f >> 1;
-                                tkc_ldmatrix_x4(tkc_a, kr[tkc_q], kr[tkc_q + 1], kr[tkc_q + 2], kr[tkc_q + 3]);
-                            }
-                        }
-                    }
-                    tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kd' is done
-                    // kd[:, 0:KC] <- bf16(fp32(kr) * exp(-sl * fp32(64 - row)))  [stmatrix.x4]
-                    {
-                        const uint32_t tkc_dst = kd_smem;  // kd: 128B swizzle
-                        const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                        #pragma unroll
-                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                            #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                                const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 0), 16)))))), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 1), 16)))))));
-                                const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 2), 16)))))), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 3), 16)))))));
-                                const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 4), 16)))))), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 5), 16)))))));
-                                const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 6), 16)))))), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 7), 16)))))));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                            }
-                        }
-                    }
-                    tkc_fence_proxy_async();  // 'kd' is read by products
-                    tkc_bar_sync(2, 128);  // scratch: 'kd' is complete
-                    if ((KC < D)) {
-                        // kr <- k[:, D - KC:D]  [ldmatrix.x4]
-                        {
-                            const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
-                            // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                            const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                            #pragma unroll
-                            for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                                #pragma unroll
-                                for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                                    const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                                    const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                                    const int tkc_q = tkc_f >> 1;
-                                    tkc_ldmatrix_x4(tkc_a, kr[tkc_q], kr[tkc_q + 1], kr[tkc_q + 2], kr[tkc_q + 3]);
-                                }
-                            }
-                        }
-                        tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kd' is done
-                        // kd[:, D - KC:D] <- bf16(fp32(kr) * exp(-sl * fp32(64 - row)))  [stmatrix.x4]
-                        {
-                            const uint32_t tkc_dst = kd_smem;  // kd: 128B swizzle
-                            const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                            #pragma unroll
-                            for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                                #pragma unroll
-                                for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                                    const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                                    const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 0), 16)))))), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 1), 16)))))));
-                                    const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 2), 16)))))), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 3), 16)))))));
-                                    const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 4), 16)))))), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 5), 16)))))));
-                                    const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 6), 16)))))), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * tkc_exp2(1.44269504f * (-0.0f * (64 - (wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 7), 16)))))));
-                                    tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                                }
-                            }
-                        }
-                        tkc_fence_proxy_async();  // 'kd' is read by products
-                        tkc_bar_sync(2, 128);  // scratch: 'kd' is complete
-                    }
-                    // st = st * exp(-64.0 * sl)
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) st[tkc_i] = (st[tkc_i] * tkc_exp2(1.44269504f * -0.0f));
-                    // st += kd.T @ v  [wgmma m64n128k16 x 8, A and B from shared memory]
-                    {
-                        #pragma unroll
-                        for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(st[tkc_i]);
-                        tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 16384 + 0, 8192, 1024, 1);  // v: N-major, 128B
-                        const uint64_t tkc_da = tkc_desc(kd_smem + 0 + (uint32_t)wg * 16384, 8192, 1024, 1);  // kd: M-major, 128B
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 0, tkc_db + 0, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 128, tkc_db + 128, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 256, tkc_db + 256, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 384, tkc_db + 384, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 512, tkc_db + 0, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 640, tkc_db + 128, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 768, tkc_db + 256, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 896, tkc_db + 384, 1);
-                        tkc_wgmma_commit();
-                        #pragma unroll
-                        for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(st[tkc_i]);
-                    }
-                    tkc_wgmma_wait<0>();  // products inside a branch or loop finish inside it
+                // st += k.T @ v  [wgmma m64n128k16 x 8, A and B from shared memory]
+                {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(st[tkc_i]);
-                } else {
-                    // st += k.T @ v  [wgmma m64n128k16 x 8, A and B from shared memory]
-                    {
-                        #pragma unroll
-                        for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(st[tkc_i]);
-                        tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 16384 + 0, 8192, 1024, 1);  // v: N-major, 128B
-                        const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 16384, 8192, 1024, 1);  // k: M-major, 128B
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 0, tkc_db + 0, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 128, tkc_db + 128, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 256, tkc_db + 256, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 384, tkc_db + 384, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 512, tkc_db + 0, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 640, tkc_db + 128, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 768, tkc_db + 256, 1);
-                        tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 896, tkc_db + 384, 1);
-                        tkc_wgmma_commit();
-                        #pragma unroll
-                        for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(st[tkc_i]);
-                    }
-                    tkc_wgmma_wait<0>();  // products inside a branch or loop finish inside it
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 16384 + 0, 8192, 1024, 1);  // v: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 16384, 8192, 1024, 1);  // k: M-major, 128B
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 512, tkc_db + 0, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 640, tkc_db + 128, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 768, tkc_db + 256, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&st[64], tkc_da + 896, tkc_db + 384, 1);
+                    tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(st[tkc_i]);
                 }
@@ -707,14 +569,6 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_attn_kernel(const __grid_co
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
                 }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
-                if (DECAY) {
-                    // o = o * exp(-sl * fp32(row))
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) o[tkc_i] = (o[tkc_i] * tkc_exp2(1.44269504f * (-0.0f * (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 128)))));
-                }
                 // s = q @ k[0:SK, :].T  [wgmma m64n32k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
@@ -736,16 +590,14 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_attn_kernel(const __grid_co
                 }
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
+                for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(st[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+                #pragma unroll
                 for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s[tkc_i]);
-                if (DECAY) {
-                    // s = where(col <= row, s * exp(sl * fp32(col - row)), 0)
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 32)) <= (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 32))) ? (s[tkc_i] * tkc_exp2(1.44269504f * (sl * ((tkc_frag_col(tkc_lcol, tkc_i, 32)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 32)))))) : 0);
-                } else {
-                    // s = tril(s, 0)
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 32)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 32))) <= (0) ? s[tkc_i] : 0.f);
-                }
+                // s = tril(s, 0)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 32)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 32))) <= (0) ? s[tkc_i] : 0.f);
                 // p = bf16(s)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 8; ++tkc_p) {
@@ -763,64 +615,54 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_attn_kernel(const __grid_co
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
                 }
-                tkc_wgmma_wait<0>();  // products inside a branch or loop start with none in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
-                if ((SK < 64)) {
-                    // s = q @ k[64 - SK:64, :].T  [wgmma m64n32k16 x 8, A and B from shared memory]
-                    {
-                        #pragma unroll
-                        for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s[tkc_i]);
-                        tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 16384 + 64, 16, 1024, 1);  // k: K-major, 128B
-                        const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
-                        tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
-                        tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);
-                        tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 4, tkc_db + 4, 1);
-                        tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 6, tkc_db + 6, 1);
-                        tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 512, tkc_db + 512, 1);
-                        tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 514, tkc_db + 514, 1);
-                        tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 516, tkc_db + 516, 1);
-                        tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 518, tkc_db + 518, 1);
-                        tkc_wgmma_commit();
-                        #pragma unroll
-                        for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s[tkc_i]);
-                    }
-                    tkc_wgmma_wait<0>();  // registers of a product in flight
+                // s = q @ k[64 - SK:64, :].T  [wgmma m64n32k16 x 8, A and B from shared memory]
+                {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s[tkc_i]);
-                    if (DECAY) {
-                        // s = where(col + SK <= row, s * exp(sl * fp32(col + SK - row)), 0)
-                        #pragma unroll
-                        for (int tkc_i = 0; tkc_i < 16; ++tkc_i) s[tkc_i] = ((((tkc_frag_col(tkc_lcol, tkc_i, 32)) + SK) <= (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 32))) ? (s[tkc_i] * tkc_exp2(1.44269504f * (sl * (((tkc_frag_col(tkc_lcol, tkc_i, 32)) + SK) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 32)))))) : 0);
-                    } else {
-                        // s = tril(s, -SK)
-                        #pragma unroll
-                        for (int tkc_i = 0; tkc_i < 16; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 32)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 32))) <= (-32) ? s[tkc_i] : 0.f);
-                    }
-                    // p = bf16(s)
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 16384 + 64, 16, 1024, 1);  // k: K-major, 128B
+                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
+                    tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 514, tkc_db + 514, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 516, tkc_db + 516, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 518, tkc_db + 518, 1);
+                    tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 8; ++tkc_p) {
-                        p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(s[(2 * tkc_p)]), tkc_round_bf16(s[(2 * tkc_p + 1)]));
-                    }
-                    // o += p @ v[64 - SK:64, :]  [wgmma m64n128k16 x 2, A from registers]
-                    {
-                        #pragma unroll
-                        for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
-                        tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 16384 + 4096, 8192, 1024, 1);  // v: N-major, 128B
-                        tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
-                        tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], p[4], p[5], p[6], p[7], tkc_db + 128, 1);
-                        tkc_wgmma_commit();
-                        #pragma unroll
-                        for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
-                    }
-                    tkc_wgmma_wait<0>();  // products inside a branch or loop finish inside it
+                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s[tkc_i]);
+                }
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s[tkc_i]);
+                // s = tril(s, -SK)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 32)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 32))) <= (-32) ? s[tkc_i] : 0.f);
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
+                // p = bf16(s)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 8; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(s[(2 * tkc_p)]), tkc_round_bf16(s[(2 * tkc_p + 1)]));
+                }
+                // o += p @ v[64 - SK:64, :]  [wgmma m64n128k16 x 2, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 16384 + 4096, 8192, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n128k16_rs_bf16<1, 1>(&o[0], p[4], p[5], p[6], p[7], tkc_db + 128, 1);
+                    tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v + 8 * tkc_stage);  // release k_v
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(o[tkc_i]);
                 // O[block.b, block.h, j, 0] <- bf16(o * scale)  [staged]
                 {
                     const int tkc_r0 = j * 64 + wg * 64;  // first row of this warpgroup's part
@@ -853,6 +695,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_attn_kernel(const __grid_co
                         }
                     }
                 }
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v + 8 * tkc_stage);  // release k_v
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }

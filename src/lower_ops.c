@@ -491,6 +491,16 @@ void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk) {
             vec_push(L->a, out, pop_new(L, POP_SYNC));
             continue;
         }
+        if (ast->kind == ST_IF && ast->u.if_.cond->is_const) {
+            /* a condition fixed at compile time (a param): the taken branch's ops, with no if
+             * around them, so the scheduler overlaps their products like any others */
+            bool taken = ast->u.if_.cond->cval != 0;
+            lower_note(L, "'if (%s)' is %s at compile time: %s", px_str(L->a, px_from_ast(L->a, ast->u.if_.cond)), taken ? "true" : "false",
+                       taken ? "its statements run unconditionally" : ast->u.if_.has_else ? "its else branch runs unconditionally"
+                                                                                            : "it is left out");
+            lower_stmts(L, taken ? &ast->u.if_.then_s : &ast->u.if_.else_s, out, bk);
+            continue;
+        }
         if (ast->kind == ST_IF) {
             POp *o = pop_new(L, POP_IF);
             o->cond = px_from_ast(L->a, ast->u.if_.cond);
