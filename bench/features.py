@@ -140,6 +140,18 @@ def ref_col_slice(t, d):
     return {"W": (blk + s[:, None, :]).reshape(nb * 128, 64)[:M], "V": r.reshape(nb * 128)[:M]}
 
 
+def ref_slice_t(t):
+    """Per 64-row block b (zero-padded past the end): S_b = T_b = Q_b @ K_b[32:64].T."""
+    q, k = hp(t["Q"]), hp(t["K"])
+    M = q.shape[0]
+    out = q.new_zeros(M, 32)
+    for r0 in range(0, M, 64):
+        kb = k.new_zeros(64, k.shape[1])
+        kb[: min(64, M - r0)] = k[r0:r0 + 64]
+        out[r0:r0 + 64] = q[r0:r0 + 64] @ kb[32:64].T
+    return {"S": out, "T": out}
+
+
 def blockwise_left(a, s, bm):
     """Per block of bm rows (zero-padded past the end): a's block times s's block (z = a @ sh)."""
     out = s.new_zeros(s.shape)
@@ -526,6 +538,17 @@ FEATURES = {
         strided=[dict(M=333)],
         derive=lambda d: dict(MB=cdiv(d["M"], 64)),
         ref=ref_col_reduce(64)),
+    "move_slice": dict(
+        what="(b) register tiles moved from and into column blocks of a shared tile (exact)",
+        cases=[dict(M=m) for m in MS],
+        strided=[dict(M=333)],
+        tol={"Y": 0},
+        ref=lambda t, d: {"Y": __import__("torch").cat([hp(t["X"])[:, 64:], 2 * hp(t["X"])[:, :64]], 1)}),
+    "slice_t": dict(
+        what="(e) a sliced shared tile as a transposed wgmma operand, the slice on either side of the .T",
+        cases=[dict(M=m) for m in MS],
+        strided=[dict(M=333)],
+        ref=lambda t, d: ref_slice_t(t)),
     "outer": dict(
         what="(e) per_row x per_col into a tile (r * c, r - c)",
         cases=[dict(M=m) for m in MS],

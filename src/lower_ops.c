@@ -167,6 +167,10 @@ static PlanMove *lower_move(Lower *L, PStmt *st) {
         m->reg = px_root(rg);
         if (rg->kind == PX_INDEX && rg->ix[1].lo) m->col0 = (int)rg->ix[1].lo->cval;
     }
+    if (sh->kind == PX_INDEX) { /* a block of the shared tile: the addresses start at its origin */
+        if (sh->ix[0].lo) m->srow0 = (int)sh->ix[0].lo->cval;
+        if (sh->nix > 1 && sh->ix[1].lo) m->scol0 = (int)sh->ix[1].lo->cval;
+    }
     m->wg0_only = m->to_shared && rg->ty.per_wg && pk->consumers > 1;
     return m;
 }

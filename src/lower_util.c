@@ -55,6 +55,11 @@ PExpr *operand_root(PExpr *e, bool *trans, bool *prev, int *r0, int *c0) {
     *r0 = *c0 = 0;
     for (;;) {
         if (e->kind == PX_TRANSPOSE) {
+            /* the slice origins found so far (outside this .T) are in the transposed view's
+             * coordinates: below it they are the other way round */
+            int t = *r0;
+            *r0 = *c0;
+            *c0 = t;
             *trans = !*trans;
             e = e->base;
         } else if (e->kind == PX_CALL && e->fn == FN_PREV) {
@@ -63,14 +68,9 @@ PExpr *operand_root(PExpr *e, bool *trans, bool *prev, int *r0, int *c0) {
         } else if (e->kind == PX_INDEX) {
             PIndex *ra = &e->ix[0], *ca = &e->ix[1];
             int rl = ra->lo ? (int)ra->lo->cval : 0, cl = ca->lo ? (int)ca->lo->cval : 0;
-            /* a slice of a transposed view slices the stored tile the other way round */
-            if (*trans) {
-                *r0 += cl;
-                *c0 += rl;
-            } else {
-                *r0 += rl;
-                *c0 += cl;
-            }
+            /* in the coordinates of the tile this index slices (the .T above it swapped those of outer slices) */
+            *r0 += rl;
+            *c0 += cl;
             e = e->base;
         } else {
             return e;

@@ -232,6 +232,7 @@ typedef struct PlanMove {
     MovePath path;
     Symbol *reg;        /* to registers: the destination tile (col0: a column slice of it) */
     int col0;
+    int srow0, scol0;   /* the shared side's slice origin (t[a:b, c:d] moves that block of t) */
     const Type *rt;     /* the register side's type (the moved region) */
     bool wg0_only;      /* to shared from a per_wg value with several consumers: warpgroup 0 writes it */
     /* a relayout (see lower.c): MP_LDS_T reads the transpose; MP_LDS_LINE reads row `line` of the

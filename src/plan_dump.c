@@ -59,6 +59,11 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
                       m->a_reg ? "registers" : plan_major_name(m->a.mn_major, 'A'), plan_major_name(m->b.mn_major, 'B'),
                       swizzle_name(pk->bufs.v[m->b.buf].swz), m->zero_first ? ", scale-d 0 on the first step" : "",
                       o->prev ? ", previous step's stage" : "", o->skip_first ? ", skipped on the first step" : "");
+            /* a sliced operand: where its block starts in the stored (untransposed) tile */
+            if (!m->a_reg && (m->a.row0 || m->a.col0))
+                sb_printf(b, " (A from %s[%d, %d])", pk->bufs.v[m->a.buf].name, m->a.row0, m->a.col0);
+            if (m->b.row0 || m->b.col0)
+                sb_printf(b, " (B from %s[%d, %d])", pk->bufs.v[m->b.buf].name, m->b.row0, m->b.col0);
             break;
         }
         case POP_MATERIALIZE:
@@ -115,6 +120,7 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
             if (!m->to_shared && m->rt->kind == TY_VEC) who = m->rt->layout == VL_COL ? ", into per_col slots" : ", into per_row slots";
             if (pb->is_vec) sb_printf(b, "  [%s, %s%s]", movepath_name[m->path], pb->name, who);
             else sb_printf(b, "  [%s, %s %s swizzle%s]", movepath_name[m->path], pb->name, swizzle_name(pb->swz), who);
+            if (m->srow0 || m->scol0) sb_printf(b, " (the block at %s[%d, %d])", pb->name, m->srow0, m->scol0);
             break;
         }
         case POP_BAR: {
