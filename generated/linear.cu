@@ -775,10 +775,10 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
                             const int tkc_f = tkc_rb * 128 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                            const uint32_t tkc_v0 = tkc_pack_bf16((acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) % 128) >> 2) + ((tkc_f + 0) & 1))]), (acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) % 128) >> 2) + ((tkc_f + 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) % 128) >> 2) + ((tkc_f + 2) & 1))]), (acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) % 128) >> 2) + ((tkc_f + 3) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) % 128) >> 2) + ((tkc_f + 4) & 1))]), (acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) % 128) >> 2) + ((tkc_f + 5) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) % 128) >> 2) + ((tkc_f + 6) & 1))]), (acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) % 128) >> 2) + ((tkc_f + 7) & 1))]));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) >> 2) % 32) + ((tkc_f + 0) & 1))]), (acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) >> 2) % 32) + ((tkc_f + 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) >> 2) % 32) + ((tkc_f + 2) & 1))]), (acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) >> 2) % 32) + ((tkc_f + 3) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) >> 2) % 32) + ((tkc_f + 4) & 1))]), (acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) >> 2) % 32) + ((tkc_f + 5) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) >> 2) % 32) + ((tkc_f + 6) & 1))]), (acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) >> 2) % 32) + ((tkc_f + 7) & 1))]));
                             tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                         tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
@@ -1012,7 +1012,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 32; ++tkc_p) {
                     const int tkc_r = (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 128)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 128));
-                    const float tkc_x0 = (acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) % 64) >> 2) + ((2 * tkc_p) & 1))]), tkc_x1 = (acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) % 64) >> 2) + ((2 * tkc_p + 1) & 1))]);
+                    const float tkc_x0 = (acc[(2 * tkc_p)] + b[(2 * (((2 * tkc_p) >> 2) % 16) + ((2 * tkc_p) & 1))]), tkc_x1 = (acc[(2 * tkc_p + 1)] + b[(2 * (((2 * tkc_p + 1) >> 2) % 16) + ((2 * tkc_p + 1) & 1))]);
                     if (tkc_r0 + tkc_r >= M) continue;
                     float *const tkc_q = tkc_base + tkc_r * Y_st0 + tkc_c * Y_st1;
                     if (tkc_pairs && tkc_c0 + tkc_c + 1 < N) {

@@ -376,12 +376,12 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       s = tril(s, 0)  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       p = bf16(s)  [bf16[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       mma o += p @ v[0:SK, :]  [wgmma m64n128k16 x 2 per warpgroup, RS, A registers, B N-major (128B)]
-//       mma s = q @ k[64 - SK:64, :].T  [wgmma m64n32k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
+//       mma s = q @ k[64 - SK:64, :].T  [wgmma m64n32k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)] (B from k[32, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       s = tril(s, -SK)  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       release empty_q
 //       p = bf16(s)  [bf16[64, 32] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p @ v[64 - SK:64, :]  [wgmma m64n128k16 x 2 per warpgroup, RS, A registers, B N-major (128B)]
+//       mma o += p @ v[64 - SK:64, :]  [wgmma m64n128k16 x 2 per warpgroup, RS, A registers, B N-major (128B)] (B from v[32, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       store O[block.b, block.h, j, 0] <- bf16(o * scale)  [staged]
 //       release empty_k_v
@@ -620,7 +620,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_attn_kernel(const __grid_co
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 16384 + 64, 16, 1024, 1);  // k: K-major, 128B
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 16384 + 4096, 16, 1024, 1);  // k: K-major, 128B
                     const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
                     tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
                     tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);

@@ -144,7 +144,8 @@ static void scalar_expr(Em *e, StrBuf *b, const PExpr *x, bool host) {
  * A per_col vector of C entries holds the C/4 columns a thread owns in the tile layout (the same
  * in every row block, warp and warpgroup): slot k is column
  *   8 (k / 2) + 2 (l % 4) + (k % 2),
- * so tile value i reads slot 2 ((i % (C/2)) >> 2) + (i & 1) and a broadcast needs no shuffles.
+ * so tile value i reads slot 2 ((i % (C/2)) >> 2) + (i & 1) = 2 ((i >> 2) % (C/8)) + (i & 1) (the
+ * form emitted: see colslot) and a broadcast needs no shuffles.
  * 16-bit tiles pack value pairs (2i, 2i+1) into one 32-bit register, which is exactly the
  * register A operand layout of wgmma, so a converted tile feeds a product directly. */
 
@@ -228,7 +229,10 @@ static const char *rowslot(Em *e, const Ctx *c) {
 static const char *colslot(Em *e, const Ctx *c) {
     if (c->kind == CX_COLVEC) return c->i;
     if (e->pk->rowwise) return arena_printf(e->a, "(%s) %% %d", c->i, 8 * e->pk->rw.chunks);
-    return arena_printf(e->a, "(2 * ((%s %% %d) >> 2) + (%s & 1))", c->i, c->cols / 2, c->i);
+    /* 2 ((i % (C/2)) >> 2) + (i & 1), written with the remainder after the shift: nvcc 13.0
+     * miscompiles the first form when C/2 is a power of two (odd columns read other slots:
+     * bench/RESULTS.md, run 97), and (i >> 2) % (C/8) is the same number */
+    return arena_printf(e->a, "(2 * ((%s >> 2) %% %d) + (%s & 1))", c->i, c->cols / 8, c->i);
 }
 
 /* the slot of a vector of layout lay that holds the element c->i */
