@@ -10,14 +10,16 @@
 # LIB (default $OUT/lib) holds the compiled variants; SKIP_BUILD=1 reuses them. FEATURES_ONLY=a,b
 # runs only those features.
 # sanitize: every kernel of kernels.tk/ (gemm, attn_fwd and a D64 causal variant, attn_bwd,
-# layernorm, rmsnorm, softmax, rotary) on small ragged and strided shapes under compute-sanitizer
+# layernorm, rmsnorm, softmax, rotary, linear's three kernels (GELU in one), linear_attn and D64 with
+# decay) on small ragged and strided shapes under compute-sanitizer
 # memcheck, racecheck, synccheck and initcheck (bench/sanitize.py; builds in $LIB/sanitize with
 # --line-directives and -lineinfo; logs in $OUT/sanitize/VARIANT/TOOL/). The process the tool
 # watches launches tkc's kernels only (no PyTorch; the tool's --kernel-name kns=tkc_ as well); the
 # reference check runs after it, unsanitized. One row per (kernel, tool): errors, check, status;
 # fails if any tool reports an error or hazard, or a check fails. COMPUTE_SANITIZER=path (default:
 # PATH, then /usr/local/cuda/bin), SANITIZE_ONLY=v1,v2, SANITIZE_TOOLS=memcheck,...,
-# SANITIZE_TIMEOUT (seconds for the whole suite, default 3600; 900 per kernel and tool).
+# SANITIZE_TIMEOUT (seconds for the whole suite, default 3600; 900 per kernel and tool), SANITIZE_JOBS
+# (sanitized processes at once, default 4).
 # determinism: every kernel variant of kernels.tk/ (gemm; linear, linear_bias, linear_bias_f32, the
 # last two with GELU too; attn_fwd, D64 causal; attn_bwd's three kernels in turn; layernorm, rmsnorm,
 # softmax, rotary; linear_attn, and D64 with decay) on the sanitize suite's small ragged and strided
@@ -96,7 +98,7 @@ for s in "${SUITES[@]}"; do
     if [ "$s" = sanitize ]; then
         # one row per (kernel, tool) as they finish, a table last (and $OUT/sanitize.log)
         timeout "${SANITIZE_TIMEOUT:-3600}" python3 -u bench/sanitize.py run --lib "$LIB/sanitize" --out "$OUT/sanitize" \
-            ${SANITIZE_ONLY:+--only "$SANITIZE_ONLY"} ${SANITIZE_TOOLS:+--tools "$SANITIZE_TOOLS"} \
+            ${SANITIZE_ONLY:+--only "$SANITIZE_ONLY"} ${SANITIZE_TOOLS:+--tools "$SANITIZE_TOOLS"} ${SANITIZE_JOBS:+--jobs "$SANITIZE_JOBS"} \
             ${COMPUTE_SANITIZER:+--sanitizer "$COMPUTE_SANITIZER"} --csv "$OUT/results.csv" 2>&1 | tee "$OUT/sanitize.log"
         rc=${PIPESTATUS[0]}
         [ $rc -ne 0 ] && { status=1; echo "suite sanitize: exit $rc (1 = a tool reported errors or a check failed, 2 = no compute-sanitizer, 124 = timed out)"; }
