@@ -4,7 +4,8 @@ torch.nn.Linear stores it) on the GPU: correctness against an fp32 reference wit
 outputs, then time against cuBLAS (torch.nn.functional.linear in bf16, its epilogue fused where
 cuBLASLt fuses it, else the activation after it) in the same process, rounds alternated.
 
-    python3 bench/linear.py --tkc .carry/tkc [--out DIR] [--quick] [--rounds N]
+    python3 bench/linear.py --tkc .carry/tkc [--out DIR] [--quick] [--rounds N] [--lib DIR]
+    python3 bench/linear.py --tkc .carry/tkc --out DIR --build-only     # nvcc only, no GPU
 
 Not run yet: written without a GPU (issue 17's first cut). Shapes: the Llama-3-8B and -70B
 projections of issue 17 at M = 128, 1024, 4096, 16384 (M = 1 and 16 need the decode path, not
@@ -29,7 +30,9 @@ SHAPES = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (128256, 409
           (57344, 8192), (8192, 28672)]  # (N, K)
 
 
-def build(tkc, out, act):
+def build(tkc, out, act, lib=""):
+    if lib:  # prebuilt (bench/linear.py build --out LIB on a machine with nvcc)
+        return ctypes.CDLL(os.path.join(lib, "linear_act%d.so" % act))
     cu = os.path.join(out, "linear_act%d.cu" % act)
     subprocess.run([tkc, os.path.join(ROOT, "kernels.tk", "linear.tk"), "-D", "ACT=%d" % act, "-o", cu], check=True)
     r = subprocess.run(NVCC + ["-Xptxas", "-v", cu, "-o", cu[:-3] + ".so"], capture_output=True, text=True)
@@ -71,10 +74,16 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp") + "/linear")
     ap.add_argument("--quick", action="store_true", help="two shapes, M = 1024 and 4096")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--lib", default="", help="a folder with linear_act0..3.so built before (--build-only)")
+    ap.add_argument("--build-only", action="store_true", help="build the four libraries into --out and stop")
     a = ap.parse_args()
-    import torch
     os.makedirs(a.out, exist_ok=True)
-    libs = {act: build(a.tkc, a.out, act) for act in ACTS}
+    if a.build_only:
+        for act in ACTS:
+            build(a.tkc, a.out, act)
+        return 0
+    import torch
+    libs = {act: build(a.tkc, a.out, act, a.lib) for act in ACTS}
     dev = torch.device("cuda")
     stream = torch.cuda.current_stream().cuda_stream
     rows, bad = [], 0

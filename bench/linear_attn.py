@@ -8,8 +8,8 @@ same process.
                                  [--no-fla] [--tk-module FILE.py]
     python3 bench/linear_attn.py simulate        # CPU only (numpy): the kernel's chunked math
 
-NOT RUN YET: written in a session without a GPU (issue 15); only `python3 -m py_compile` and the
-`simulate` mode ran. Expect to fix things on the first GPU run.
+Baselines from flash-linear-attention's fla-core 0.6.0 (pure Python on Triton; carried as wheels with
+einops): chunk_linear_attn for the plain kernel, chunk_simple_gla (g_gamma = -slope) for the decayed one.
 
 What it does on the GPU machine (an H200, nvcc, torch with CUDA):
 - builds four torch modules with `tkc --emit=torch --module-name linear_attn_dD[_decay]` (D = 64
@@ -22,6 +22,8 @@ What it does on the GPU machine (an H200, nvcc, torch with CUDA):
 - times B = 16, H = 16, T = 1024 .. 8192 (each implementation captured in a CUDA graph of 10
   calls, so Python overhead does not count; median over rounds, implementations alternated):
   tkc plain against `fla.ops.linear_attn.chunk_linear_attn` (normalize=False, when fla imports),
+  tkc decayed against `fla.ops.simple_gla.chunk_simple_gla` (g_gamma = -slope); fla gets its own
+  contiguous [B, T, H, D] copies of q, k, v (made once, not timed),
   tkc decayed D = 128 against ThunderKittens when --tk-module names a Python file whose
   `linear_attention(q, k, v, slopes) -> o` runs TK's kernels/linear_attention kernel (bf16
   [B, H, T, 128], fp32 slopes [H], no scale; it must zero its output itself).
@@ -147,27 +149,31 @@ def reference(q, k, v, slopes, scale, decay):
     return o
 
 
-def fla_function():
+def fla_functions():
+    """{"fla": plain, "fla_gla": decayed} baselines from flash-linear-attention (fla-core), each
+    fn(q, k, v, slopes, scale) -> o on contiguous [B, T, H, D] tensors (fla's own layout): the plain
+    one is chunk_linear_attn (normalize=False), the decayed one chunk_simple_gla with the per-head log
+    decay g_gamma = -slope, which is o_i = scale sum_{j <= i} e^{-s (i - j)} (q_i . k_j) v_j."""
+    out = {}
     try:
         from fla.ops.linear_attn import chunk_linear_attn
-    except Exception as ex:  # not installed, or it does not import here
-        print("# fla: not used (%s)" % str(ex)[:200])
-        return None
-    import inspect
-    params = inspect.signature(chunk_linear_attn).parameters
 
-    def run(q, k, v, scale):  # q, k, v: [B, H, T, D]
-        kw = {"scale": scale}
-        if "normalize" in params:
-            kw["normalize"] = False
-        if "head_first" in params:
-            kw["head_first"] = True
-            o = chunk_linear_attn(q, k, v, **kw)
-        else:  # newer fla: [B, T, H, D]
-            o = chunk_linear_attn(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), **kw)
-        o = o[0] if isinstance(o, tuple) else o
-        return o if "head_first" in params else o.transpose(1, 2)
-    return run
+        def plain(q, k, v, slopes, scale):
+            o = chunk_linear_attn(q, k, v, scale=scale, normalize=False)
+            return o[0] if isinstance(o, tuple) else o
+        out["fla"] = plain
+    except Exception as ex:  # not installed, or it does not import here
+        print("# fla chunk_linear_attn: not used (%s)" % str(ex)[:200])
+    try:
+        from fla.ops.simple_gla import chunk_simple_gla
+
+        def decayed(q, k, v, slopes, scale):
+            o = chunk_simple_gla(q, k, v, g_gamma=-slopes, scale=scale)
+            return o[0] if isinstance(o, tuple) else o
+        out["fla_gla"] = decayed
+    except Exception as ex:
+        print("# fla chunk_simple_gla: not used (%s)" % str(ex)[:200])
+    return out
 
 
 def tk_function(path):
@@ -267,7 +273,7 @@ def gpu(args):
                   status="ok" if err < 1e-2 and bool(torch.isfinite(o).all().item()) else "FAIL"))
 
     # ---- timing
-    fla = None if args.no_fla else fla_function()
+    fla = {} if args.no_fla else fla_functions()
     tk = tk_function(args.tk_module)
     if not args.quick:
         B, H = 16, 16
@@ -279,14 +285,19 @@ def gpu(args):
                 scale = 1.0 if decay else d ** -0.5        # TK's kernel has no scale
                 o = torch.empty(B, H, T, d, device="cuda", dtype=torch.bfloat16)
                 impls = {"tkc": lambda: raw(ext, q, k, v, slopes, o, scale)}
-                base = {}
-                if fla is not None and not decay:
-                    base["fla"] = lambda: fla(q, k, v, scale)
+                base, fla_layout = {}, set()
+                qt, kt, vt = (x.transpose(1, 2).contiguous() for x in (q, k, v))  # [B, T, H, D] for fla
+                f_name = "fla_gla" if decay else "fla"
+                if f_name in fla:
+                    base[f_name] = lambda f=fla[f_name]: f(qt, kt, vt, slopes, scale)
+                    fla_layout.add(f_name)
                 if tk is not None and decay and d == 128:
                     base["tk"] = lambda: tk(q, k, v, slopes)
                 for n, f in list(base.items()):  # a baseline is timed only if it computes the same thing
                     try:
                         got = f()
+                        if n in fla_layout:
+                            got = got.transpose(1, 2)
                         want = reference(q[:1, :2], k[:1, :2], v[:1, :2], slopes, scale, decay)
                         e = ((got[:1, :2].float() - want).norm() / want.norm()).item()
                         print("# %s %s T=%d: rel_err %.2e against the reference" % (n, name, T, e))
@@ -313,7 +324,7 @@ def gpu(args):
     for r in rows:
         if r["kind"] == "time":
             print("%s B16 H16 T%d: tkc %.1f TFLOP/s%s" % (r["variant"], r["T"], r["tkc_tflops"], "".join(
-                ", %s %.1f (%.2fx)" % (n, r[n + "_tflops"], r["ratio_" + n]) for n in ("fla", "tk")
+                ", %s %.1f (%.2fx)" % (n, r[n + "_tflops"], r["ratio_" + n]) for n in ("fla", "fla_gla", "tk")
                 if n + "_tflops" in r)))
     return 1 if bad else 0
 

@@ -231,7 +231,7 @@ static const char *colslot(Em *e, const Ctx *c) {
     if (e->pk->rowwise) return arena_printf(e->a, "(%s) %% %d", c->i, 8 * e->pk->rw.chunks);
     /* 2 ((i % (C/2)) >> 2) + (i & 1), written with the remainder after the shift: nvcc 13.0
      * miscompiles the first form when C/2 is a power of two (odd columns read other slots:
-     * bench/RESULTS.md, run 97), and (i >> 2) % (C/8) is the same number */
+     * bench/RESULTS.md, runs 96-98), and (i >> 2) % (C/8) is the same number */
     return arena_printf(e->a, "(2 * ((%s >> 2) %% %d) + (%s & 1))", c->i, c->cols / 8, c->i);
 }
 
