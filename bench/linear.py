@@ -7,9 +7,12 @@ cuBLASLt fuses it, else the activation after it) in the same process, rounds alt
     python3 bench/linear.py --tkc .carry/tkc [--out DIR] [--quick] [--rounds N] [--lib DIR]
     python3 bench/linear.py --tkc .carry/tkc --out DIR --build-only     # nvcc only, no GPU
 
-Not run yet: written without a GPU (issue 17's first cut). Shapes: the Llama-3-8B and -70B
-projections of issue 17 at M = 128, 1024, 4096, 16384 (M = 1 and 16 need the decode path, not
-built yet), plus ragged ones (M, N not multiples of the tile). TFLOP/s = 2 M N K / time; CUDA
+First run: bench/RESULTS.md, run 100. Shapes: the Llama-3-8B and -70B projections of issue 17 at
+M = 128, 1024, 4096, 16384 (M = 1 and 16 need the decode path, not built yet), plus ragged ones
+(M, N not multiples of the tile) for the checks. Up to M = SPLITK_MAX_M the split-K pair
+(linear_splitk + linear_splitk_out) is checked and timed at SPLITS split counts as well; the
+summary gives the geometric mean of linear_bias alone and of the best of it and split-K per shape
+(a choice made after the fact: the launch-time dispatch that would make it is not built). TFLOP/s = 2 M N K / time; CUDA
 events, the median over rounds, each round a fresh order of implementations.
 """
 import argparse
@@ -26,6 +29,8 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 NVCC = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC", "-shared"]
 P, LL = ctypes.c_void_p, ctypes.c_longlong
 ACTS = {0: "none", 1: "relu", 2: "gelu_tanh", 3: "silu"}
+SPLITK_MAX_M = 1024            # split-K is timed up to this M
+SPLITS = (2, 4, 8)             # the split counts timed
 SHAPES = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (128256, 4096), (10240, 8192), (8192, 8192),
           (57344, 8192), (8192, 28672)]  # (N, K)
 
@@ -47,14 +52,21 @@ def strides(t, keep):
     return a
 
 
-def launch(fn, tensors, dims, stream):
+def launch(fn, tensors, dims, stream, ints=()):
     keep, args = [], []
     for t in tensors:
         args += [P(t.data_ptr()), strides(t, keep)]
-    args += [LL(d) for d in dims] + [P(stream)]
+    args += [LL(d) for d in dims] + [ctypes.c_int32(i) for i in ints] + [P(stream)]
     rc = fn(*args)
     if rc:
         raise RuntimeError("launcher returned %d" % rc)
+
+
+def splitk(lib, x, w, b, p, y, M, K, N, splits, stream):
+    """linear_splitk (partial products added into the fp32 p, zeroed by its launcher), then
+    linear_splitk_out (bias, activation, bf16)"""
+    launch(lib.tkc_linear_splitk, [x, w, p], [M, K, N], stream, ints=(splits,))
+    launch(lib.tkc_linear_splitk_out, [p, b, y], [M, N], stream)
 
 
 def activation(torch, y, act):
@@ -108,6 +120,16 @@ def main():
                 bad += not ok
                 print("check %-16s act %-9s M %5d N %5d K %5d  rel err %.2e  %s" % (kern, ACTS[act], M, N, K, err,
                                                                                     "ok" if ok else "WRONG"))
+            for splits in (1, 3, 8):  # split-K: any split count, ragged K included
+                y = torch.full((M, N), float("nan"), device=dev, dtype=torch.bfloat16)
+                p = torch.full((M, N), float("nan"), device=dev, dtype=torch.float32)  # the launcher zeroes it
+                splitk(libs[act], x, w, b, p, y, M, K, N, splits, stream)
+                torch.cuda.synchronize()
+                err = ((y.float() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+                ok = err < 1e-2 and not torch.isnan(y).any().item()
+                bad += not ok
+                print("check %-16s act %-9s M %5d N %5d K %5d  rel err %.2e  %s" % ("splitk/%d" % splits, ACTS[act], M, N,
+                                                                                    K, err, "ok" if ok else "WRONG"))
 
     # speed: bf16 result, bias + activation, against F.linear (+ the activation) in bf16
     ms = [1024, 4096] if a.quick else [128, 1024, 4096, 16384]
@@ -124,6 +146,10 @@ def main():
                     "tkc": lambda: launch(libs[act].tkc_linear_bias, [x, w, b, y], [M, K, N], stream),
                     "cublas": lambda: activation(torch, torch.nn.functional.linear(x, w, b), act),
                 }
+                if M <= SPLITK_MAX_M:  # split-K at a few split counts (the best is reported as tkc_splitk)
+                    p = torch.empty(M, N, device=dev, dtype=torch.float32)
+                    for sp in SPLITS:
+                        impls["splitk%d" % sp] = (lambda sp=sp: splitk(libs[act], x, w, b, p, y, M, K, N, sp, stream))
                 times = {k: [] for k in impls}
                 for _ in range(a.rounds):
                     order = list(impls)
@@ -138,17 +164,22 @@ def main():
                         times[k].append(start.elapsed_time(end) / 10)
                 med = {k: statistics.median(v) for k, v in times.items()}
                 tf = {k: 2 * M * N * K / (t * 1e-3) / 1e12 for k, t in med.items()}
-                rows.append((M, N, K, ACTS[act], tf["tkc"], tf["cublas"]))
-                print("time M %5d N %6d K %5d act %-9s tkc %6.1f TFLOP/s  cublas %6.1f  ratio %.3f" % (
-                    M, N, K, ACTS[act], tf["tkc"], tf["cublas"], tf["tkc"] / tf["cublas"]))
+                sk = {k: v for k, v in tf.items() if k.startswith("splitk")}
+                best = max([("tkc", tf["tkc"])] + list(sk.items()), key=lambda kv: kv[1])
+                rows.append((M, N, K, ACTS[act], tf["tkc"], tf["cublas"], best[1], best[0]))
+                print("time M %5d N %6d K %5d act %-9s tkc %6.1f TFLOP/s  cublas %6.1f  ratio %.3f%s" % (
+                    M, N, K, ACTS[act], tf["tkc"], tf["cublas"], tf["tkc"] / tf["cublas"],
+                    "  | " + " ".join("%s %.1f" % kv for kv in sk.items()) + "  best %s ratio %.3f" % (
+                        best[0], best[1] / tf["cublas"]) if sk else ""))
     for M in ms:
-        rs = [r[4] / r[5] for r in rows if r[0] == M]
-        if rs:
-            g = 1.0
-            for v in rs:
-                g *= v
-            print("M %5d: geometric mean tkc / cublas %.3f over %d shapes, worst %.3f" % (M, g ** (1 / len(rs)), len(rs),
-                                                                                        min(rs)))
+        for what, col in (("linear_bias", 4), ("best of linear_bias and split-K", 6)):
+            rs = [r[col] / r[5] for r in rows if r[0] == M]
+            if rs and (col == 4 or M <= SPLITK_MAX_M):
+                g = 1.0
+                for v in rs:
+                    g *= v
+                print("M %5d: geometric mean tkc / cublas %.3f over %d shapes, worst %.3f (%s)" % (
+                    M, g ** (1 / len(rs)), len(rs), min(rs), what))
     print("correctness: %d wrong" % bad)
     return 1 if bad else 0
 
