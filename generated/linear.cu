@@ -50,6 +50,7 @@ constexpr int BN32 = 128;
 constexpr int STAGES = 4;
 constexpr int PERSISTENT = 1;
 constexpr int GROUP = 8;
+constexpr int CLUSTER = 1;
 constexpr int ACT = 0;
 constexpr int BNB = 256;
 constexpr int BNS = 128;

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""tune_linear.py - times builds of kernels.tk/linear.tk with different params (tile width, super-M
+group, pipeline depth, persistence, clusters) against cuBLAS over issue 17's shapes, as
+bench/linear.py times them (10 back-to-back launches, median of alternated rounds, bf16, the
+bias kernel without activation), and prints one row per (shape, variant) and a geometric mean per
+variant and M. The first step towards a tuning table: it measures, it does not choose.
+
+    python3 bench/tune_linear.py build --tkc TKC --out LIB [--variants NAME=K:V,K:V;...]   # nvcc, no GPU
+    python3 bench/tune_linear.py run --lib LIB [--ms 4096,16384] [--rounds 5]          # on the GPU
+
+Variant names and their -D params are in LIB/variants.json (written by build).
+"""
+import argparse
+import ctypes
+import importlib.util
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
+DEFAULT = ("base=;g4=GROUP:4;g16=GROUP:16;np=PERSISTENT:0;cl2=CLUSTER:2;s3=STAGES:3;bn192=BNB:192;"
+           "g16cl2=GROUP:16,CLUSTER:2")
+
+
+def _linear():
+    spec = importlib.util.spec_from_file_location("tkc_bench_linear", os.path.join(HERE, "linear.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def parse_variants(text):
+    out = {}
+    for part in [p for p in text.split(";") if p]:
+        name, _, kv = part.partition("=")
+        out[name] = dict(x.split(":") for x in kv.split(",") if x)
+    return out
+
+
+def build(a):
+    os.makedirs(a.out, exist_ok=True)
+    vs = parse_variants(a.variants)
+    nvcc = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC", "-shared",
+            "-Xptxas", "-v"]
+    for name, d in vs.items():
+        cu = os.path.join(a.out, name + ".cu")
+        cmd = [a.tkc, os.path.join(ROOT, "kernels.tk", "linear.tk"), "-o", cu]
+        for k, v in d.items():
+            cmd += ["-D", "%s=%s" % (k, v)]
+        subprocess.run(cmd, check=True)
+        r = subprocess.run(nvcc + [cu, "-o", os.path.join(a.out, "lib%s.so" % name)], capture_output=True, text=True)
+        spills = [l for l in r.stderr.splitlines() if "spill" in l and not l.strip().startswith("0 bytes stack frame, 0 bytes spill")]
+        if r.returncode:
+            sys.exit("nvcc failed for %s: %s" % (name, r.stderr[-800:]))
+        os.remove(cu)
+        print("built %-8s %s%s" % (name, d, "  SPILLS: " + "; ".join(spills) if spills else ""), flush=True)
+    with open(os.path.join(a.out, "variants.json"), "w") as f:
+        json.dump(vs, f, indent=1)
+    return 0
+
+
+def run(a):
+    import torch
+    lin = _linear()
+    vs = json.load(open(os.path.join(a.lib, "variants.json")))
+    libs = {n: ctypes.CDLL(os.path.join(a.lib, "lib%s.so" % n)) for n in vs}
+    dev, stream = torch.device("cuda"), torch.cuda.current_stream().cuda_stream
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    rows = []
+    for M in [int(m) for m in a.ms.split(",")]:
+        for (N, K) in lin.SHAPES:
+            x = torch.randn(M, K, device=dev).bfloat16()
+            w = (torch.randn(N, K, device=dev) / K ** 0.5).bfloat16()
+            b = torch.randn(N, device=dev).bfloat16()
+            y = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+            ref = torch.nn.functional.linear(x, w, b)
+            impls = {"cublas": lambda: torch.nn.functional.linear(x, w, b)}
+            for n, lib in libs.items():
+                impls[n] = (lambda lib=lib: lin.launch(lib.tkc_linear_bias, [x, w, b, y], [M, K, N], stream))
+                y.fill_(float("nan"))
+                impls[n]()
+                torch.cuda.synchronize()
+                err = ((y.float() - ref.float()).norm() / ref.float().norm()).item()
+                if not err < 1e-2:
+                    print("WRONG %s M %d N %d K %d: rel err %.3g" % (n, M, N, K, err), flush=True)
+            times = {k: [] for k in impls}
+            for _ in range(a.rounds):
+                order = list(impls)
+                random.shuffle(order)
+                for k in order:
+                    impls[k]()
+                    start.record()
+                    for _ in range(10):
+                        impls[k]()
+                    end.record()
+                    end.synchronize()
+                    times[k].append(start.elapsed_time(end) / 10)
+            med = {k: statistics.median(v) for k, v in times.items()}
+            tf = {k: 2 * M * N * K / (t * 1e-3) / 1e12 for k, t in med.items()}
+            row = dict(M=M, N=N, K=K, **{k + "_tflops": v for k, v in tf.items()})
+            rows.append(row)
+            print("M %5d N %6d K %5d cublas %6.1f | " % (M, N, K, tf["cublas"]) +
+                  " ".join("%s %.3f" % (n, tf[n] / tf["cublas"]) for n in vs), flush=True)
+    print("geometric mean of tkc / cuBLAS per variant and M:")
+    for M in sorted({r["M"] for r in rows}):
+        parts = []
+        for n in vs:
+            g = 1.0
+            rs = [r[n + "_tflops"] / r["cublas_tflops"] for r in rows if r["M"] == M]
+            for v in rs:
+                g *= v
+            parts.append("%s %.3f" % (n, g ** (1 / len(rs))))
+        print("M %5d: %s" % (M, "  ".join(parts)))
+    if a.json:
+        with open(a.json, "w") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--tkc", required=True)
+    b.add_argument("--out", required=True)
+    b.add_argument("--variants", default=DEFAULT)
+    r = sub.add_parser("run")
+    r.add_argument("--lib", required=True)
+    r.add_argument("--ms", default="4096,16384")
+    r.add_argument("--rounds", type=int, default=5)
+    r.add_argument("--json", default="")
+    a = ap.parse_args()
+    return build(a) if a.cmd == "build" else run(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
