@@ -113,6 +113,28 @@ def ref_relayout(t, d):
             "U": row3.reshape(nb, 64).reshape(nb * 64)[:M]}
 
 
+def torch_arange_like(x, n):
+    return x.new_tensor(list(range(n)))
+
+
+def ref_cumsum(rows):
+    """Per block of `rows` rows of X (zero-padded past the end): V = cumsum of X_b[:, 5] down the block,
+    W = X_b + cumsum of X_b[3, :] along the columns; U[64 b + r, :] = 1 + 64 (r + 1) (a per_wg scan)."""
+    def ref(t, d):
+        x = hp(t["X"])
+        M = x.shape[0]
+        nb = cdiv(M, rows)
+        xp = x.new_zeros(nb * rows, 64)
+        xp[:M] = x
+        blk = xp.view(nb, rows, 64)
+        v = blk[:, :, 5].cumsum(dim=1).reshape(nb * rows)[:M]
+        w = (blk + blk[:, 3:4, :].cumsum(dim=2)).reshape(nb * rows, 64)[:M]
+        r = torch_arange_like(x, 64)
+        u = (1 + 64 * (r + 1))[None, :, None].expand(nb, 64, 64).reshape(nb * 64, 64)
+        return {"V": v, "W": w, "U": u}
+    return ref
+
+
 def ref_load_if(t, d):
     """C = sum over even k of A[:, 64k:64k+64] @ B[64k:64k+64, :] (zero past the ends)."""
     a, b = hp(t["A"]), hp(t["B"])
@@ -417,6 +439,19 @@ FEATURES = {
         cases=[dict(M=m) for m in MS],
         strided=[dict(M=333)],
         ref=ref_relayout),
+    "cumsum": dict(
+        what="(e) cumsum of a per_row vector (shuffles, warp totals through shared memory) and of a per_col one",
+        cases=[dict(M=m) for m in MS],
+        strided=[dict(M=333)],
+        derive=lambda d: dict(MU=64 * cdiv(d["M"], 64)),
+        ref=ref_cumsum(64)),
+    "cumsum_2wg": dict(
+        what="(e) cumsum of a per_row vector split over 2 consumer warpgroups (128-row blocks), and of a per_col one",
+        tk="cumsum.tk", defines={"CONSUMERS": 2},
+        cases=[dict(M=m) for m in (128, 100, 333)],
+        strided=[dict(M=333)],
+        derive=lambda d: dict(MU=64 * cdiv(d["M"], 128)),
+        ref=ref_cumsum(128)),
     "move_rs": dict(
         what="(b) registers -> shared (sh <- bf16(acc)), read as A and B of products and moved back",
         cases=[dict(M=m) for m in MS],

@@ -310,7 +310,7 @@ static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c) {
     case PX_CALL: {
         PExpr **A = x->args;
         switch (x->fn) {
-        case FN_ROWMAX: case FN_ROWMIN: case FN_ROWSUM: case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: {
+        case FN_ROWMAX: case FN_ROWMIN: case FN_ROWSUM: case FN_COLMAX: case FN_COLMIN: case FN_COLSUM: case FN_CUMSUM: {
             const char *h = hoisted_name(e, x);
             sb_printf(b, "%s[%s]", h ? h : "TKC_INTERNAL_ERROR_reduction_not_hoisted", vecslot(e, c, t->layout));
             return;
@@ -514,6 +514,103 @@ static void hoist_col_reduction(Em *e, const PExpr *x) {
     vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
 }
 
+/* an inclusive prefix sum (cumsum) of a vector into an array in the vector's layout (see
+ * plan_colred, plan_scans). per_col: every thread holds its columns 8 g + 2 (l % 4) + {0, 1} of each
+ * 8-column group g of the whole vector, so the 4 lanes of a quad scan each group (2 shuffles up, one
+ * to read the group's total) and a running total carries the groups in order; no shared memory.
+ * per_row: a warp holds rows 16 w + l / 4 (+ 8) of each 64-row block; 3 shuffles up by 4, 8 and 16
+ * lanes scan each half, the second half adds the first's total, and the warps' totals meet in the
+ * plan's rowscan scratch between two named barriers: each thread adds the totals of the 16-row
+ * groups before its own (the consumer warpgroups' in order for a row-split vector), in one order,
+ * so the four lanes that hold a row get the same value. */
+static void hoist_cumsum(Em *e, const PExpr *x) {
+    const PlanKernel *pk = e->pk;
+    const Type *t = &x->ty;
+    int slots = frag_count(pk, t);
+    const char *name = arena_printf(e->a, "tkc_scan%d", e->tmp++);
+    Ctx c = tile_ctx(pk, t, "tkc_r");
+    L("float %s[%d];  // %s", name, slots, px_str(e->a, x));
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s;", slots, name, elem_str(e, x->args[0], &c));
+    if (t->layout == VL_COL) {
+        L("{  // the 4 lanes of a quad hold each group of 8 columns; groups in order");
+        IN();
+        L("float tkc_run = 0.f;");
+        L("#pragma unroll");
+        L("for (int tkc_g = 0; tkc_g < %d; ++tkc_g) {", slots / 2);
+        IN();
+        L("const float tkc_v0 = %s[2 * tkc_g], tkc_p = tkc_v0 + %s[2 * tkc_g + 1];", name, name);
+        L("float tkc_s = tkc_p;");
+        for (int s = 1; s <= 2; s *= 2) {
+            L("{ const float tkc_u = __shfl_up_sync(0xffffffffu, tkc_s, %d); if ((tkc_lane & 3) >= %d) tkc_s += tkc_u; }", s, s);
+        }
+        L("const float tkc_ex = __shfl_up_sync(0xffffffffu, tkc_s, 1), tkc_tot = __shfl_sync(0xffffffffu, tkc_s, tkc_lane | 3);");
+        L("const float tkc_b = tkc_run + ((tkc_lane & 3) ? tkc_ex : 0.f);");
+        L("%s[2 * tkc_g] = tkc_b + tkc_v0;", name);
+        L("%s[2 * tkc_g + 1] = tkc_b + tkc_p;", name);
+        L("tkc_run += tkc_tot;");
+        OUT();
+        L("}");
+        OUT();
+        L("}");
+        vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
+        return;
+    }
+    int blocks = slots / 2;
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // rows l / 4 of each half of the warp's 16 (lanes 4 apart)", slots);
+    IN();
+    for (int s = 4; s <= 16; s *= 2)
+        L("{ const float tkc_u = __shfl_up_sync(0xffffffffu, %s[tkc_r], %d); if (tkc_lane >= %d) %s[tkc_r] += tkc_u; }", name,
+          s, s, name);
+    OUT();
+    L("}");
+    L("float %s_w[%d];  // the warp's total of each 64-row block", name, blocks);
+    L("#pragma unroll");
+    L("for (int tkc_b = 0; tkc_b < %d; ++tkc_b) {  // the second half adds the first's total (lane 28 holds row 7)", blocks);
+    IN();
+    L("%s[2 * tkc_b + 1] += __shfl_sync(0xffffffffu, %s[2 * tkc_b], 28);", name, name);
+    L("%s_w[tkc_b] = __shfl_sync(0xffffffffu, %s[2 * tkc_b + 1], 28);", name, name);
+    OUT();
+    L("}");
+    const PlanBuf *sb = &pk->bufs.v[pk->rowscan_buf];
+    const PlanNamedBar *nb = &pk->nbars.v[t->per_wg ? pk->rowscan_wg_bar : pk->rowscan_bar];
+    int parts = t->per_wg ? t->rows / 16 : 4 * blocks * pk->consumers;
+    need(e, "tkc_ptx.cuh", "named_barrier");
+    need(e, "tkc_ptx.cuh", "shared_f32");
+    const char *base = t->per_wg ? arena_printf(e->a, "%s_smem + (uint32_t)wg * %d", sb->name, 4 * sb->cols)
+                     : sb->rows > 1 ? arena_printf(e->a, "%s_smem + %d", sb->name, (sb->rows - 1) * 4 * sb->cols)
+                                    : arena_printf(e->a, "%s_smem", sb->name);
+    const char *bar = t->per_wg ? arena_printf(e->a, "%d + wg", nb->id) : arena_printf(e->a, "%d", nb->id);
+    /* this thread's 16-row group of block b: (wg x blocks + b) x 4 + warp for a row-split vector */
+    const char *grp = t->per_wg ? "(tkc_b * 4 + tkc_warp)" : arena_printf(e->a, "((wg * %d + tkc_b) * 4 + tkc_warp)", blocks);
+    L("{  // the totals of %d 16-row groups meet in '%s' (named barrier %s: %s)", parts, sb->name, nb->name, nb->why);
+    IN();
+    L("const uint32_t tkc_sb = %s;", base);
+    L("tkc_bar_sync(%s, %d);  // every thread has read the last prefix sum's totals", bar, nb->threads);
+    L("if (tkc_lane == 0) {");
+    IN();
+    L("#pragma unroll");
+    L("for (int tkc_b = 0; tkc_b < %d; ++tkc_b) tkc_st_shared_f32(tkc_sb + (uint32_t)%s * 4, %s_w[tkc_b]);", blocks, grp, name);
+    OUT();
+    L("}");
+    L("tkc_bar_sync(%s, %d);", bar, nb->threads);
+    L("#pragma unroll");
+    L("for (int tkc_b = 0; tkc_b < %d; ++tkc_b) {", blocks);
+    IN();
+    L("float tkc_s = 0.f;");
+    L("#pragma unroll");
+    L("for (int tkc_k = 0; tkc_k < %d; ++tkc_k)", parts - 1);
+    L("    if (tkc_k < %s) tkc_s += tkc_ld_shared_f32(tkc_sb + (uint32_t)tkc_k * 4);", grp);
+    L("%s[2 * tkc_b] += tkc_s;", name);
+    L("%s[2 * tkc_b + 1] += tkc_s;", name);
+    OUT();
+    L("}");
+    OUT();
+    L("}");
+    vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
+}
+
 /* a row reduction's per-thread partial results (slots per_row slots) combined over the row in the
  * row layout: shuffles over the lanes of a warp that share a row, then, when rows are spread over
  * several warps, through the plan's rowred scratch between two named barriers (lane 0 of every
@@ -567,6 +664,7 @@ void hoist_row_values(Em *e, const PExpr *x) {
     case PX_CALL:
         for (int i = 0; i < x->nargs; i++) hoist_row_values(e, x->args[i]);
         if (x->fn == FN_COLMAX || x->fn == FN_COLMIN || x->fn == FN_COLSUM) hoist_col_reduction(e, x);
+        if (x->fn == FN_CUMSUM) hoist_cumsum(e, x);
         if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM) {
             const PExpr *src = x->args[0];
             const PlanKernel *pk = e->pk;

@@ -1,6 +1,7 @@
-/* lower_colred.c - column reductions (colsum, colmax, colmin) and per_col vector stores: which
- * statements have them, the registers they hold while they run, the scratch buffer and named
- * barriers the plan gives them (plan_colred), and which warpgroup writes a per_col store. */
+/* lower_colred.c - column reductions (colsum, colmax, colmin), prefix sums of per_row vectors
+ * (cumsum) and per_col vector stores: which statements have them, the registers they hold while
+ * they run, the scratch buffers and named barriers the plan gives them (plan_colred, plan_scans),
+ * and which warpgroup writes a per_col store. */
 #include <string.h>
 
 #include "lower_int.h"
@@ -16,6 +17,11 @@ typedef struct ColReds {
     int wg_depth;       /* inside an if or for whose condition or bounds read wg */
     bool step;          /* walking the compute or store block (the step) */
     bool pingpong_split; /* a row-split column reduction in a pingpong step */
+    /* prefix sums of per_row vectors (cumsum): how many, of row-split and of per_wg vectors, and
+     * the most 16-row groups one meets over (all consumer warpgroups' for a row-split vector) */
+    int scans;
+    bool scan_split, scan_wg;
+    int scan_parts;
 } ColReds;
 
 static bool mentions_wg(const Expr *e) {
@@ -53,6 +59,18 @@ static void find_colreds_expr(const Expr *e, ColReds *cr) {
             else if (!t->per_wg && cr->L->pk->consumers > 1 && cr->step && cr->L->pk->pingpong)
                 cr->pingpong_split = true;
         }
+        if (e->fn == FN_CUMSUM && e->ty.kind == TY_VEC && e->ty.layout == VL_ROW) {
+            const Type *t = &e->ty;
+            int parts = t->rows / 16;
+            if (parts > cr->scan_parts) cr->scan_parts = parts;
+            if (t->per_wg) cr->scan_wg = true;
+            else cr->scan_split = true;
+            cr->scans++;
+            if (cr->L && !t->per_wg && cr->L->pk->consumers > 1 && cr->wg_depth)
+                diag_error(cr->L->d, e->span,
+                           "cumsum() of a row-split per_row vector under a condition on wg: it adds up the rows of every "
+                           "consumer warpgroup, so every one must reach it, or they deadlock");
+        }
         for (int i = 0; i < e->u.call.nargs; i++) find_colreds_expr(e->u.call.args[i], cr);
         return;
     case EX_BINARY: find_colreds_expr(e->u.bin.l, cr); find_colreds_expr(e->u.bin.r, cr); return;
@@ -89,13 +107,15 @@ static void find_colreds(const StmtList *l, ColReds *cr) {
     }
 }
 
-/* the per_col arrays' registers (length / 4 each) of the column reductions in x */
+/* the per_col arrays' registers (length / 4 each) of the column reductions in x, and the arrays
+ * prefix sums (cumsum) fill */
 static int colred_regs(const PExpr *x) {
     if (!x) return 0;
     switch (x->kind) {
     case PX_CALL: {
         int n = 0;
         if (x->fn == FN_COLSUM || x->fn == FN_COLMAX || x->fn == FN_COLMIN) n += x->args[0]->ty.cols / 4;
+        if (x->fn == FN_CUMSUM) n += x->ty.layout == VL_COL ? x->ty.rows / 4 : 2 * ((x->ty.rows + 63) / 64);
         for (int i = 0; i < x->nargs; i++) n += colred_regs(x->args[i]);
         return n;
     }
@@ -107,7 +127,8 @@ static int colred_regs(const PExpr *x) {
     }
 }
 
-/* registers the column reductions of one statement (an assignment or a let) hold while it runs */
+/* registers the column reductions and prefix sums of one statement (an assignment or a let) hold
+ * while it runs */
 int stmt_colred_regs(const PStmt *st) { return colred_regs(st->rhs); }
 
 /* does a uniform condition or bound read wg */
@@ -158,6 +179,35 @@ static int add_named_barrier(Lower *L, const char *name, int count, int threads,
     return pk->nbars.n - 1;
 }
 
+/* Prefix sums of per_row vectors (cumsum) add up a thread's rows inside its warp with shuffles
+ * (rows 16 w + l / 4 and + 8 of a 64-row block: 3 shuffles up by 4, 8 and 16 lanes, then the first
+ * half's total into the second), then the warps meet: lane 0 of each warp writes its warp's total
+ * of each 64-row block into a scratch row with one fp32 per 16-row group, between two named
+ * barriers, and every thread adds the totals of the groups before its own, in one order. A
+ * per_row vector's groups are all consumer warpgroups' for a row-split vector (length / 16 in
+ * all, in the buffer's last row), and one warpgroup's for a per_wg vector (row wg). */
+static void plan_scans(Lower *L, const ColReds *cr) {
+    PlanKernel *pk = L->pk;
+    /* rows: one per consumer warpgroup for per_wg vectors, then one for row-split vectors (apart, so
+     * a warpgroup's own scan never writes where another warpgroup still reads a row-split one) */
+    int cols = cr->scan_parts, rows = (cr->scan_wg ? pk->consumers : 0) + (cr->scan_split ? 1 : 0);
+    PlanBuf b = {.name = "rowscan", .kind = BUF_SCRATCH, .dt = DT_FP32, .rows = rows, .cols = cols, .swz = SWZ_NONE,
+                 .atom_cols = cols, .natoms = 1, .copies = 1, .align = 16, .group = -1};
+    b.bytes = rows * cols * 4;
+    vec_push(L->a, &pk->bufs, b);
+    pk->rowscan_buf = pk->bufs.n - 1;
+    if (cr->scan_split)
+        pk->rowscan_bar = add_named_barrier(L, "rowscan", 1, 128 * pk->consumers,
+                                            "prefix sums of row-split per_row vectors: every consumer warpgroup's warps");
+    if (cr->scan_wg)
+        pk->rowscan_wg_bar = add_named_barrier(L, "rowscan_wg", pk->consumers, 128,
+                                               "prefix sums of per_wg per_row vectors: the 4 warps of one warpgroup");
+    lower_note(L, "prefix sum%s (cumsum) of per_row vectors: 3 shuffles scan the 8 rows of each half of a warp's 16, "
+                  "and the totals of the 16-row groups (%d in all) meet in 'rowscan' (one fp32 each) between two named "
+                  "barriers; each thread adds the totals of the groups before its own, in one order",
+               cr->scans > 1 ? "s" : "", cols);
+}
+
 /* Column reductions reduce a thread's rows, then the 8 lanes of a warp that hold the same columns
  * (shuffles), then the 4 warps of a warpgroup and, for a row-split tile, the consumer warpgroups:
  * lanes 0..3 of each warp write their partial results into a scratch row of the widest reduced
@@ -167,12 +217,14 @@ void plan_colred(Lower *L) {
     SemaKernel *sk = L->sk;
     PlanKernel *pk = L->pk;
     pk->colred_buf = pk->colred_bar = pk->colred_wg_bar = -1;
+    pk->rowscan_buf = pk->rowscan_bar = pk->rowscan_wg_bar = -1;
     ColReds cr = {.L = L};
     for (int b = 0; b < BK_COUNT; b++)
         if (sk->blocks[b] && b != BK_LOAD) {
             cr.step = b == BK_COMPUTE || b == BK_STORE;
             find_colreds(&sk->blocks[b]->u.block.body, &cr);
         }
+    if (cr.scans) plan_scans(L, &cr);
     if (!cr.n) return;
     /* With pingpong the consumer warpgroups take turns on the tensor cores between named barriers
      * (wait for the turn, products, pass it on) and nothing else runs inside a turn, so a warpgroup

@@ -94,6 +94,11 @@ static void rowwise_expr(Lower *L, const Expr *e) {
             diag_error(L->d, e->span, "column reductions of rowwise tiles are not supported by the sm_90a back end yet");
             return;
         }
+        if (e->fn == FN_CUMSUM) {
+            diag_error(L->d, e->span, "cumsum() in a rowwise kernel is not supported by the sm_90a back end yet (its "
+                                      "shuffles follow the wgmma accumulator layout)");
+            return;
+        }
         for (int i = 0; i < e->u.call.nargs; i++) rowwise_expr(L, e->u.call.args[i]);
         return;
     case EX_BINARY:

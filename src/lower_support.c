@@ -49,7 +49,6 @@ static void support_expr(Lower *L, Expr *e) {
         return;
     case EX_CALL:
         switch (e->fn) {
-        case FN_CUMSUM: unsupported(L, e->span, "cumsum()"); break;
         case FN_REAL: case FN_IMAG: case FN_COMPLEX: unsupported_plural(L, e->span, "complex tiles"); break;
         default: break;
         }

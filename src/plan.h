@@ -410,6 +410,13 @@ typedef struct PlanKernel {
      * buffer: colred_buf (-1: no column reductions), colred_bar (row-split tiles: all consumer
      * warpgroups) and colred_wg_bar (per_wg tiles: one id per warpgroup) index nbars (-1: none) */
     int colred_buf, colred_bar, colred_wg_bar;
+    /* prefix sums of per_row vectors (cumsum): after the shuffles inside each warp, each warp's
+     * total meets the other warps' in a shared scratch buffer (one fp32 per 16-row group of the
+     * widest scanned vector, per warpgroup for per_wg vectors): rowscan_buf (-1: none), rowscan_bar
+     * (row-split vectors: all consumer warpgroups) and rowscan_wg_bar (per_wg: one id per
+     * warpgroup) index nbars (-1: none). A per_col vector's prefix sum needs neither: every thread
+     * holds its columns of the whole vector, and shuffles inside a quad combine them. */
+    int rowscan_buf, rowscan_bar, rowscan_wg_bar;
     int staging_buf;    /* index of the staging buffer, or -1 */
     int staging_per_wg; /* staging chunk buffers per consumer warpgroup: 2, or 1 when 2 do not fit */
     int smem_used;      /* bytes from the aligned base (buffers + barriers) */

@@ -271,6 +271,10 @@ static void verify_kernel(V *v) {
     if (pk->colred_buf >= pk->bufs.n || pk->colred_bar >= pk->nbars.n || pk->colred_wg_bar >= pk->nbars.n ||
         (pk->colred_buf < 0 && (pk->colred_bar >= 0 || pk->colred_wg_bar >= 0)))
         fail(v, "column reductions without their scratch buffer or barrier");
+    if (pk->rowscan_buf >= pk->bufs.n || pk->rowscan_bar >= pk->nbars.n || pk->rowscan_wg_bar >= pk->nbars.n ||
+        (pk->rowscan_buf < 0 && (pk->rowscan_bar >= 0 || pk->rowscan_wg_bar >= 0)) ||
+        (pk->rowscan_buf >= 0 && pk->rowscan_bar < 0 && pk->rowscan_wg_bar < 0))
+        fail(v, "prefix sums of per_row vectors without their scratch buffer or barrier");
     check_ops(v, &pk->setup_ops);
     check_ops(v, &pk->first_ops);
     check_ops(v, &pk->compute_ops);
