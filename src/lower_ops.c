@@ -596,9 +596,36 @@ static int straight_line_peak(Lower *L) {
     return peak;
 }
 
+static bool ops_use(Lower *L, const POpList *ops, const Symbol *y) {
+    for (int i = 0; i < ops->n; i++) {
+        Effects e;
+        op_effects(L, ops->v[i], &e);
+        if (symset_has(&e.rd, y) || symset_has(&e.wr, y)) return true;
+    }
+    return false;
+}
+
+/* register tiles and vectors no op reads or writes (their statements were left out at compile
+ * time, under an if whose condition is a param) take no registers: the plan drops them */
+static void drop_unused_regs(Lower *L) {
+    PlanKernel *pk = L->pk;
+    int n = 0;
+    for (int i = 0; i < pk->regs.n; i++) {
+        Symbol *y = pk->regs.v[i].sym;
+        if (y->kind != SYM_LET && !ops_use(L, &pk->setup_ops, y) && !ops_use(L, &pk->compute_ops, y) &&
+            !ops_use(L, &pk->first_ops, y) && !ops_use(L, &pk->after_ops, y) && !ops_use(L, &pk->finish_ops, y)) {
+            lower_note(L, "register '%s' is not used by any statement the kernel keeps: it takes no registers", y->name);
+            continue;
+        }
+        pk->regs.v[n++] = pk->regs.v[i];
+    }
+    pk->regs.n = n;
+}
+
 /* the consumers' register estimate: register tiles + the most live temporaries + overhead */
 void estimate_regs(Lower *L) {
     PlanKernel *pk = L->pk;
+    drop_unused_regs(L);
     int total = pk->no_pipeline ? straight_line_peak(L) : 0;
     for (int i = 0; i < pk->regs.n && !pk->no_pipeline; i++)
         if (pk->regs.v[i].sym->kind != SYM_LET) total += pk->regs.v[i].regs;
