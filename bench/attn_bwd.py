@@ -3,12 +3,15 @@
 PyTorch autograd of attention in fp32, then time against PyTorch SDPA's backward (cuDNN and
 FlashAttention backends) in the same process.
 
-    python3 bench/attn_bwd.py --tkc .carry/tkc [--out DIR] [--quick]
+    python3 bench/attn_bwd.py --tkc .carry/tkc [--out DIR] [--quick] [--lib DIR]
+    python3 bench/attn_bwd.py --tkc .carry/tkc --out DIR --build-only      # nvcc only, no GPU
 
 Builds attn_fwd.tk (for O and the log-sum-exp L the backward consumes) and attn_bwd.tk with nvcc
 into shared libraries and calls the C launchers through ctypes. The backward is timed alone: the
 two kernels (Dl = rowsum(dO O), then dQ, dK, dV in fp32, which the launcher zeroes first), on
-inputs made once by the forward; the baselines' backward is timed as torch.autograd.grad on a saved
+inputs made once by the forward; three modes: D = 64 with dQ added by atomics in attn_bwd, and
+D = 64 and 128 with DQ_ATOMIC = 0, where attn_bwd_dq computes dQ without atomics (checked bit-identical
+over two runs, with dK and dV when no query heads share a KV head); the baselines' backward is timed as torch.autograd.grad on a saved
 forward graph. FLOPs = 2.5 x the forward's 4 B H N^2 D (halved when causal). CUDA events, median
 of rounds, tkc and baselines alternated.
 """
@@ -27,8 +30,10 @@ NVCC = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-
 P, LL = ctypes.c_void_p, ctypes.c_longlong
 
 
-def build(tkc, out, name, defs):
+def build(tkc, out, name, defs, lib=""):
     tag = name + "".join("_%s%s" % tuple(d.split("=")) for d in defs)
+    if lib:  # prebuilt by --build-only
+        return ctypes.CDLL(os.path.join(lib, tag + ".so"))
     cu = os.path.join(out, tag + ".cu")
     subprocess.run([tkc, os.path.join(ROOT, "kernels.tk", name + ".tk"), "-o", cu] + sum((["-D", d] for d in defs), []),
                    check=True)
@@ -60,18 +65,30 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp") + "/attn_bwd")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--lib", default="", help="libraries built before by --build-only")
+    ap.add_argument("--build-only", action="store_true")
     args = ap.parse_args()
-    import torch
-    import torch.nn.functional as F
     os.makedirs(args.out, exist_ok=True)
     rows = []
     import concurrent.futures
-    specs = [(n, c) for c in (0, 1) for n in ("attn_fwd", "attn_bwd")]
-    with concurrent.futures.ThreadPoolExecutor(len(specs)) as ex:
-        libs = dict(zip(specs, ex.map(lambda sp: build(args.tkc, args.out, sp[0], ["D=64", "CAUSAL=%d" % sp[1]]), specs)))
-    for causal in (0, 1):
-        D = 64
-        fwd, bwd = libs[("attn_fwd", causal)], libs[("attn_bwd", causal)]
+    # (D, dQ mode): atomic = attn_bwd adds dQ (D = 64 only: D = 128 is over the register budget with
+    # dQ in the same kernel); det = DQ_ATOMIC = 0, attn_bwd_dq writes dQ (deterministic)
+    modes = [(64, "atomic"), (64, "det"), (128, "det")]
+    specs = sorted({("attn_fwd", (d, c)) for d, _ in modes for c in (0, 1)} |
+                   {("attn_bwd", (d, c, m)) for d, m in modes for c in (0, 1)})
+
+    def defs(sp):
+        n, key = sp
+        d = ["D=%d" % key[0], "CAUSAL=%d" % key[1]]
+        return d + (["DQ_ATOMIC=%d" % (key[2] == "atomic")] if n == "attn_bwd" else [])
+    with concurrent.futures.ThreadPoolExecutor(min(len(specs), os.cpu_count() or 2)) as ex:
+        libs = dict(zip(specs, ex.map(lambda sp: build(args.tkc, args.out, sp[0], defs(sp), args.lib), specs)))
+    if args.build_only:
+        return 0
+    import torch
+    import torch.nn.functional as F
+    for (D, mode), causal in [(m, c) for m in modes for c in (0, 1)]:
+        fwd, bwd = libs[("attn_fwd", (D, causal))], libs[("attn_bwd", (D, causal, mode))]
         s = torch.cuda.current_stream().cuda_stream
 
         def tkc_grads(q, k, v, do, scale):
@@ -90,6 +107,8 @@ def main():
             def run():
                 call(bwd.tkc_attn_bwd_prep, (o, do, dl), (B, H, N), (), s)
                 call(bwd.tkc_attn_bwd, (q, k, v, do, lse, dl, dq, dk, dv), (B, H, N, HKV), (scale,), s)
+                if mode == "det":  # dQ without atomics (attn_bwd left it zeroed)
+                    call(bwd.tkc_attn_bwd_dq, (q, k, v, do, lse, dl, dq), (B, H, N, HKV), (scale,), s)
             return run, (dq, dk, dv)
 
         # correctness: fp32 autograd of the same attention (GQA by repeating K and V)
@@ -111,8 +130,17 @@ def main():
             gq, gk, gv = torch.autograd.grad(of, (qf, kf, vf), do.float())
             errs = {n: ((a - b).norm() / b.norm()).item() for n, a, b in (("dQ", dq, gq), ("dK", dk, gk), ("dV", dv, gv))}
             ok = all(e < 2e-2 for e in errs.values()) and all(torch.isfinite(t).all().item() for t in (dq, dk, dv))
-            row = dict(kind="check", causal=causal, B=B, H=H, HKV=HKV, N=N, D=D, **{"err_" + n: e for n, e in errs.items()},
-                       status="ok" if ok else "FAIL")
+            same = ""
+            if mode == "det":  # run again: dQ bit-identical (dK and dV too when no heads share a KV head)
+                saved = [t.clone() for t in (dq, dk, dv)]
+                run()
+                torch.cuda.synchronize()
+                same = "dQ" if torch.equal(saved[0], dq) else "dQ DIFFERS"
+                if HKV == H:
+                    same += ", dK, dV" if torch.equal(saved[1], dk) and torch.equal(saved[2], dv) else ", dK/dV DIFFER"
+                ok = ok and "DIFF" not in same
+            row = dict(kind="check", mode=mode, causal=causal, B=B, H=H, HKV=HKV, N=N, D=D,
+                       **{"err_" + n: e for n, e in errs.items()}, bit_identical=same, status="ok" if ok else "FAIL")
             rows.append(row)
             print(json.dumps(row), flush=True)
         if args.quick:
@@ -151,7 +179,7 @@ def main():
                 torch.cuda.synchronize()
                 times[n].append(e0.elapsed_time(e1) / 5)
         flops = 2.5 * 4 * B * H * N * N * D / (2 if causal else 1)
-        row = dict(kind="time", causal=causal, B=B, H=H, N=N, D=D)
+        row = dict(kind="time", mode=mode, causal=causal, B=B, H=H, N=N, D=D)
         for n, ts in times.items():
             ms = statistics.median(ts)
             row[n + "_ms"] = ms
@@ -165,7 +193,7 @@ def main():
     print("attn_bwd: %d checks, %d failed" % (sum(1 for r in rows if r["kind"] == "check"), len(bad)))
     for r in rows:
         if r["kind"] == "time":
-            print("D%d causal=%d B16 H16 N4096: tkc %.1f TFLOP/s%s" % (r["D"], r["causal"], r["tkc_tflops"], "".join(
+            print("D%d %-6s causal=%d B16 H16 N4096: tkc %.1f TFLOP/s%s" % (r["D"], r["mode"], r["causal"], r["tkc_tflops"], "".join(
                 ", %s %.1f" % (n, r[n + "_tflops"]) for n in ("cudnn", "flash") if n + "_tflops" in r)))
     return 1 if bad else 0
 
