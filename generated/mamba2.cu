@@ -416,8 +416,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       release empty_c
 //       wait full_x
 //       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//       s = where(col == 63, csc, 0.0)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       er = rowsum(s)  [fp32[64] per_row in registers]
+//       er = rowsum(where(col == 63, csc, 0.0 * cs))  [fp32[64] per_row in registers]
 //       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
 //       release empty_bm
 //       bar.sync 2, 128 (scratch): every earlier reader of 'bs' is done
@@ -455,8 +454,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       release empty_c
 //       wait full_x
 //       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//       s = where(col == 63, csc, 0.0)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       er = rowsum(s)  [fp32[64] per_row in registers]
+//       er = rowsum(where(col == 63, csc, 0.0 * cs))  [fp32[64] per_row in registers]
 //       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
 //       release empty_bm
 //       bar.sync 2, 128 (scratch): every earlier reader of 'bs' is done
@@ -749,16 +747,13 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
                 }
-                // s = where(col == 63, csc, 0.0)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 64)) == 63) ? csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))] : 0.0f);
-                // er = rowsum(s)
-                float tkc_red1[2];  // rowsum(s)
+                // er = rowsum(where(col == 63, csc, 0.0 * cs))
+                float tkc_red1[2];  // rowsum(where(col == 63, csc, 0.0 * cs))
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red1[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
-                    tkc_red1[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += s[tkc_i];
+                    tkc_red1[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 64)) == 63) ? csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))] : (0.0f * cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
@@ -1004,16 +999,13 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
                 }
-                // s = where(col == 63, csc, 0.0)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 64)) == 63) ? csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))] : 0.0f);
-                // er = rowsum(s)
-                float tkc_red3[2];  // rowsum(s)
+                // er = rowsum(where(col == 63, csc, 0.0 * cs))
+                float tkc_red3[2];  // rowsum(where(col == 63, csc, 0.0 * cs))
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red3[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
-                    tkc_red3[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += s[tkc_i];
+                    tkc_red3[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 64)) == 63) ? csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))] : (0.0f * cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
