@@ -8,10 +8,9 @@ FlashAttention backends) in the same process.
 
 Builds attn_fwd.tk (for O and the log-sum-exp L the backward consumes) and attn_bwd.tk with nvcc
 into shared libraries and calls the C launchers through ctypes. The backward is timed alone: the
-two kernels (Dl = rowsum(dO O), then dQ, dK, dV in fp32, which the launcher zeroes first), on
-inputs made once by the forward; three modes: D = 64 with dQ added by atomics in attn_bwd, and
-D = 64 and 128 with DQ_ATOMIC = 0, where attn_bwd_dq computes dQ without atomics (checked bit-identical
-over two runs, with dK and dV when no query heads share a KV head); the baselines' backward is timed as torch.autograd.grad on a saved
+three kernels (Dl = rowsum(dO O); dK, dV in fp32, which the launcher zeroes first; dQ in fp32), on
+inputs made once by the forward; D = 64 and 128, dQ by attn_bwd_dq without atomics (checked
+bit-identical over two runs, with dK and dV when no query heads share a KV head); the baselines' backward is timed as torch.autograd.grad on a saved
 forward graph. FLOPs = 2.5 x the forward's 4 B H N^2 D (halved when causal). CUDA events, median
 of rounds, tkc and baselines alternated.
 """
@@ -71,16 +70,12 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = []
     import concurrent.futures
-    # (D, dQ mode): atomic = attn_bwd adds dQ (D = 64 only: D = 128 is over the register budget with
-    # dQ in the same kernel); det = DQ_ATOMIC = 0, attn_bwd_dq writes dQ (deterministic)
-    modes = [(64, "atomic"), (64, "det"), (128, "det")]
-    specs = sorted({("attn_fwd", (d, c)) for d, _ in modes for c in (0, 1)} |
-                   {("attn_bwd", (d, c, m)) for d, m in modes for c in (0, 1)})
+    # head dimensions; run 103 also timed dQ added by atomics in attn_bwd (DQ_ATOMIC = 1 of d59f899)
+    modes = [(64, "det"), (128, "det")]
+    specs = sorted({(n, (d, c)) for n in ("attn_fwd", "attn_bwd") for d, _ in modes for c in (0, 1)})
 
     def defs(sp):
-        n, key = sp
-        d = ["D=%d" % key[0], "CAUSAL=%d" % key[1]]
-        return d + (["DQ_ATOMIC=%d" % (key[2] == "atomic")] if n == "attn_bwd" else [])
+        return ["D=%d" % sp[1][0], "CAUSAL=%d" % sp[1][1]]
     with concurrent.futures.ThreadPoolExecutor(min(len(specs), os.cpu_count() or 2)) as ex:
         libs = dict(zip(specs, ex.map(lambda sp: build(args.tkc, args.out, sp[0], defs(sp), args.lib), specs)))
     if args.build_only:
@@ -88,7 +83,7 @@ def main():
     import torch
     import torch.nn.functional as F
     for (D, mode), causal in [(m, c) for m in modes for c in (0, 1)]:
-        fwd, bwd = libs[("attn_fwd", (D, causal))], libs[("attn_bwd", (D, causal, mode))]
+        fwd, bwd = libs[("attn_fwd", (D, causal))], libs[("attn_bwd", (D, causal))]
         s = torch.cuda.current_stream().cuda_stream
 
         def tkc_grads(q, k, v, do, scale):
@@ -100,15 +95,14 @@ def main():
             lse = torch.empty(B, H, npad, device="cuda")[..., :N]
             call(fwd.tkc_attn_fwd, (q, k, v, o, lse), (B, H, N, HKV), (scale,), s)
             dl = torch.empty(B, H, npad, device="cuda")[..., :N]
-            dq = torch.empty(B, H, N, D, device="cuda")
+            dq = torch.full((B, H, N, D), float("nan"), device="cuda")  # attn_bwd_dq writes every element
             dk = torch.empty(B, HKV, N, D, device="cuda")
             dv = torch.empty(B, HKV, N, D, device="cuda")
 
             def run():
                 call(bwd.tkc_attn_bwd_prep, (o, do, dl), (B, H, N), (), s)
-                call(bwd.tkc_attn_bwd, (q, k, v, do, lse, dl, dq, dk, dv), (B, H, N, HKV), (scale,), s)
-                if mode == "det":  # dQ without atomics (attn_bwd left it zeroed)
-                    call(bwd.tkc_attn_bwd_dq, (q, k, v, do, lse, dl, dq), (B, H, N, HKV), (scale,), s)
+                call(bwd.tkc_attn_bwd, (q, k, v, do, lse, dl, dk, dv), (B, H, N, HKV), (scale,), s)
+                call(bwd.tkc_attn_bwd_dq, (q, k, v, do, lse, dl, dq), (B, H, N, HKV), (scale,), s)
             return run, (dq, dk, dv)
 
         # correctness: fp32 autograd of the same attention (GQA by repeating K and V)

@@ -17,12 +17,12 @@ through the shim; sanitize.HostMemory under --fake) and the C launchers called t
 PyTorch: inputs are made on the host (values exact in their dtype, from a seeded generator) and
 copied once per shape.
 
-Per (variant, shape): the variant's kernels (attn_bwd: attn_fwd, attn_bwd_prep, attn_bwd in turn)
+Per (variant, shape): the variant's kernels (attn_bwd: attn_fwd, attn_bwd_prep, attn_bwd, attn_bwd_dq in turn)
 run REPS times (default 5), each time into outputs freshly filled with NaN, then once more into the
 outputs as the last run left them (what a kernel accumulating with += into a 'zeroed' output must
 clear itself). Every run's outputs are compared with the first run's:
   - outputs written with atomics (read from tkc --emit=report: a store whose path is 'red' or
-    'tma.add', a += store, a 'zeroed' output; attn_bwd's dQ, and its dK and dV, which the query
+    'tma.add', a += store, a 'zeroed' output; attn_bwd's dK and dV, which the query
     heads of a group add into) are "atomic: not bit-exact by design": fp32 additions in a
     different order round differently. They must stay within a tolerance of the first run
     (elementwise |a - b| / (|a| + rms(a)) <= 1e-3 and normwise ||a - b|| / ||a|| <= 1e-5); the row
@@ -86,6 +86,7 @@ BUILDS = {
     "attn_fwd": dict(tk="attn_fwd.tk"),
     "attn_fwd_d64_causal": dict(tk="attn_fwd.tk", defines={"D": 64, "CAUSAL": 1}),
     "attn_bwd": dict(tk="attn_bwd.tk"),
+    "attn_bwd_d128_causal": dict(tk="attn_bwd.tk", defines={"D": 128, "CAUSAL": 1}),
     "layernorm": dict(tk="layernorm.tk"),
     "rmsnorm": dict(tk="rmsnorm.tk"),
     "softmax": dict(tk="softmax.tk"),
@@ -124,6 +125,8 @@ VARIANTS = {
     "attn_fwd_d64_causal": dict(build="attn_fwd_d64_causal", scalars=SCALE,
                                 cases=_small("attn_fwd_d64_causal") + [ATTN_LARGE]),
     "attn_bwd": dict(build="attn_bwd", scalars=SCALE, cases=_small("attn_bwd") + [ATTN_LARGE]),
+    "attn_bwd_d128_causal": dict(build="attn_bwd_d128_causal", scalars=SCALE,
+                                 cases=_small("attn_bwd_d128_causal") + [ATTN_LARGE]),
     "layernorm": dict(build="layernorm", scalars={"p": 0.1, "seed": 1234}, cases=_small("layernorm") + [ROWS_LARGE]),
     "rmsnorm": dict(build="rmsnorm", cases=_small("rmsnorm") + [ROWS_LARGE]),
     "softmax": dict(build="softmax", cases=_small("softmax") + [ROWS_LARGE]),

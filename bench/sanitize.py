@@ -98,6 +98,8 @@ VARIANTS = {
                                 cases=[dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=1, N=200, strided=True)]),
     "attn_bwd": dict(tk="attn_bwd.tk", scalars={"scale": attn_scale}, cases=[
         dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
+    "attn_bwd_d128_causal": dict(tk="attn_bwd.tk", defines={"D": 128, "CAUSAL": 1}, scalars={"scale": attn_scale},
+                                 cases=[dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
     "layernorm": dict(tk="layernorm.tk", scalars={"p": 0.1, "seed": 1234}, cases=[
         dict(M=101), dict(M=33, strided=True)]),
     "rmsnorm": dict(tk="rmsnorm.tk", cases=[dict(M=101), dict(M=33, strided=True)]),

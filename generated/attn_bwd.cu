@@ -60,7 +60,6 @@ constexpr int NARROW_TAIL = 1;
 constexpr int BWD_BQ = 64;
 constexpr int BWD_BKV = 64;
 constexpr int BLOCKS = 2;
-constexpr int DQ_ATOMIC = 1;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -1237,9 +1236,9 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 // kernel attn_bwd
 //   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..1 (setmaxnreg 232); 256 threads
 //   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
-//   consumer registers (estimate): 204 of 232 = p 32 + dp 32 + dq 32 + dk 32 + dv 32 + lse 2 + dd 2 + dq_operand 16 + overhead 24
+//   consumer registers (estimate): 156 of 232 = p 32 + dp 32 + dk 32 + dv 32 + lse 2 + dd 2 + overhead 24
 //   grid: b = B, h = H, kb = cdiv(N, BWD_BKV); one block per work tile; order row_major
-//   launcher: clears dQ, dK, dV on the stream before the kernel (zeroed)
+//   launcher: clears dK, dV on the stream before the kernel (zeroed)
 //   pipeline: i < cdiv(N, BWD_BQ) - first; 2 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -1266,7 +1265,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     empty_k_v[1] at 66,696: count 1 (consumers are done with the setup tiles of this work tile)
 //   named barriers:
 //     scratch: id 1, 128 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
-//   strides passed to the kernel (threads address these directly): dQ dK dV
+//   strides passed to the kernel (threads address these directly): dK dV
 //   tma maps:
 //     tm_Q_64x64: Q bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
 //     tm_dO_64x64: dO bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
@@ -1308,6 +1307,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //       mma dv += pt.T @ g  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
 //       mma dp = g @ v.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
+//       release empty_k_v, on the last step only
 //       p = p * (dp - dd)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       release empty_g
 //       bar.sync 1, 128 (scratch): every earlier reader of 'dst' is done
@@ -1315,11 +1315,6 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //       fence.proxy.async ('dst' is read by products)
 //       bar.sync 1, 128 (scratch): 'dst' is complete
 //       mma dk += dst.T @ q  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
-//       mma dq = dq_operand @ k  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       release empty_k_v, on the last step only
-//       store dQ[block.b, block.h, i + first, 0] += dq * scale  [red]
-//       release empty_q
 //     every later step:
 //       wait full_ls
 //       lse <- ls
@@ -1331,6 +1326,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //       mma p = q @ k.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       p = exp2(p * c - lse * 1.4426950408889634)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
+//       release empty_q (previous step's stage), skipped on the first step
 //       bar.sync 1, 128 (scratch): every earlier reader of 'pt' is done
 //       move pt <- bf16(p)  [stmatrix.x4, pt 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('pt' is read by products)
@@ -1339,6 +1335,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //       mma dv += pt.T @ g  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
 //       mma dp = g @ v.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
+//       release empty_k_v, on the last step only
 //       p = p * (dp - dd)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       release empty_g
 //       bar.sync 1, 128 (scratch): every earlier reader of 'dst' is done
@@ -1346,22 +1343,17 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //       fence.proxy.async ('dst' is read by products)
 //       bar.sync 1, 128 (scratch): 'dst' is complete
 //       mma dk += dst.T @ q  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
-//       mma dq = dq_operand @ k  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       release empty_k_v, on the last step only
-//       store dQ[block.b, block.h, i + first, 0] += dq * scale  [red]
-//       release empty_q
 //     after the steps:
 //       release empty_k_v, only when no step ran
+//       wgmma.wait_group 0  (the last step's products)
+//       release empty_q (previous step's stage), skipped on the first step
 //     finish:
 //       store dK[block.b, kv, block.kb, 0] += dk * scale  [red]
 //       store dV[block.b, kv, block.kb, 0] += dv  [red]
-//   store (store): dQ[block.b, block.h, i + first, 0] += dq * scale  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   store (finish): dK[block.b, kv, block.kb, 0] += dk * scale  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   store (finish): dV[block.b, kv, block.kb, 0] += dv  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
 //     - blocks_per_sm = 2: each block gets 32768 registers, so setmaxnreg gives the producer 24 and each consumer thread 232 (__launch_bounds__(256, 2))
-//     - 'dQ' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
 //     - 'dK' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
 //     - 'dV' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'k': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
@@ -1371,9 +1363,6 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     - swizzle 128B for 'pt': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'dst': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - 'if (CAUSAL)' is false at compile time: it is left out
-//     - 'if (DQ_ATOMIC)' is true at compile time: its statements run unconditionally
-//     - 'if (DQ_ATOMIC)' is true at compile time: its statements run unconditionally
-//     - the store block runs at the end of every step, after compute, in the same schedule
 //     - 4 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - 'dk = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - 'dv = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
@@ -1381,7 +1370,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
-__global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_constant__ CUtensorMap tm_Q_64x64, const __grid_constant__ CUtensorMap tm_dO_64x64, const __grid_constant__ CUtensorMap tm_L_v64, const __grid_constant__ CUtensorMap tm_Dl_v64, const __grid_constant__ CUtensorMap tm_K_64x64, const __grid_constant__ CUtensorMap tm_V_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ dO, const float *__restrict__ L, const float *__restrict__ Dl, float *__restrict__ dQ, const long long dQ_st0, const long long dQ_st1, const long long dQ_st2, const long long dQ_st3, float *__restrict__ dK, const long long dK_st0, const long long dK_st1, const long long dK_st2, const long long dK_st3, float *__restrict__ dV, const long long dV_st0, const long long dV_st1, const long long dV_st2, const long long dV_st3, const int B, const int H, const int N, const int HKV, const float scale) {
+__global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_constant__ CUtensorMap tm_Q_64x64, const __grid_constant__ CUtensorMap tm_dO_64x64, const __grid_constant__ CUtensorMap tm_L_v64, const __grid_constant__ CUtensorMap tm_Dl_v64, const __grid_constant__ CUtensorMap tm_K_64x64, const __grid_constant__ CUtensorMap tm_V_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ dO, const float *__restrict__ L, const float *__restrict__ Dl, float *__restrict__ dK, const long long dK_st0, const long long dK_st1, const long long dK_st2, const long long dK_st3, float *__restrict__ dV, const long long dV_st0, const long long dV_st1, const long long dV_st2, const long long dV_st3, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
@@ -1494,12 +1483,10 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
         (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
         float p[32];  // row-split fp32[64, 64]: 32 values per thread
         float dp[32];  // row-split fp32[64, 64]: 32 values per thread
-        float dq[32];  // row-split fp32[64, 64]: 32 values per thread
         float dk[32];  // row-split fp32[64, 64]: 32 values per thread
         float dv[32];  // row-split fp32[64, 64]: 32 values per thread
         float lse[2];  // fp32[64] per_row: the 2 rows this thread holds
         float dd[2];  // fp32[64] per_row: the 2 rows this thread holds
-        uint32_t dq_operand[16];  // row-split bf16[64, 64]: 16 packed pairs per thread
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
         for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
@@ -1615,6 +1602,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                if (i == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v);  // release k_v: the last step: nothing after it reads the setup tiles
                 // p = p * (dp - dd)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[tkc_i] = (p[tkc_i] * (dp[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
@@ -1654,51 +1642,6 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
                 }
-                // dq = bf16(p) @ k  [wgmma m64n64k16 x 4, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 16; ++tkc_p) dq_operand[tkc_p] = tkc_pack_bf16(p[(2 * tkc_p)], p[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dq[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + 0, 8192, 1024, 1);  // k: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&dq[0], dq_operand[0], dq_operand[1], dq_operand[2], dq_operand[3], tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&dq[0], dq_operand[4], dq_operand[5], dq_operand[6], dq_operand[7], tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&dq[0], dq_operand[8], dq_operand[9], dq_operand[10], dq_operand[11], tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&dq[0], dq_operand[12], dq_operand[13], dq_operand[14], dq_operand[15], tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dq[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dq[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(dq_operand[tkc_i]);
-                if (i == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v);  // release k_v: the last step: nothing after it reads the setup tiles
-                // dQ[block.b, block.h, i + first, 0] += dq * scale  [red]
-                {
-                    const long long tkc_r0 = (long long)(i + 0) * 64;  // the tile's first row and column
-                    const long long tkc_c0 = (long long)0;
-                    float *const tkc_base = dQ + (long long)block_b * dQ_st0 + (long long)block_h * dQ_st1 + tkc_r0 * dQ_st2 + tkc_c0 * dQ_st3;
-                    const bool tkc_pairs = dQ_st3 == 1 && dQ_st2 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per red.v2
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 16; ++tkc_p) {
-                        const int tkc_r = (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64));
-                        const float tkc_x0 = (dq[(2 * tkc_p)] * scale), tkc_x1 = (dq[(2 * tkc_p + 1)] * scale);
-                        if (tkc_r0 + tkc_r >= N) continue;
-                        float *const tkc_q = tkc_base + tkc_r * dQ_st2 + tkc_c * dQ_st3;
-                        if (tkc_pairs && tkc_c0 + tkc_c + 1 < D) {
-                            tkc_red_add_v2_f32(tkc_q, tkc_x0, tkc_x1);
-                        } else {
-                            if (tkc_c0 + tkc_c < D) tkc_red_add_f32(tkc_q, tkc_x0);
-                            if (tkc_c0 + tkc_c + 1 < D) tkc_red_add_f32(tkc_q + dQ_st3, tkc_x1);
-                        }
-                    }
-                }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
@@ -1732,10 +1675,13 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
                 }
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+                #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(p[tkc_i]);
                 // p = exp2(p * c - lse * 1.4426950408889634)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[tkc_i] = tkc_exp2(((p[tkc_i] * c) - (lse[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] * 1.44269504f)));
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_prev_stage);  // release q (previous step)
                 tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'pt' is done
                 // pt <- bf16(p)  [stmatrix.x4]
                 {
@@ -1792,6 +1738,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                if (i == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v);  // release k_v: the last step: nothing after it reads the setup tiles
                 // p = p * (dp - dd)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[tkc_i] = (p[tkc_i] * (dp[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
@@ -1831,57 +1778,16 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
                 }
-                // dq = bf16(p) @ k  [wgmma m64n64k16 x 4, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 16; ++tkc_p) dq_operand[tkc_p] = tkc_pack_bf16(p[(2 * tkc_p)], p[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dq[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + 0, 8192, 1024, 1);  // k: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&dq[0], dq_operand[0], dq_operand[1], dq_operand[2], dq_operand[3], tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&dq[0], dq_operand[4], dq_operand[5], dq_operand[6], dq_operand[7], tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&dq[0], dq_operand[8], dq_operand[9], dq_operand[10], dq_operand[11], tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&dq[0], dq_operand[12], dq_operand[13], dq_operand[14], dq_operand[15], tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dq[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dq[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(dq_operand[tkc_i]);
-                if (i == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v);  // release k_v: the last step: nothing after it reads the setup tiles
-                // dQ[block.b, block.h, i + first, 0] += dq * scale  [red]
-                {
-                    const long long tkc_r0 = (long long)(i + 0) * 64;  // the tile's first row and column
-                    const long long tkc_c0 = (long long)0;
-                    float *const tkc_base = dQ + (long long)block_b * dQ_st0 + (long long)block_h * dQ_st1 + tkc_r0 * dQ_st2 + tkc_c0 * dQ_st3;
-                    const bool tkc_pairs = dQ_st3 == 1 && dQ_st2 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per red.v2
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 16; ++tkc_p) {
-                        const int tkc_r = (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64));
-                        const float tkc_x0 = (dq[(2 * tkc_p)] * scale), tkc_x1 = (dq[(2 * tkc_p + 1)] * scale);
-                        if (tkc_r0 + tkc_r >= N) continue;
-                        float *const tkc_q = tkc_base + tkc_r * dQ_st2 + tkc_c * dQ_st3;
-                        if (tkc_pairs && tkc_c0 + tkc_c + 1 < D) {
-                            tkc_red_add_v2_f32(tkc_q, tkc_x0, tkc_x1);
-                        } else {
-                            if (tkc_c0 + tkc_c < D) tkc_red_add_f32(tkc_q, tkc_x0);
-                            if (tkc_c0 + tkc_c + 1 < D) tkc_red_add_f32(tkc_q + dQ_st3, tkc_x1);
-                        }
-                    }
-                }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
             if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v);  // release k_v: no step ran, so no step released the setup tiles
+            tkc_wgmma_wait<0>();  // the last step's products
+            #pragma unroll
+            for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+            if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_prev_stage);  // release q (previous step)
             if (tkc_steps == 0) {  // no product ran: dv keeps its zero fill
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) dv[tkc_i] = 0.f;
@@ -2509,7 +2415,7 @@ extern "C" int tkc_attn_bwd_prep(const void *O, const int64_t *O_strides, const 
 // the CUDA error of the last launch of tkc_attn_bwd() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_attn_bwd_cuda = cudaSuccess;
 extern "C" const char *tkc_attn_bwd_error(void) { return cudaGetErrorString(tkc_attn_bwd_cuda); }
-extern "C" int tkc_attn_bwd(const void *Q, const int64_t *Q_strides, const void *K, const int64_t *K_strides, const void *V, const int64_t *V_strides, const void *dO, const int64_t *dO_strides, const void *L, const int64_t *L_strides, const void *Dl, const int64_t *Dl_strides, void *dQ, const int64_t *dQ_strides, void *dK, const int64_t *dK_strides, void *dV, const int64_t *dV_strides, int64_t B, int64_t H, int64_t N, int64_t HKV, float scale, tkc_stream_t stream) {
+extern "C" int tkc_attn_bwd(const void *Q, const int64_t *Q_strides, const void *K, const int64_t *K_strides, const void *V, const int64_t *V_strides, const void *dO, const int64_t *dO_strides, const void *L, const int64_t *L_strides, const void *Dl, const int64_t *Dl_strides, void *dK, const int64_t *dK_strides, void *dV, const int64_t *dV_strides, int64_t B, int64_t H, int64_t N, int64_t HKV, float scale, tkc_stream_t stream) {
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
@@ -2551,12 +2457,6 @@ extern "C" int tkc_attn_bwd(const void *Q, const int64_t *Q_strides, const void 
     const int64_t Dl_dims[3] = {(int64_t)B, (int64_t)H, (int64_t)N};
     int64_t Dl_st[3];
     if (!tkc_strides(Dl_st, Dl_strides, Dl_dims, 3, 4, true)) return TKC_ERR_STRIDE;
-    // dQ: out fp32[B, H, N, D], accessed by threads
-    if (!dQ) return TKC_ERR_NULL;
-    if ((uintptr_t)dQ % 4) return TKC_ERR_ALIGN;
-    const int64_t dQ_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
-    int64_t dQ_st[4];
-    if (!tkc_strides(dQ_st, dQ_strides, dQ_dims, 4, 4, false)) return TKC_ERR_STRIDE;
     // dK: out fp32[B, HKV, N, D], accessed by threads
     if (!dK) return TKC_ERR_NULL;
     if ((uintptr_t)dK % 4) return TKC_ERR_ALIGN;
@@ -2627,11 +2527,6 @@ extern "C" int tkc_attn_bwd(const void *Q, const int64_t *Q_strides, const void 
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
-    // dQ is zeroed: cleared on the stream before the kernel runs
-    if (!tkc_zero(dQ, dQ_dims, dQ_st, 4, 4, (cudaStream_t)stream)) {
-        tkc_attn_bwd_cuda = cudaGetLastError();
-        return TKC_ERR_LAUNCH;
-    }
     // dK is zeroed: cleared on the stream before the kernel runs
     if (!tkc_zero(dK, dK_dims, dK_st, 4, 4, (cudaStream_t)stream)) {
         tkc_attn_bwd_cuda = cudaGetLastError();
@@ -2643,7 +2538,7 @@ extern "C" int tkc_attn_bwd(const void *Q, const int64_t *Q_strides, const void 
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_attn_bwd_kernel<<<grid, 256, 67728, (cudaStream_t)stream>>>(tm_Q_64x64, tm_dO_64x64, tm_L_v64, tm_Dl_v64, tm_K_64x64, tm_V_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (const __nv_bfloat16 *)dO, (const float *)L, (const float *)Dl, (float *)dQ, dQ_st[0], dQ_st[1], dQ_st[2], dQ_st[3], (float *)dK, dK_st[0], dK_st[1], dK_st[2], dK_st[3], (float *)dV, dV_st[0], dV_st[1], dV_st[2], dV_st[3], (int)B, (int)H, (int)N, (int)HKV, scale);
+    tkc_attn_bwd_kernel<<<grid, 256, 67728, (cudaStream_t)stream>>>(tm_Q_64x64, tm_dO_64x64, tm_L_v64, tm_Dl_v64, tm_K_64x64, tm_V_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (const __nv_bfloat16 *)dO, (const float *)L, (const float *)Dl, (float *)dK, dK_st[0], dK_st[1], dK_st[2], dK_st[3], (float *)dV, dV_st[0], dV_st[1], dV_st[2], dV_st[3], (int)B, (int)H, (int)N, (int)HKV, scale);
     return (tkc_attn_bwd_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
