@@ -18,7 +18,8 @@ and spills. `gpu` loads those libraries with ctypes (no compiler needed on the G
   relative error ||y - ref|| / ||ref|| < 1e-2, outputs NaN-filled first and every element finite;
 - times B = 16, H = 32, P = 64 at T = 1024, 2048, 4096, 8192 for each variant (10 launches captured
   in a CUDA graph, median over rounds).
-Inputs as ThunderKittens' benchmark draws them: x ~ N(0, 1), dt = softplus(N(0, 1) - 4),
+Aa is the [B, H, T] view of a [B, H, 4 cdiv(T, 4)] tensor (TMA needs 16-byte row pitches; the
+launcher rejects others with TKC_ERR_STRIDE). Inputs as ThunderKittens' benchmark draws them: x ~ N(0, 1), dt = softplus(N(0, 1) - 4),
 A = -exp(U(0, 1)) per head, B, C ~ N(0, 1); the kernel takes X = bf16(x dt), Aa = A dt (fp32
 [B, H, T]), bf16 B and C.
 FLOPs: ThunderKittens' count (kernels/mamba2/benchmark.py, get_flops) with N for its state
@@ -209,7 +210,11 @@ def make_inputs(torch, B, H, T, N, seed, layout="mamba"):
     Cm = torch.randn(B, T, N, device="cuda", generator=g).bfloat16()
     Xm = (x * dt[..., None]).bfloat16()                     # [B, T, H, P]
     X = Xm.transpose(1, 2) if layout == "mamba" else Xm.transpose(1, 2).contiguous()
-    Aa = (A * dt).transpose(1, 2).contiguous()              # fp32 [B, H, T]
+    # fp32 [B, H, T]: TMA wants 16-byte row pitches, so a T that is not a multiple of 4 is padded
+    # (the [B, H, T] view of a [B, H, 4 cdiv(T, 4)] tensor; the launcher rejects an odd pitch)
+    Aa = torch.zeros(B, H, (T + 3) // 4 * 4, device="cuda")
+    Aa[:, :, :T] = (A * dt).transpose(1, 2)
+    Aa = Aa[:, :, :T]
     return dict(x=x, dt=dt, A=A, X=X, Aa=Aa, Bm=Bm, Cm=Cm)
 
 
