@@ -93,6 +93,8 @@ BUILDS = {
     "rotary": dict(tk="rotary.tk"),
     "linear_attn": dict(tk="linear_attn.tk"),
     "linear_attn_d64_decay": dict(tk="linear_attn.tk", defines={"D": 64, "DECAY": 1}),
+    "mamba2": dict(tk="mamba2.tk"),
+    "mamba2_n128": dict(tk="mamba2.tk", defines={"NS": 128}),
 }
 
 
@@ -107,6 +109,7 @@ ROWS_LARGE = dict(M=65536, large=True)
 # linear attention: one block per (b, h), so the large shape has 256 of them
 LA_CASES = [dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True), dict(B=8, H=32, T=1024, large=True)]
 SCALE = {"scale": S.attn_scale}
+MAMBA_LARGE = dict(B=8, H=32, T=1024, large=True)  # one block per (b, h): 256 blocks
 
 
 def slopes(n, rng):
@@ -134,6 +137,9 @@ VARIANTS = {
     "linear_attn": dict(build="linear_attn", scalars=SCALE, cases=LA_CASES),
     "linear_attn_d64_decay": dict(build="linear_attn_d64_decay", scalars=SCALE, inputs={"Slope": slopes},
                                   cases=LA_CASES),
+    "mamba2": dict(build="mamba2", inputs={"Aa": S.VARIANTS["mamba2"]["inputs"]["Aa"]}, cases=_small("mamba2") + [MAMBA_LARGE]),
+    "mamba2_n128": dict(build="mamba2_n128", inputs={"Aa": S.VARIANTS["mamba2"]["inputs"]["Aa"]},
+                        cases=_small("mamba2_n128") + [MAMBA_LARGE]),
 }
 
 

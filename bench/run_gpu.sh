@@ -10,8 +10,8 @@
 # LIB (default $OUT/lib) holds the compiled variants; SKIP_BUILD=1 reuses them. FEATURES_ONLY=a,b
 # runs only those features.
 # sanitize: every kernel of kernels.tk/ (gemm, attn_fwd and a D64 causal variant, attn_bwd,
-# layernorm, rmsnorm, softmax, rotary, linear's three kernels (GELU in one), linear_attn and D64 with
-# decay) on small ragged and strided shapes under compute-sanitizer
+# and at D128 causal, layernorm, rmsnorm, softmax, rotary, linear's three kernels (GELU in one),
+# linear_attn and D64 with decay, mamba2 at d_state 64 and 128) on small ragged and strided shapes under compute-sanitizer
 # memcheck, racecheck, synccheck and initcheck (bench/sanitize.py; builds in $LIB/sanitize with
 # --line-directives and -lineinfo; logs in $OUT/sanitize/VARIANT/TOOL/). The process the tool
 # watches launches tkc's kernels only (no PyTorch; the tool's --kernel-name kns=tkc_ as well); the
@@ -21,8 +21,9 @@
 # SANITIZE_TIMEOUT (seconds for the whole suite, default 3600; 900 per kernel and tool), SANITIZE_JOBS
 # (sanitized processes at once, default 4).
 # determinism: every kernel variant of kernels.tk/ (gemm; linear, linear_bias, linear_bias_f32, the
-# last two with GELU too; attn_fwd, D64 causal; attn_bwd's three kernels in turn; layernorm, rmsnorm,
-# softmax, rotary; linear_attn, and D64 with decay) on the sanitize suite's small ragged and strided
+# last two with GELU too; attn_fwd, D64 causal; attn_bwd's four kernels in turn, also at D128 causal;
+# layernorm, rmsnorm, softmax, rotary; linear_attn, and D64 with decay; mamba2 at d_state 64 and 128)
+# on the sanitize suite's small ragged and strided
 # shapes and one that fills the GPU (gemm/linear 4096^3, attention B2 H16 N4096, 65536 rows, rotary
 # B4 H16 N4096, linear_attn B8 H32 T1024; --quick leaves it out), run DETERMINISM_REPS times (default 5) into NaN-filled outputs and once more into the last
 # result, compared byte for byte with the first run (bench/determinism.py, sanitize.py's build and

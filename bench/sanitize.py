@@ -114,6 +114,12 @@ VARIANTS = {
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520, strided=True)]),
     "linear_attn": dict(tk="linear_attn.tk", scalars={"scale": attn_scale}, cases=[
         dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
+    "mamba2": dict(tk="mamba2.tk", inputs={"Aa": lambda n, rng: b"".join(
+        struct.pack("<f", -(1 + rng.randrange(32)) / 512.0) for _ in range(n))},  # A dt < 0: decays
+        cases=[dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
+    "mamba2_n128": dict(tk="mamba2.tk", defines={"NS": 128}, inputs={"Aa": lambda n, rng: b"".join(
+        struct.pack("<f", -(1 + rng.randrange(32)) / 512.0) for _ in range(n))},
+        cases=[dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
     "linear_attn_d64_decay": dict(tk="linear_attn.tk", defines={"D": 64, "DECAY": 1}, scalars={"scale": attn_scale},
                                   inputs={"Slope": lambda n, rng: b"".join(
                                       struct.pack("<f", (1 + rng.randrange(16)) / 256.0) for _ in range(n))},
@@ -660,6 +666,17 @@ def reference(variant, t, outs, dims, scalars, chained=False):
             m = (dist >= 0).double()
         o = scalars["scale"] * ((q @ k.transpose(-1, -2)) * m) @ v
         return {"O": o}, {"O": ("norm", 1e-2)}
+    if tk == "mamba2.tk":  # Y = ((C B^T) o L) X per (b, h), L[t, s] = exp(cs_t - cs_s) for s <= t (bench/mamba2.py)
+        X, Aa, Cm, Bm = hp(t["X"]), hp(t["Aa"]), hp(t["Cm"]), hp(t["Bm"])
+        B, H, T, _ = X.shape
+        m = torch.ones(T, T, dtype=torch.bool).tril()
+        y = torch.empty(X.shape, dtype=torch.float64)
+        for b in range(B):
+            cb = Cm[b] @ Bm[b].T
+            for h in range(H):
+                cs = Aa[b, h].cumsum(0)
+                y[b, h] = (cb * torch.where(m, torch.exp((cs[:, None] - cs[None, :]).masked_fill(~m, 0)), 0)) @ X[b, h]
+        return {"Y": y}, {"Y": ("norm", 1e-2)}
     raise ValueError(f"no reference for {variant}")
 
 
