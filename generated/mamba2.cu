@@ -653,16 +653,16 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) cs[tkc_r] = tkc_scan0[tkc_r];
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'cs_relayout' is done
-                // cs_relayout <- cs  [st.shared (vector)]
+                // csc = cs: cs_relayout <- cs  [st.shared (vector)]
                 if ((tkc_lane & 3) == 0) {  // one thread per row
                     #pragma unroll
                     for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_st_shared_f32(cs_relayout_smem + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4, cs[tkc_r]);
                 }
                 tkc_bar_sync(2, 128);  // scratch: 'cs_relayout' is complete
-                // cs_v5 <- cs_relayout  [ld.shared (vector)]
+                // csc = cs: cs_v5 <- cs_relayout  [ld.shared (vector)]
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 16; ++tkc_r) cs_v5[tkc_r] = tkc_ld_shared_f32(cs_relayout_smem + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 4);  // each thread its own columns
-                // csc = cs_v5
+                // csc = cs: csc = cs_v5
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 16; ++tkc_r) csc[tkc_r] = cs_v5[tkc_r];
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'hs' is done
@@ -901,16 +901,16 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) cs[tkc_r] = tkc_scan2[tkc_r];
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'cs_relayout' is done
-                // cs_relayout <- cs  [st.shared (vector)]
+                // csc = cs: cs_relayout <- cs  [st.shared (vector)]
                 if ((tkc_lane & 3) == 0) {  // one thread per row
                     #pragma unroll
                     for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_st_shared_f32(cs_relayout_smem + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4, cs[tkc_r]);
                 }
                 tkc_bar_sync(2, 128);  // scratch: 'cs_relayout' is complete
-                // cs_v5 <- cs_relayout  [ld.shared (vector)]
+                // csc = cs: cs_v5 <- cs_relayout  [ld.shared (vector)]
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 16; ++tkc_r) cs_v5[tkc_r] = tkc_ld_shared_f32(cs_relayout_smem + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 4);  // each thread its own columns
-                // csc = cs_v5
+                // csc = cs: csc = cs_v5
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 16; ++tkc_r) csc[tkc_r] = cs_v5[tkc_r];
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'hs' is done

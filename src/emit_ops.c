@@ -178,6 +178,7 @@ void emit_op(Em *e, const POp *o) {
         if (o->st->kind == PS_ASSIGN) {
             StrBuf b;
             sb_init(&b);
+            if (o->st->origin) sb_printf(&b, "%s: ", plan_stmt_str(e->a, o->st->origin));
             px_print(&b, o->st->lhs);
             sb_printf(&b, " %s ", assignop_name[o->st->op]);
             px_print(&b, o->st->rhs);
@@ -289,7 +290,8 @@ void emit_op(Em *e, const POp *o) {
           pk->nbars.v[pk->nbar_pingpong].id);
         return;
     case POP_MOVE:
-        L("// %s  [%s]", plan_stmt_str(e->a, o->st), movepath_name[o->mv->path]);
+        L("// %s%s%s  [%s]", o->st->origin ? plan_stmt_str(e->a, o->st->origin) : "", o->st->origin ? ": " : "",
+          plan_stmt_str(e->a, o->st), movepath_name[o->mv->path]);
         if (o->mv->path >= MP_LDS_T) emit_move_relayout(e, o->mv);
         else if (o->mv->to_shared) emit_move_r2s(e, o->mv);
         else emit_move_s2r(e, o->mv);

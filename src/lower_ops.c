@@ -385,7 +385,20 @@ static PExpr *relayout_expr(Relayout *R, PExpr *x) {
 
 /* a statement that needs relayouts: their ops go to out first, then the rewritten statement is
  * returned (st itself when it needs none) */
+static PStmt *relayout_stmt_(Lower *L, PStmt *st, POpList *out);
+
+/* a statement that needs relayouts: the ops and the rewritten statement it becomes remember it
+ * (PStmt.origin), so that their comments in the CUDA (and --line-directives) name the .tk's */
 static PStmt *relayout_stmt(Lower *L, PStmt *st, POpList *out) {
+    int n0 = out->n;
+    PStmt *r = relayout_stmt_(L, st, out);
+    for (int i = n0; i < out->n; i++)
+        if (out->v[i]->st && out->v[i]->st != st && !out->v[i]->st->origin) out->v[i]->st->origin = st;
+    if (r && r != st && !r->origin) r->origin = st;
+    return r;
+}
+
+static PStmt *relayout_stmt_(Lower *L, PStmt *st, POpList *out) {
     Relayout R = {.L = L, .out = out};
     if (st->kind == PS_LET) {
         PExpr *e = relayout_expr(&R, st->rhs);

@@ -73,6 +73,8 @@ typedef struct PStmt {
     Symbol *let;        /* PS_LET: the value it declares */
     int mv;             /* the MoveKind (sema.h) */
     Span span;
+    const struct PStmt *origin; /* a statement lowering made for a .tk statement (a relayout through
+                                 * shared memory, a rewritten copy): that statement; else NULL */
 } PStmt;
 typedef Vec(PStmt *) PStmtVec;
 
