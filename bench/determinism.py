@@ -118,7 +118,7 @@ def slopes(n, rng):
 
 
 VARIANTS = {
-    "gemm": dict(build="gemm", cases=GEMM_SMALL + [GEMM_LARGE]),
+    "gemm": dict(build="gemm", kernels=["gemm"], cases=GEMM_SMALL + [GEMM_LARGE]),
     "linear": dict(build="linear", kernels=["linear"], cases=GEMM_SMALL + [GEMM_LARGE]),
     "linear_bias": dict(build="linear", kernels=["linear_bias"], cases=GEMM_SMALL + [GEMM_LARGE]),
     "linear_bias_f32": dict(build="linear", kernels=["linear_bias_f32"], cases=GEMM_SMALL + [GEMM_LARGE]),

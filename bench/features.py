@@ -395,6 +395,16 @@ FEATURES = {
         cases=[dict(M=64, K=64, N=64), dict(M=100, K=72, N=200), dict(M=333, K=136, N=264)],
         strided=[dict(M=333, K=136, N=264)],
         ref=lambda t, d: {"C": hp(t["A"]) @ hp(t["B"])}),
+    "gemm_tn": dict(
+        what="(a) C = A^T @ B, A stored [K, M]: the A tile read M-major by wgmma, rows split over 2 consumers",
+        cases=[dict(K=64, M=64, N=64), dict(K=72, M=200, N=136), dict(K=136, M=264, N=200)],
+        strided=[dict(K=136, M=264, N=200)],
+        ref=lambda t, d: {"C": hp(t["A"]).T @ hp(t["B"])}),
+    "gemm_batched": dict(
+        what="(a) batched C[i] = A[i] @ B[i]: rank-3 tensors, the batch as a grid axis, persistent",
+        cases=[dict(Bt=1, M=64, K=64, N=64), dict(Bt=3, M=100, K=72, N=200), dict(Bt=2, M=333, K=136, N=264)],
+        strided=[dict(Bt=2, M=333, K=136, N=264)],
+        ref=lambda t, d: {"C": hp(t["A"]) @ hp(t["B"])}),
     "rowsoftmax": dict(
         what="(a) rowmax/rowsum, tril and where masks, exp2, per_row vector stores",
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 72), (333, 136))],

@@ -90,8 +90,12 @@ def attn_scale(prm):
 
 
 VARIANTS = {
-    "gemm": dict(tk="gemm.tk", cases=[
+    "gemm": dict(tk="gemm.tk", kernels=["gemm"], cases=[
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520), dict(M=333, K=72, N=520, strided=True)]),
+    "gemm_tn": dict(tk="gemm.tk", kernels=["gemm_tn"], cases=[
+        dict(K=136, M=200, N=264), dict(K=72, M=333, N=520, strided=True)]),
+    "gemm_batched": dict(tk="gemm.tk", kernels=["gemm_batched"], cases=[
+        dict(Bt=2, M=200, K=136, N=264), dict(Bt=3, M=100, K=72, N=200, strided=True)]),
     "attn_fwd": dict(tk="attn_fwd.tk", scalars={"scale": attn_scale}, cases=[
         dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=240), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
     "attn_fwd_d64_causal": dict(tk="attn_fwd.tk", defines={"D": 64, "CAUSAL": 1}, scalars={"scale": attn_scale},
@@ -620,7 +624,8 @@ def reference(variant, t, outs, dims, scalars, chained=False):
     tk = VARIANTS[variant]["tk"]
     causal = bool(VARIANTS[variant].get("defines", {}).get("CAUSAL", 0))
     if tk == "gemm.tk":
-        return {"C": hp(t["A"]) @ hp(t["B"])}, {"C": ("elem", 1e-2)}
+        a = hp(t["A"])
+        return {"C": (a.T if variant == "gemm_tn" else a) @ hp(t["B"])}, {"C": ("elem", 1e-2)}
     if tk == "attn_fwd.tk":
         o, l = attention(torch, hp(t["Q"]), hp(t["K"]), hp(t["V"]), scalars["scale"], causal)
         return {"O": o, "L": l}, {"O": ("elem", 2e-2), "L": ("elem", 1e-3)}
