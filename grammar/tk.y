@@ -41,6 +41,41 @@ int tk_yylex(TK_YYSTYPE *lval, Span *lloc, void *scanner);
 
 #define A (pc->arena)
 
+/* `type NAME = DTYPE;`: NAME stands for the dtype from here on (-D NAME=DTYPE overrides it) */
+static void declare_type(ParseCtx *pc, const char *name, Span sp, DType dt) {
+    Program *p = pc->prog;
+    /* every later use of the name reads as the dtype: a builtin or an intrinsic would change meaning */
+    static const char *const builtins[] = {"block", "wg", "row", "col", "inf"};
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (!strcmp(name, builtins[i])) {
+            diag_error(pc->diag, sp, "'%s' is a builtin name: a type needs a name of its own", name);
+            return;
+        }
+    for (int i = 0; i < FN_COUNT; i++)
+        if (!strcmp(name, intrinsic_name[i])) {
+            diag_error(pc->diag, sp, "'%s' is an intrinsic: a type needs a name of its own (calls to '%s' would read as "
+                       "conversions)", name, name);
+            return;
+        }
+    for (int i = 0; i < p->params.n; i++)
+        if (!strcmp(p->params.v[i]->name, name)) {
+            diag_error(pc->diag, sp, "'%s' is a param already: a type needs a name of its own", name);
+            diag_note(pc->diag, p->params.v[i]->span, "the param is declared here");
+            return;
+        }
+    TypeAlias *t = ARENA_NEW(A, TypeAlias);
+    t->name = name;
+    t->span = sp;
+    t->dt = dt;
+    for (int i = 0; i < p->ntype_defines; i++)
+        if (!strcmp(p->type_defines[i].name, name)) {
+            t->dt = p->type_defines[i].dt;
+            t->overridden = true;
+            p->type_defines[i].used = true;
+        }
+    vec_push(A, &p->types, t);
+}
+
 static Expr *mk_bin(ParseCtx *pc, BinOp op, Expr *l, Expr *r, Span s, Span ops) {
     Expr *e = ast_expr(A, EX_BINARY, s);
     e->u.bin.op = op;
@@ -114,7 +149,7 @@ static void yyerror(Span *loc, void *scanner, ParseCtx *pc, const char *msg) {
 %token KERNEL "kernel" PARAM "param" IMPORT "import" IN "in" OUT "out" INOUT "inout"
 %token SHARED "shared" REG "reg" GRID "grid" PIPELINE "pipeline" LET "let" REQUIRE "require"
 %token SETUP "setup" LOAD "load" COMPUTE "compute" STORE "store" FINISH "finish"
-%token IF "if" ELSE "else" FOR "for" GRAD "grad"
+%token IF "if" ELSE "else" FOR "for" GRAD "grad" TYPE "type"
 %token ARROW "<-" DOTDOT ".." PLUSEQ "+=" MINUSEQ "-=" STAREQ "*=" SLASHEQ "/="
 %token EQEQ "==" NOTEQ "!=" LESSEQ "<=" GREATEREQ ">=" ANDAND "&&" OROR "||"
 %token <ival> INT "integer"
@@ -164,6 +199,12 @@ top_item
     | IMPORT STRING ';' {
           Span s = @2;
           parse_file(A, pc->diag, pc->prog, $2, s, pc->depth + 1);
+      }
+    | TYPE IDENT '=' DTYPE ';' { declare_type(pc, $2, @2, $4); }
+    | TYPE DTYPE '=' DTYPE ';' {
+          Span s = @2;
+          diag_error(pc->diag, s, "'%.*s' is a type already: a type name is declared once, and the element types "
+                     "(bf16, fp16, fp32, ...) are not names to declare", (int)(s.end - s.begin), pc->text + s.begin);
       }
     | GRAD IDENT '=' expr_list ';' {
           GradDecl *g = ARENA_NEW(A, GradDecl);

@@ -399,6 +399,11 @@ char *ast_dump(const Program *p, const Diag *d) {
     Dumper du = {.d = d};
     sb_init(&du.b);
     sb_puts(&du.b, "program\n");
+    for (int i = 0; i < p->types.n; i++) {
+        const TypeAlias *t = p->types.v[i];
+        sb_printf(&du.b, "  type %s = %s%s", t->name, dtype_name[t->dt], t->overridden ? " (overridden)" : "");
+        at(&du, t->span);
+    }
     for (int i = 0; i < p->params.n; i++) {
         const Param *pa = p->params.v[i];
         sb_printf(&du.b, "  param %s = ", pa->name);

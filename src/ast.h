@@ -388,7 +388,26 @@ typedef struct GradDecl {
     int nchain;
 } GradDecl;
 
+/* `type NAME = DTYPE;`: a name for an element type, overridable with -D NAME=DTYPE. The scanner
+ * reads every later NAME as that dtype, so the rest of the compiler sees plain dtypes. */
+typedef struct TypeAlias {
+    const char *name;
+    Span span;
+    DType dt;           /* the declared dtype, or -D's */
+    bool overridden;
+} TypeAlias;
+
+/* a -D NAME=DTYPE override, for the parser to apply to `type NAME` (used: it found the type) */
+typedef struct TypeDefine {
+    const char *name;
+    DType dt;
+    bool used;
+} TypeDefine;
+
 typedef struct Program {
+    Vec(TypeAlias *) types;
+    TypeDefine *type_defines;   /* set by the driver before parsing */
+    int ntype_defines;
     Vec(Param *) params;
     Vec(Kernel *) kernels;
     Vec(GradDecl *) grads;

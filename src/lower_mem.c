@@ -303,7 +303,15 @@ void lower_staging(Lower *L) {
     int cc = 16;
     for (int i = 0; i < pk->stores.n; i++)
         if (pk->stores.v[i].path == SP_STAGED && pk->stores.v[i].chunk_cols > cc) cc = pk->stores.v[i].chunk_cols;
-    PlanBuf b = {.name = "staging", .kind = BUF_STAGING, .dt = DT_BF16, .rows = 64, .cols = cc, .group = -1};
+    /* 16-bit chunks: labelled with the first staged store's element type (bf16 or fp16) */
+    DType sdt = DT_BF16;
+    for (int i = 0; i < pk->stores.n; i++)
+        if (pk->stores.v[i].path == SP_STAGED && pk->stores.v[i].st && px_root(pk->stores.v[i].st->lhs)) {
+            DType t = px_root(pk->stores.v[i].st->lhs)->ty.dt;
+            if (t == DT_FP16) sdt = t;
+            break;
+        }
+    PlanBuf b = {.name = "staging", .kind = BUF_STAGING, .dt = sdt, .rows = 64, .cols = cc, .group = -1};
     b.swz = swizzle_choose(cc * 2);
     b.atom_cols = cc;
     b.natoms = 1;

@@ -44,7 +44,7 @@ static void usage(FILE *f) {
           "  --emit=report      the plan's decisions and budgets as JSON\n"
           "  --emit=ast         the syntax tree\n"
           "  --explain          the plan's decisions and budgets, for a person to read\n"
-          "  -D NAME=VALUE      override a compile-time param (an integer)\n"
+          "  -D NAME=VALUE      override a compile-time param (an integer) or type (bf16, fp16, ...)\n"
           "  --module-name NAME with --emit=torch: the module's name (default: the .tk file's stem), so that\n"
           "                     -D variants of one .tk can be imported side by side\n"
           "  -MD                also write a Make/Ninja depfile (OUT.d, or the -MF path)\n"
@@ -71,13 +71,19 @@ static bool parse_define(const char *s, Define *out) {
     for (const char *p = s; p < eq; p++)
         if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (p > s && *p >= '0' && *p <= '9')))
             return false;
-    char *end;
-    errno = 0;
-    long long v = strtoll(eq + 1, &end, 0);
-    if (errno || *end || end == eq + 1 || v < -2147483647LL || v > 2147483647LL) return false;
+    out->is_dtype = false;
+    out->value = 0;
+    if (!dtype_from_name(eq + 1, &out->dtype)) {  /* NAME=DTYPE for a `type`, else NAME=INTEGER */
+        char *end;
+        errno = 0;
+        long long v = strtoll(eq + 1, &end, 0);
+        if (errno || *end || end == eq + 1 || v < -2147483647LL || v > 2147483647LL) return false;
+        out->value = v;
+    } else {
+        out->is_dtype = true;
+    }
     out->name = xstrdup(s);
     ((char *)out->name)[eq - s] = 0;
-    out->value = v;
     out->used = false;
     return true;
 }
@@ -131,7 +137,7 @@ static int parse_args(int argc, char **argv, Options *o) {
             const char *d = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
             if (!d) return usage_error("%s needs NAME=VALUE", "-D");
             if (!parse_define(d, &o->defines[o->ndefines]))
-                return usage_error("bad -D '%s' (expected NAME=INTEGER)", d);
+                return usage_error("bad -D '%s' (expected NAME=INTEGER, or NAME=DTYPE for a type)", d);
             for (int k = 0; k < o->ndefines; k++)
                 if (!strcmp(o->defines[k].name, o->defines[o->ndefines].name))
                     return usage_error("-D %s given twice", o->defines[k].name);
@@ -239,13 +245,30 @@ int main(int argc, char **argv) {
 
     rc = 1;
     char *text = NULL;
+    /* -D NAME=DTYPE reaches the parser: it applies each to its `type NAME` */
+    TypeDefine *tdefs = arena_alloc(&arena, sizeof(TypeDefine) * (size_t)(opt.ndefines + 1));
+    for (int i = 0; i < opt.ndefines; i++)
+        if (opt.defines[i].is_dtype) tdefs[prog.ntype_defines++] = (TypeDefine){opt.defines[i].name, opt.defines[i].dtype, false};
+    prog.type_defines = tdefs;
     if (!parse_file(&arena, &diag, &prog, opt.input, SPAN_NONE, 0)) {
         rc = 2;
         goto done;
     }
+    for (int i = 0; i < prog.ntype_defines; i++)
+        if (!tdefs[i].used) {
+            bool param = false;
+            for (int j = 0; j < prog.params.n; j++) param |= !strcmp(prog.params.v[j]->name, tdefs[i].name);
+            if (param)
+                diag_error(&diag, SPAN_NONE, "-D %s=%s: '%s' is a param (an integer), not a type", tdefs[i].name,
+                           dtype_name[tdefs[i].dt], tdefs[i].name);
+            else
+                diag_error(&diag, SPAN_NONE, "-D %s: the program has no type named '%s' (declare it with 'type %s = ...;')",
+                           tdefs[i].name, tdefs[i].name, tdefs[i].name);
+        }
     if (diag.nerrors) goto done;
     if (opt.emit == EMIT_AST) {
         for (int i = 0; i < opt.ndefines; i++) {
+            if (opt.defines[i].is_dtype) continue; /* applied by the parser */
             bool found = false;
             for (int j = 0; j < prog.params.n; j++)
                 if (!strcmp(prog.params.v[j]->name, opt.defines[i].name)) {

@@ -551,7 +551,7 @@ bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, Sema
         int64_t v = 0;
         bool ok = require_const_int(&s, pa->value, "a param's value", &v);
         for (int j = 0; j < ndefines; j++)
-            if (!strcmp(defines[j].name, pa->name)) {
+            if (!strcmp(defines[j].name, pa->name) && !defines[j].is_dtype) {
                 defines[j].used = true;
                 pa->overridden = true;
                 pa->override_value = v = defines[j].value;
@@ -567,7 +567,16 @@ bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, Sema
         declare(&s, y);
     }
     for (int j = 0; j < ndefines; j++)
-        if (!defines[j].used) diag_error(d, SPAN_NONE, "-D %s: the program has no param named '%s'", defines[j].name, defines[j].name);
+        if (!defines[j].used && !defines[j].is_dtype) {
+            const TypeAlias *t = NULL;
+            for (int i = 0; i < p->types.n; i++)
+                if (!strcmp(p->types.v[i]->name, defines[j].name)) t = p->types.v[i];
+            if (t)
+                diag_error(d, SPAN_NONE, "-D %s=%" PRId64 ": '%s' is a type: give it an element type (bf16, fp16, fp32, ...)",
+                           defines[j].name, defines[j].value, defines[j].name);
+            else
+                diag_error(d, SPAN_NONE, "-D %s: the program has no param named '%s'", defines[j].name, defines[j].name);
+        }
     for (int i = 0; i < p->kernels.n; i++) {
         Kernel *k = p->kernels.v[i];
         for (int j = 0; j < i; j++)

@@ -97,6 +97,8 @@ typedef struct Define {
     const char *name;
     int64_t value;
     bool used;
+    bool is_dtype;      /* -D NAME=DTYPE: for `type NAME` (the parser applies it), not a param */
+    DType dtype;
 } Define;
 
 /* Runs all checks. defines are the -D NAME=VALUE overrides; one that names no param is an

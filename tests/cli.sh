@@ -120,6 +120,23 @@ if [ "$rc" -ne 1 ] || ! grep -q "no param named 'NOPE'" err; then
     show gemm.tk -D NOPE=1
 fi
 
+printf 'type E = bf16;\nkernel k(in X: E[M, 64]) { grid (m: cdiv(M, 64)); }\n' >ty.tk
+run "-D naming no type" ty.tk -D F=fp16
+if [ "$rc" -ne 1 ] || ! grep -q "no type named 'F'" err; then
+    fail "-D NAME=DTYPE naming no type: exit status $rc (expected 1) with a diagnostic"
+    show ty.tk -D F=fp16
+fi
+run "-D type given an integer" ty.tk -D E=3
+if [ "$rc" -ne 1 ] || ! grep -q "'E' is a type: give it an element type" err; then
+    fail "-D TYPE=INTEGER: exit status $rc (expected 1) with a diagnostic"
+    show ty.tk -D E=3
+fi
+run "-D param given a dtype" gemm.tk -D STAGES=fp16
+if [ "$rc" -ne 1 ] || ! grep -q "'STAGES' is a param (an integer), not a type" err; then
+    fail "-D PARAM=DTYPE: exit status $rc (expected 1) with a diagnostic"
+    show gemm.tk -D STAGES=fp16
+fi
+
 # ---- -o, --check and -D --------------------------------------------------------------------------
 run "stdout" gemm.tk
 cp out stdout.cu
