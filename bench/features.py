@@ -669,6 +669,14 @@ FEATURES = {
         strided=[dict(B=2, H=3, N=333)],
         inputs={"Cos": gen_cos, "Sin": gen_sin},
         ref=ref_rotary),
+    "based_feat": dict(
+        what="(e) Based's order-2 features: a selector tile from where(row, col) in row blocks of a shared tile, "
+             "x @ es[16a:16a+16, :].T (K-major row slice, N = 16), per_row store (exact)",
+        cases=[dict(M=m) for m in MS],
+        strided=[dict(M=333)],
+        tol={"F": 0, "Z": 1e-5},
+        ref=lambda t, d: {"F": (hp(t["X"])[:, :, None] * hp(t["X"])[:, None, :]).reshape(-1, 256),
+                          "Z": (hp(t["X"]) * hp(t["X"])[:, 15:16]).sum(1)}),
     "linear_attn": dict(
         what="(h) causal decayed linear attention, D = 64 (chunked, state through shared memory; D = 128 is over one warpgroup's register budget)",
         cases=[dict(B=2, H=2, N=n) for n in (64, 100, 333)],
