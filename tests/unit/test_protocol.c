@@ -31,7 +31,7 @@ static PlanKernel *lower(Fix *f, const char *path, const char *define) {
     f->sink = fopen("/dev/null", "w");
     diag_init(&f->d, &f->a, f->sink);
     char *full = arena_printf(&f->a, "%s/%s", TKC_SOURCE_DIR, path);
-    Define defs[1];
+    Define defs[1] = {{0}};          /* every field, is_dtype too: sema reads it for each define */
     int ndefs = 0;
     if (define) {
         const char *eq = strchr(define, '=');
