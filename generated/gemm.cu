@@ -329,8 +329,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_a_b (previous step's stage), skipped on the first step
 //     finish:
-//       store C[block.m, block.n] <- bf16(acc)  [staged]
-//   store (finish): C[block.m, block.n] <- bf16(acc)  [64x64 chunks through staging, tm_C_64x64]
+//       store C[block.m, block.n] <- E(acc)  [staged]
+//   store (finish): C[block.m, block.n] <- E(acc)  [64x64 chunks through staging, tm_C_64x64]
 //   decisions:
 //     - swizzle 128B for 'a': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'b': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
@@ -486,7 +486,7 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
                 for (int tkc_i = 0; tkc_i < 128; ++tkc_i) acc[tkc_i] = 0.f;
             }
             // finish
-            // C[block.m, block.n] <- bf16(acc)  [staged]
+            // C[block.m, block.n] <- E(acc)  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 256;
@@ -567,8 +567,8 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_kernel(const __grid_constant_
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_a_b (previous step's stage), skipped on the first step
 //     finish:
-//       store C[block.m, block.n] <- bf16(acc)  [staged]
-//   store (finish): C[block.m, block.n] <- bf16(acc)  [64x64 chunks through staging, tm_C_64x64]
+//       store C[block.m, block.n] <- E(acc)  [staged]
+//   store (finish): C[block.m, block.n] <- E(acc)  [64x64 chunks through staging, tm_C_64x64]
 //   decisions:
 //     - swizzle 128B for 'a': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'b': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
@@ -725,7 +725,7 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_tn_kernel(const __grid_consta
                 for (int tkc_i = 0; tkc_i < 128; ++tkc_i) acc[tkc_i] = 0.f;
             }
             // finish
-            // C[block.m, block.n] <- bf16(acc)  [staged]
+            // C[block.m, block.n] <- E(acc)  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 256;
@@ -806,8 +806,8 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_tn_kernel(const __grid_consta
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_a_b (previous step's stage), skipped on the first step
 //     finish:
-//       store C[block.i, block.m, block.n] <- bf16(acc)  [staged]
-//   store (finish): C[block.i, block.m, block.n] <- bf16(acc)  [64x64 chunks through staging, tm_C_64x64]
+//       store C[block.i, block.m, block.n] <- E(acc)  [staged]
+//   store (finish): C[block.i, block.m, block.n] <- E(acc)  [64x64 chunks through staging, tm_C_64x64]
 //   decisions:
 //     - swizzle 128B for 'a': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'b': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
@@ -965,7 +965,7 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_batched_kernel(const __grid_c
                 for (int tkc_i = 0; tkc_i < 128; ++tkc_i) acc[tkc_i] = 0.f;
             }
             // finish
-            // C[block.i, block.m, block.n] <- bf16(acc)  [staged]
+            // C[block.i, block.m, block.n] <- E(acc)  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 256;

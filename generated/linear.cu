@@ -427,8 +427,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
-//       store Y[block.m, block.n] <- bf16(acc)  [staged]
-//   store (finish): Y[block.m, block.n] <- bf16(acc)  [64x64 chunks through staging, tm_Y_64x64]
+//       store Y[block.m, block.n] <- E(acc)  [staged]
+//   store (finish): Y[block.m, block.n] <- E(acc)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
@@ -581,7 +581,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
                 for (int tkc_i = 0; tkc_i < 128; ++tkc_i) acc[tkc_i] = 0.f;
             }
             // finish
-            // Y[block.m, block.n] <- bf16(acc)  [staged]
+            // Y[block.m, block.n] <- E(acc)  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 256;
@@ -664,8 +664,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bias[block.n]
-//       store Y[block.m, block.n] <- bf16(acc + fp32(b))  [staged]
-//   store (finish): Y[block.m, block.n] <- bf16(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
+//       store Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
+//   store (finish): Y[block.m, block.n] <- E(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
@@ -831,7 +831,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                 const long long tkc_gi = (long long)block_n * 256 + (tkc_colvec_col(tkc_lcol, tkc_r));
                 b[tkc_r] = tkc_gi < N ? (float)tkc_load_f32(bias, tkc_gi * bias_st0) : 0.f;
             }
-            // Y[block.m, block.n] <- bf16(acc + fp32(b))  [staged]
+            // Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 256;
@@ -1357,9 +1357,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //       move z <- p  [ld.shared.v2, p 128B swizzle, whole tile per warpgroup]
 //       b <- bias[block.n]
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
-//       store Y[block.m, block.n] <- bf16(z)  [staged]
+//       store Y[block.m, block.n] <- E(z)  [staged]
 //       release empty_p
-//   store (finish): Y[block.m, block.n] <- bf16(z)  [64x64 chunks through staging, tm_Y_64x64]
+//   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'p': a row is 128 x 4 B = 512 B, so the widest span that divides it is 128 B
@@ -1467,7 +1467,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
             // z = z + fp32(b)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 64; ++tkc_i) z[tkc_i] = (z[tkc_i] + b[(2 * ((tkc_i >> 2) % 16) + (tkc_i & 1))]);
-            // Y[block.m, block.n] <- bf16(z)  [staged]
+            // Y[block.m, block.n] <- E(z)  [staged]
             {
                 const int tkc_r0 = block_m * 64 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 128;

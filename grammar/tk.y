@@ -547,6 +547,12 @@ primary
     | DTYPE '(' expr_list_opt ')' {
           $$ = ast_expr(A, EX_CALL, @$);
           $$->u.call.fn = dtype_name[$1];
+          {   /* written with a `type` name: the plan and the CUDA's comments show it as written */
+              Span t = @1;
+              size_t n = t.end - t.begin;
+              if (strlen($$->u.call.fn) != n || strncmp($$->u.call.fn, pc->text + t.begin, n))
+                  $$->u.call.spelled = arena_strndup(A, pc->text + t.begin, n);
+          }
           $$->u.call.fn_span = @1;
           $$->u.call.args = $3->v;
           $$->u.call.nargs = $3->n;

@@ -263,7 +263,9 @@ struct Expr {
         struct { Expr *base; const char *field; Span field_span; } member;
         struct { Expr *base; } tr;
         struct { Expr *base; IndexArg *args; int nargs; } index;
-        struct { const char *fn; Span fn_span; Expr **args; int nargs; } call;
+        struct { const char *fn; Span fn_span; Expr **args; int nargs;
+                 const char *spelled; /* a conversion written with a `type` name: that name (fn is the dtype's) */
+        } call;
         struct { BinOp op; Expr *l, *r; Span op_span; } bin;
         struct { UnOp op; Expr *e; } un;
         struct { Expr *c, *a, *b; } cond;

@@ -55,7 +55,7 @@ PExpr *px_from_ast(Arena *a, const Expr *x) {
         }
         break;
     case EX_CALL:
-        p->name = x->u.call.fn;
+        p->name = x->u.call.spelled ? x->u.call.spelled : x->u.call.fn;
         p->nargs = x->u.call.nargs;
         p->args = ARENA_NEW_N(a, PExpr *, p->nargs > 0 ? p->nargs : 1);
         for (int i = 0; i < p->nargs; i++) p->args[i] = px_from_ast(a, x->u.call.args[i]);
