@@ -118,6 +118,7 @@ VARIANTS = {
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520, strided=True)]),
     "linear_attn": dict(tk="linear_attn.tk", scalars={"scale": attn_scale}, cases=[
         dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
+    "based": dict(tk="based.tk", cases=[dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
     "mamba2": dict(tk="mamba2.tk", inputs={"Aa": lambda n, rng: b"".join(
         struct.pack("<f", -(1 + rng.randrange(32)) / 512.0) for _ in range(n))},  # A dt < 0: decays
         cases=[dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
@@ -671,6 +672,12 @@ def reference(variant, t, outs, dims, scalars, chained=False):
             m = (dist >= 0).double()
         o = scalars["scale"] * ((q @ k.transpose(-1, -2)) * m) @ v
         return {"O": o}, {"O": ("norm", 1e-2)}
+    if tk == "based.tk":  # O = (A v) / (A 1), Z = A 1, A = tril(1 + s + s^2 / 2), s = q k^T / 4 (bench/based.py)
+        q, k, v = hp(t["Q"]), hp(t["K"]), hp(t["V"])
+        s = q @ k.transpose(-1, -2) / 4
+        A = (1 + s + 0.5 * s * s).tril()
+        z = A.sum(-1)
+        return {"O": (A @ v) / z[..., None], "Z": z}, {"O": ("norm", 1e-2), "Z": ("elem", 1e-2)}
     if tk == "mamba2.tk":  # Y = ((C B^T) o L) X per (b, h), L[t, s] = exp(cs_t - cs_s) for s <= t (bench/mamba2.py)
         X, Aa, Cm, Bm = hp(t["X"]), hp(t["Aa"]), hp(t["Cm"]), hp(t["Bm"])
         B, H, T, _ = X.shape
