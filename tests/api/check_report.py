@@ -171,7 +171,7 @@ def main():
     check([(m["name"], m["tensor"], m["box"], m["swizzle"], m["store"]) for m in k["tma_maps"]] ==
           [("tm_A_128x64", "A", [64, 128], "128B", False), ("tm_B_64x64", "B", [64, 64], "128B", False),
            ("tm_C_64x64", "C", [64, 64], "128B", True)], f"gemm: maps {k['tma_maps']}")
-    check(k["staged_stores"] == [{"statement": "C[block.m, block.n] <- bf16(acc)", "map": "tm_C_64x64",
+    check(k["staged_stores"] == [{"statement": "C[block.m, block.n] <- E(acc)", "map": "tm_C_64x64",
                                   "chunk": [64, 64]}], f"gemm: staged stores {k['staged_stores']}")
     check(len(k["decisions"]) >= 5, "gemm: decisions")
 
