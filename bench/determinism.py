@@ -94,6 +94,7 @@ BUILDS = {
     "linear_attn": dict(tk="linear_attn.tk"),
     "linear_attn_d64_decay": dict(tk="linear_attn.tk", defines={"D": 64, "DECAY": 1}),
     "based": dict(tk="based.tk"),
+    "hedgehog": dict(tk="hedgehog.tk"),
     "mamba2": dict(tk="mamba2.tk"),
     "mamba2_n128": dict(tk="mamba2.tk", defines={"NS": 128}),
 }
@@ -138,6 +139,8 @@ VARIANTS = {
     "linear_attn": dict(build="linear_attn", scalars=SCALE, cases=LA_CASES),
     "linear_attn_d64_decay": dict(build="linear_attn_d64_decay", scalars=SCALE, inputs={"Slope": slopes},
                                   cases=LA_CASES),
+    "hedgehog": dict(build="hedgehog", inputs=dict(S.VARIANTS["hedgehog"]["inputs"]),
+                     cases=_small("hedgehog") + [dict(B=8, H=32, T=1024, large=True)]),
     "based": dict(build="based", cases=_small("based") + [dict(B=8, H=32, T=1024, large=True)]),
     "mamba2": dict(build="mamba2", inputs={"Aa": S.VARIANTS["mamba2"]["inputs"]["Aa"]}, cases=_small("mamba2") + [MAMBA_LARGE]),
     "mamba2_n128": dict(build="mamba2_n128", inputs={"Aa": S.VARIANTS["mamba2"]["inputs"]["Aa"]},

@@ -118,6 +118,11 @@ VARIANTS = {
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520, strided=True)]),
     "linear_attn": dict(tk="linear_attn.tk", scalars={"scale": attn_scale}, cases=[
         dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
+    # Wq, Wk are the maps [W | -W] as the kernel takes them (here any [Wa | Wb]: the reference reads
+    # both halves as given); Alpha, Beta > 0, as Hedgehog's mixing weights are
+    "hedgehog": dict(tk="hedgehog.tk", inputs={n: (lambda n_, rng: b"".join(
+        struct.pack("<f", (1 + rng.randrange(64)) / 64.0) for _ in range(n_))) for n in ("Alpha", "Beta")},
+        cases=[dict(B=1, H=2, T=333), dict(B=1, H=2, T=200, strided=True)]),
     "based": dict(tk="based.tk", cases=[dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
     "mamba2": dict(tk="mamba2.tk", inputs={"Aa": lambda n, rng: b"".join(
         struct.pack("<f", -(1 + rng.randrange(32)) / 512.0) for _ in range(n))},  # A dt < 0: decays
@@ -672,6 +677,25 @@ def reference(variant, t, outs, dims, scalars, chained=False):
             m = (dist >= 0).double()
         o = scalars["scale"] * ((q @ k.transpose(-1, -2)) * m) @ v
         return {"O": o}, {"O": ("norm", 1e-2)}
+    if tk == "hedgehog.tk":  # bench/hedgehog.py's formula with the maps' two halves as given
+        q, k, v, wq, wk = hp(t["Q"]), hp(t["K"]), hp(t["V"]), hp(t["Wq"]), hp(t["Wk"])
+        al, be = hp(t["Alpha"]).view(1, -1, 1, 1), hp(t["Beta"]).view(1, -1, 1, 1)
+        T, C = q.shape[2], 64
+
+        def phi(x, w):
+            o = torch.einsum("bhtd,hdf->bhtf", x, w)
+            return torch.cat([torch.softmax(o[..., :64], -1), torch.softmax(o[..., 64:], -1)], -1)
+        fq, fk = phi(q, wq), phi(k, wk)
+        i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+        win = (j <= i) & (j // C >= i // C - 1)
+        lin = j // C < i // C - 1
+        s = q @ k.transpose(-1, -2)
+        m = s.masked_fill(~win, float("-inf")).amax(-1, keepdim=True)
+        a = torch.where(win, be * torch.exp((s - m) / 128 ** 0.5), torch.zeros((), dtype=torch.float64))
+        a = a + torch.where(lin, al * (fq @ fk.transpose(-1, -2)), torch.zeros((), dtype=torch.float64))
+        last = (-(-T // C) - 1) * C
+        return ({"O": (a @ v) / a.sum(-1, keepdim=True), "KV": fk[:, :, :last].transpose(-1, -2) @ v[:, :, :last],
+                 "KS": fk[:, :, :last].sum(2)}, {"O": ("norm", 1e-2), "KV": ("norm", 1e-2), "KS": ("norm", 1e-2)})
     if tk == "based.tk":  # O = (A v) / (A 1), Z = A 1, A = tril(1 + s + s^2 / 2), s = q k^T / 4 (bench/based.py)
         q, k, v = hp(t["Q"]), hp(t["K"]), hp(t["V"])
         s = q @ k.transpose(-1, -2) / 4
