@@ -45,9 +45,8 @@ int tk_yylex(TK_YYSTYPE *lval, Span *lloc, void *scanner);
 static void declare_type(ParseCtx *pc, const char *name, Span sp, DType dt) {
     Program *p = pc->prog;
     /* every later use of the name reads as the dtype: a builtin or an intrinsic would change meaning */
-    static const char *const builtins[] = {"block", "wg", "row", "col", "inf"};
-    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
-        if (!strcmp(name, builtins[i])) {
+    for (int i = 0; i < BI_COUNT; i++)
+        if (!strcmp(name, builtin_name[i])) {
             diag_error(pc->diag, sp, "'%s' is a builtin name: a type needs a name of its own", name);
             return;
         }

@@ -53,6 +53,8 @@ const char *const veclayout_name[] = {
 #undef X
 };
 
+const char *const builtin_name[BI_COUNT] = {"block", "wg", "row", "col", "inf"};
+
 const char *const intrinsic_name[] = {
 #define X(e, s, n, m) s,
     TK_INTRINSICS(X)

@@ -579,16 +579,16 @@ static const char *tile_shape_args(Em *e, const PlanBuf *b) {
     return arena_printf(e->a, "%d, %d, %d, %d", b->rows, b->cols, dtype_bytes[b->dt], swizzle_bytes(b->swz));
 }
 
-/* the register side's first row in the shared tile: this warpgroup's part of a row-split tile,
- * from row srow0 (a move of a block of the tile) */
-static const char *move_row0_at(Em *e, const Type *t, int srow0) {
-    if (t->per_wg) return arena_printf(e->a, "%d", srow0);
-    return srow0 ? arena_printf(e->a, "%d + wg * %d", srow0, rows_wg(e->pk, t)) : arena_printf(e->a, "wg * %d", rows_wg(e->pk, t));
+/* "n + " for a block of the shared tile that starts at row or column n (nothing for 0) */
+static const char *origin_plus(Em *e, int n) {
+    return n ? arena_printf(e->a, "%d + ", n) : "";
 }
 
-/* "c0 + " for a block of the shared tile that starts at row or column c0 (nothing for 0) */
-static const char *move_col0_at(Em *e, int c0) {
-    return c0 ? arena_printf(e->a, "%d + ", c0) : "";
+/* the register side's first row in the shared tile: the block's first row, plus this warpgroup's
+ * part of a row-split tile */
+static const char *move_row0_at(Em *e, const Type *t, int srow0) {
+    if (t->per_wg) return arena_printf(e->a, "%d", srow0);
+    return arena_printf(e->a, "%swg * %d", origin_plus(e, srow0), rows_wg(e->pk, t));
 }
 
 /* shared -> registers. 16-bit tiles: ldmatrix.x4 per 16 x 16 block, straight into the packed
@@ -609,7 +609,7 @@ void emit_move_s2r(Em *e, const PlanMove *m) {
         int half = t->cols / 2;
         L("// lane l addresses row l %% 8 of 8x8 matrix l / 8 of each 16 x 16 block");
         L("const int tkc_mr = %s + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = %s8 * (tkc_lane >> 4);",
-          move_row0_at(e, t, m->srow0), move_col0_at(e, m->scol0));
+          move_row0_at(e, t, m->srow0), origin_plus(e, m->scol0));
         L("#pragma unroll");
         L("for (int tkc_rb = 0; tkc_rb < %d; ++tkc_rb) {", rows_wg(pk, t) / 64);
         IN();
@@ -635,8 +635,8 @@ void emit_move_s2r(Em *e, const PlanMove *m) {
         L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p) {", n / 2);
         IN();
         L("float tkc_x, tkc_y;");
-        L("tkc_lds_v2(tkc_src + tkc_tile_offset(%s, %s%s, %s%s), tkc_x, tkc_y);", shape, move_col0_at(e, m->srow0), row_expr(e, &c),
-          move_col0_at(e, m->scol0), col_expr(e, &c, 0));
+        L("tkc_lds_v2(tkc_src + tkc_tile_offset(%s, %s%s, %s%s), tkc_x, tkc_y);", shape, origin_plus(e, m->srow0), row_expr(e, &c),
+          origin_plus(e, m->scol0), col_expr(e, &c, 0));
         const char *pi = parent_index(e, &c, pcols, m->col0);
         L("%s[%s] = tkc_x;", dst->name, pi);
         L("%s[%s + 1] = tkc_y;", dst->name, pi);
@@ -667,7 +667,7 @@ void emit_move_r2s(Em *e, const PlanMove *m) {
         const char *k = b->dt == DT_BF16 ? "bf16" : "fp16";
         int half = t->cols / 2;
         L("const int tkc_mr = %s + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = %s8 * (tkc_lane >> 4);",
-          move_row0_at(e, t, m->srow0), move_col0_at(e, m->scol0));
+          move_row0_at(e, t, m->srow0), origin_plus(e, m->scol0));
         L("#pragma unroll");
         L("for (int tkc_rb = 0; tkc_rb < %d; ++tkc_rb) {", rows_wg(pk, t) / 64);
         IN();
@@ -693,8 +693,8 @@ void emit_move_r2s(Em *e, const PlanMove *m) {
         Ctx c0 = tile_ctx(pk, t, "(2 * tkc_p)"), c1 = tile_ctx(pk, t, "(2 * tkc_p + 1)");
         L("#pragma unroll");
         L("for (int tkc_p = 0; tkc_p < %d; ++tkc_p)", frag_count(pk, t) / 2);
-        L("    tkc_sts_v2(tkc_dst + tkc_tile_offset(%s, %s%s, %s%s), %s, %s);", shape, move_col0_at(e, m->srow0), row_expr(e, &c0),
-          move_col0_at(e, m->scol0), col_expr(e, &c0, 0), elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
+        L("    tkc_sts_v2(tkc_dst + tkc_tile_offset(%s, %s%s, %s%s), %s, %s);", shape, origin_plus(e, m->srow0), row_expr(e, &c0),
+          origin_plus(e, m->scol0), col_expr(e, &c0, 0), elem_str(e, rhs, &c0), elem_str(e, rhs, &c1));
     }
     OUT();
     L("}");

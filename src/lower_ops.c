@@ -383,8 +383,6 @@ static PExpr *relayout_expr(Relayout *R, PExpr *x) {
     return c ? c : x;
 }
 
-/* a statement that needs relayouts: their ops go to out first, then the rewritten statement is
- * returned (st itself when it needs none) */
 static PStmt *relayout_stmt_(Lower *L, PStmt *st, POpList *out);
 
 /* a statement that needs relayouts: the ops and the rewritten statement it becomes remember it
@@ -398,6 +396,8 @@ static PStmt *relayout_stmt(Lower *L, PStmt *st, POpList *out) {
     return r;
 }
 
+/* its relayouts' ops go to out first, then the rewritten statement is returned (st itself when
+ * it needs none) */
 static PStmt *relayout_stmt_(Lower *L, PStmt *st, POpList *out) {
     Relayout R = {.L = L, .out = out};
     if (st->kind == PS_LET) {
@@ -609,24 +609,27 @@ static int straight_line_peak(Lower *L) {
     return peak;
 }
 
-static bool ops_use(Lower *L, const POpList *ops, const Symbol *y) {
+/* every symbol the ops read or write (op_effects follows ifs and fors) */
+static void ops_used(Lower *L, const POpList *ops, SymSet *used) {
     for (int i = 0; i < ops->n; i++) {
         Effects e;
         op_effects(L, ops->v[i], &e);
-        if (symset_has(&e.rd, y) || symset_has(&e.wr, y)) return true;
+        for (int j = 0; j < e.rd.n; j++) symset_add(L, used, e.rd.v[j]);
+        for (int j = 0; j < e.wr.n; j++) symset_add(L, used, e.wr.v[j]);
     }
-    return false;
 }
 
 /* register tiles and vectors no op reads or writes (their statements were left out at compile
  * time, under an if whose condition is a param) take no registers: the plan drops them */
 static void drop_unused_regs(Lower *L) {
     PlanKernel *pk = L->pk;
+    SymSet used = {0};
+    const POpList *lists[] = {&pk->setup_ops, &pk->compute_ops, &pk->first_ops, &pk->after_ops, &pk->finish_ops};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) ops_used(L, lists[i], &used);
     int n = 0;
     for (int i = 0; i < pk->regs.n; i++) {
         Symbol *y = pk->regs.v[i].sym;
-        if (y->kind != SYM_LET && !ops_use(L, &pk->setup_ops, y) && !ops_use(L, &pk->compute_ops, y) &&
-            !ops_use(L, &pk->first_ops, y) && !ops_use(L, &pk->after_ops, y) && !ops_use(L, &pk->finish_ops, y)) {
+        if (y->kind != SYM_LET && !symset_has(&used, y)) {
             lower_note(L, "register '%s' is not used by any statement the kernel keeps: it takes no registers", y->name);
             continue;
         }

@@ -537,9 +537,8 @@ bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, Sema
     int errors0 = d->nerrors;
     Sema s = {.a = a, .d = d, .prog = p};
     s.scope = &s.global;
-    static const char *const bnames[] = {"block", "wg", "row", "col", "inf"};
-    for (int i = 0; i < 5; i++) {
-        Symbol *y = new_sym(&s, SYM_BUILTIN, bnames[i], SPAN_NONE);
+    for (int i = 0; i < BI_COUNT; i++) {
+        Symbol *y = new_sym(&s, SYM_BUILTIN, builtin_name[i], SPAN_NONE);
         y->builtin = i;
         s.builtin[i] = y;
         vec_push(a, &s.global.syms, y);

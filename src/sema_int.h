@@ -30,7 +30,7 @@ typedef struct Sema {
     bool kernel_let;        /* checking a kernel-level let: element reads of tensors allowed */
     bool matmul_ok;         /* the expression being checked may be a matrix product */
     bool at_ok;             /* the expression being checked is a tile (vector) index of a global move */
-    Symbol *builtin[5];
+    Symbol *builtin[BI_COUNT];
     Vec(Symbol *) assigned; /* reg symbols assigned so far, in block order */
     Vec(Symbol *) g2s;      /* shared symbols loaded by TMA, with the block kind in g2s_bk */
     int depth;              /* expression nesting */
