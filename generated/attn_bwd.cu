@@ -1063,7 +1063,7 @@ __global__ void __launch_bounds__(512, 1) tkc_attn_fwd_kernel(const __grid_const
 //     total 16,400 + 1,024 base alignment = 17,424 of 232,448
 //   barriers:
 //     full_os_gs[1] at 16,384: count 1, 16,384 bytes per phase (setup loads, once per work tile)
-//     empty_os_gs[1] at 16,392: count 1 (consumers are done with the setup tiles of this work tile)
+//     empty_os_gs[1] at 16,392: count 4 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
 //   strides passed to the kernel (threads address these directly): Dl
 //   tma maps:
 //     tm_O_64x64: O bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
@@ -1080,7 +1080,7 @@ __global__ void __launch_bounds__(512, 1) tkc_attn_fwd_kernel(const __grid_const
 //       move o <- os  [ldmatrix.x4, os 128B swizzle, whole tile per warpgroup]
 //       move g <- gs  [ldmatrix.x4, gs 128B swizzle, whole tile per warpgroup]
 //       store Dl[block.b, block.h, block.q] <- rowsum(fp32(o) * fp32(g))  [vector]
-//       release empty_os_gs
+//       release empty_os_gs, by every warp
 //   store (finish): Dl[block.b, block.h, block.q] <- rowsum(fp32(o) * fp32(g))  [vector from registers, one lane per row]
 //   decisions:
 //     - swizzle 128B for 'os': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
@@ -1097,7 +1097,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
     const uint32_t empty_os_gs = tkc_smem_addr(tkc_smem + 16392);  // 1 mbarrier
     if (threadIdx.x == 0) {
         tkc_mbar_init(full_os_gs, 1);
-        tkc_mbar_init(empty_os_gs, 1);
+        tkc_mbar_init(empty_os_gs, 4);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -1224,7 +1224,8 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
                     if (tkc_gi < N) Dl[(long long)block_b * Dl_st0 + (long long)block_h * Dl_st1 + tkc_gi * Dl_st2] = tkc_red5[tkc_r];
                 }
             }
-            if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_os_gs);  // release os_gs
+            __syncwarp();  // every lane of this warp is done with os_gs
+            if (tkc_lane == 0) tkc_mbar_arrive(empty_os_gs);  // release os_gs
             tkc_tile_phase ^= 1;
         }
     }
@@ -1258,9 +1259,9 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     full_g[2] at 66,592: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
 //     empty_g[2] at 66,608: count 1 (one elected thread per consumer warpgroup releases the stage)
 //     full_ls[2] at 66,624: count 1, 256 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_ls[2] at 66,640: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     empty_ls[2] at 66,640: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
 //     full_ds[2] at 66,656: count 1, 256 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_ds[2] at 66,672: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     empty_ds[2] at 66,672: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
 //     full_k_v[1] at 66,688: count 1, 16,384 bytes per phase (setup loads, once per work tile)
 //     empty_k_v[1] at 66,696: count 1 (consumers are done with the setup tiles of this work tile)
 //   named barriers:
@@ -1291,10 +1292,10 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     first step:
 //       wait full_ls
 //       lse <- ls
-//       release empty_ls
+//       release empty_ls, by every warp
 //       wait full_ds
 //       dd <- ds
-//       release empty_ds
+//       release empty_ds, by every warp
 //       wait full_q
 //       mma p = q @ k.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
@@ -1318,10 +1319,10 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     every later step:
 //       wait full_ls
 //       lse <- ls
-//       release empty_ls
+//       release empty_ls, by every warp
 //       wait full_ds
 //       dd <- ds
-//       release empty_ds
+//       release empty_ds, by every warp
 //       wait full_q
 //       mma p = q @ k.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
@@ -1398,9 +1399,9 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_g + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_g + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_ls + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_ls + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_ls + 8 * tkc_s, 4);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_ds + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_ds + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_ds + 8 * tkc_s, 4);
         tkc_mbar_init(full_k_v, 1);
         tkc_mbar_init(empty_k_v, 1);
         tkc_mbar_init_fence();
@@ -1518,12 +1519,14 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
                 // lse <- ls
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) lse[tkc_r] = tkc_ld_shared_f32(ls_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_ls + 8 * tkc_stage);  // release ls
+                __syncwarp();  // every lane of this warp is done with ls
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_ls + 8 * tkc_stage);  // release ls
                 tkc_mbar_wait(full_ds + 8 * tkc_stage, tkc_phase);  // ds landed
                 // dd <- ds
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) dd[tkc_r] = tkc_ld_shared_f32(ds_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_ds + 8 * tkc_stage);  // release ds
+                __syncwarp();  // every lane of this warp is done with ds
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_ds + 8 * tkc_stage);  // release ds
                 tkc_mbar_wait(full_q + 8 * tkc_stage, tkc_phase);  // q landed
                 // p = q @ k.T  [wgmma m64n64k16 x 4, A and B from shared memory]
                 {
@@ -1651,12 +1654,14 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
                 // lse <- ls
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) lse[tkc_r] = tkc_ld_shared_f32(ls_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_ls + 8 * tkc_stage);  // release ls
+                __syncwarp();  // every lane of this warp is done with ls
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_ls + 8 * tkc_stage);  // release ls
                 tkc_mbar_wait(full_ds + 8 * tkc_stage, tkc_phase);  // ds landed
                 // dd <- ds
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) dd[tkc_r] = tkc_ld_shared_f32(ds_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_ds + 8 * tkc_stage);  // release ds
+                __syncwarp();  // every lane of this warp is done with ds
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_ds + 8 * tkc_stage);  // release ds
                 tkc_mbar_wait(full_q + 8 * tkc_stage, tkc_phase);  // q landed
                 // p = q @ k.T  [wgmma m64n64k16 x 4, A and B from shared memory]
                 {
@@ -1867,7 +1872,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //     full_v[2] at 49,696: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
 //     empty_v[2] at 49,712: count 1 (one elected thread per consumer warpgroup releases the stage)
 //     full_q_g_ls_ds[1] at 49,728: count 1, 16,896 bytes per phase (setup loads, once per work tile)
-//     empty_q_g_ls_ds[1] at 49,736: count 1 (consumers are done with the setup tiles of this work tile)
+//     empty_q_g_ls_ds[1] at 49,736: count 4 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
 //   strides passed to the kernel (threads address these directly): dQ
 //   tma maps:
 //     tm_K_64x64: K bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
@@ -1899,7 +1904,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //       wait full_v
 //       mma dp = g @ v.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       release empty_q_g_ls_ds, on the last step only
+//       release empty_q_g_ls_ds, on the last step only, by every warp
 //       p = p * (dp - dd)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       release empty_v
 //       mma dq += dq_operand @ k  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B), scale-d 0 on the first step]
@@ -1914,12 +1919,12 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //       wait full_v
 //       mma dp = g @ v.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       release empty_q_g_ls_ds, on the last step only
+//       release empty_q_g_ls_ds, on the last step only, by every warp
 //       p = p * (dp - dd)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       release empty_v
 //       mma dq += dq_operand @ k  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B), scale-d 0 on the first step]
 //     after the steps:
-//       release empty_q_g_ls_ds, only when no step ran
+//       release empty_q_g_ls_ds, only when no step ran, by every warp
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_k (previous step's stage), skipped on the first step
 //     finish:
@@ -1960,7 +1965,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_dq_kernel(const __grid_co
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_v + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_v + 8 * tkc_s, 1);
         tkc_mbar_init(full_q_g_ls_ds, 1);
-        tkc_mbar_init(empty_q_g_ls_ds, 1);
+        tkc_mbar_init(empty_q_g_ls_ds, 4);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -2113,7 +2118,8 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_dq_kernel(const __grid_co
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
-                if (j == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q_g_ls_ds);  // release q_g_ls_ds: the last step: nothing after it reads the setup tiles
+                __syncwarp();  // every lane of this warp is done with q_g_ls_ds
+                if (j == tkc_steps - 1 && tkc_lane == 0) tkc_mbar_arrive(empty_q_g_ls_ds);  // release q_g_ls_ds: the last step: nothing after it reads the setup tiles
                 // p = p * (dp - dd)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[tkc_i] = (p[tkc_i] * (dp[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
@@ -2191,7 +2197,8 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_dq_kernel(const __grid_co
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
-                if (j == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q_g_ls_ds);  // release q_g_ls_ds: the last step: nothing after it reads the setup tiles
+                __syncwarp();  // every lane of this warp is done with q_g_ls_ds
+                if (j == tkc_steps - 1 && tkc_lane == 0) tkc_mbar_arrive(empty_q_g_ls_ds);  // release q_g_ls_ds: the last step: nothing after it reads the setup tiles
                 // p = p * (dp - dd)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[tkc_i] = (p[tkc_i] * (dp[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
@@ -2217,7 +2224,8 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_dq_kernel(const __grid_co
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
-            if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q_g_ls_ds);  // release q_g_ls_ds: no step ran, so no step released the setup tiles
+            __syncwarp();  // every lane of this warp is done with q_g_ls_ds
+            if (tkc_steps == 0 && tkc_lane == 0) tkc_mbar_arrive(empty_q_g_ls_ds);  // release q_g_ls_ds: no step ran, so no step released the setup tiles
             tkc_wgmma_wait<0>();  // the last step's products
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dq[tkc_i]);

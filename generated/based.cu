@@ -378,9 +378,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     total 165,984 + 1,024 base alignment = 167,008 of 232,448
 //   barriers:
 //     full_q[2] at 165,888: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_q[2] at 165,904: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     empty_q[2] at 165,904: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
 //     full_k[2] at 165,920: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_k[2] at 165,936: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     empty_k[2] at 165,936: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
 //     full_v[2] at 165,952: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
 //     empty_v[2] at 165,968: count 1 (one elected thread per consumer warpgroup releases the stage)
 //   named barriers:
@@ -688,7 +688,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[48, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       release empty_q
+//       release empty_q, by every warp
 //       x = tril(1 + x + 0.5 * x * x, -48)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
 //       mma o += o_operand12 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
@@ -711,7 +711,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 2, 128 (scratch): 'kw' is complete
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       bar.sync 2, 128 (scratch): every earlier reader of 'kx' is done
-//       release empty_k (previous step's stage), skipped on the first step
+//       release empty_k (previous step's stage), skipped on the first step, by every warp
 //       move kx[:, 0:16] <- kr  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('kx' is read by products)
 //       bar.sync 2, 128 (scratch): 'kx' is complete
@@ -947,7 +947,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[48, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       release empty_q
+//       release empty_q, by every warp
 //       x = tril(1 + x + 0.5 * x * x, -48)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
 //       mma o += o_operand12 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
@@ -961,7 +961,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       release empty_v
 //     after the steps:
 //       wgmma.wait_group 0  (the last step's products)
-//       release empty_k (previous step's stage), skipped on the first step
+//       release empty_k (previous step's stage), skipped on the first step, by every warp
 //     finish:
 //   store (store): O[block.b, block.h, j, 0] <- bf16(o / den)  [64x64 chunks through staging, tm_O_64x64]
 //   store (store): Z[block.b, block.h, j] <- den  [vector from registers, one lane per row]
@@ -1007,9 +1007,9 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
     const uint32_t empty_v = tkc_smem_addr(tkc_smem + 165968);  // 2 mbarriers
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_q + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_q + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_q + 8 * tkc_s, 4);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_k + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_k + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_k + 8 * tkc_s, 4);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_v + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_v + 8 * tkc_s, 1);
         tkc_mbar_init_fence();
@@ -2801,7 +2801,8 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 // x = x * 0.25
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
+                __syncwarp();  // every lane of this warp is done with q
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
                 // x = tril(1 + x + 0.5 * x * x, -48)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-48) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
@@ -3007,7 +3008,8 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kx' is done
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_prev_stage);  // release k (previous step)
+                __syncwarp();  // every lane of this warp is done with k
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_prev_stage);  // release k (previous step)
                 // kx[:, 0:16] <- kr  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kx_smem;  // kx: 128B swizzle
@@ -4461,7 +4463,8 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 // x = x * 0.25
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
+                __syncwarp();  // every lane of this warp is done with q
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
                 // x = tril(1 + x + 0.5 * x * x, -48)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-48) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
@@ -4612,7 +4615,8 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
             tkc_wgmma_wait<0>();  // the last step's products
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
-            if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_prev_stage);  // release k (previous step)
+            __syncwarp();  // every lane of this warp is done with k
+            if (tkc_steps > 0 && tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_prev_stage);  // release k (previous step)
             // finish
             tkc_tile_phase ^= 1;
         }

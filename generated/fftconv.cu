@@ -334,7 +334,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     full_x[2] at 212,992: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
 //     empty_x[2] at 213,008: count 1 (one elected thread per consumer warpgroup releases the stage)
 //     full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi[1] at 213,024: count 1, 114,688 bytes per phase (setup loads, once per work tile)
-//     empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi[1] at 213,032: count 1 (consumers are done with the setup tiles of this work tile)
+//     empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi[1] at 213,032: count 4 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
 //   named barriers:
 //     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
 //     scratch: id 2, 128 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
@@ -409,10 +409,10 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma y = f1r @ sr.T  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
 //       mma y += f1i @ si.T  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       release empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, on the last step only
+//       release empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, on the last step only, by every warp
 //       store Y[b, block.g, 0, 0] <- bf16(y)  [staged]
 //     after the steps:
-//       release empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, only when no step ran
+//       release empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, only when no step ran, by every warp
 //     finish:
 //   store (store): Y[b, block.g, 0, 0] <- bf16(y)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
@@ -461,7 +461,7 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_x + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_x + 8 * tkc_s, 1);
         tkc_mbar_init(full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, 1);
-        tkc_mbar_init(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, 1);
+        tkc_mbar_init(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, 4);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -977,7 +977,8 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                if (b == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi);  // release f1r_f1i_f2r_f2i_twr_twi_kfr_kfi: the last step: nothing after it reads the setup tiles
+                __syncwarp();  // every lane of this warp is done with f1r_f1i_f2r_f2i_twr_twi_kfr_kfi
+                if (b == tkc_steps - 1 && tkc_lane == 0) tkc_mbar_arrive(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi);  // release f1r_f1i_f2r_f2i_twr_twi_kfr_kfi: the last step: nothing after it reads the setup tiles
                 // Y[b, block.g, 0, 0] <- bf16(y)  [staged]
                 {
                     const int tkc_r0 = 0 + wg * 64;  // first row of this warpgroup's part
@@ -1015,7 +1016,8 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
-            if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi);  // release f1r_f1i_f2r_f2i_twr_twi_kfr_kfi: no step ran, so no step released the setup tiles
+            __syncwarp();  // every lane of this warp is done with f1r_f1i_f2r_f2i_twr_twi_kfr_kfi
+            if (tkc_steps == 0 && tkc_lane == 0) tkc_mbar_arrive(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi);  // release f1r_f1i_f2r_f2i_twr_twi_kfr_kfi: no step ran, so no step released the setup tiles
             // finish
             tkc_tile_phase ^= 1;
         }

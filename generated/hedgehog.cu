@@ -363,9 +363,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     full_q[1] at 210,944: count 1, 16,384 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
 //     empty_q[1] at 210,952: count 1 (one elected thread per consumer warpgroup releases the stage)
 //     full_k[1] at 210,960: count 1, 16,384 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_k[1] at 210,968: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     empty_k[1] at 210,968: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
 //     full_v[1] at 210,976: count 1, 16,384 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_v[1] at 210,984: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     empty_v[1] at 210,984: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
 //     full_wq_wk[1] at 210,992: count 1, 65,536 bytes per phase (setup loads, once per work tile)
 //     empty_wq_wk[1] at 211,000: count 1 (consumers are done with the setup tiles of this work tile)
 //   named barriers:
@@ -664,7 +664,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       fence.proxy.async ('kp' is read by products)
 //       bar.sync 1, 128 (scratch): 'kp' is complete
 //       move p <- k[:, 112:128]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 112])
-//       release empty_k
+//       release empty_k, by every warp
 //       bar.sync 1, 128 (scratch): every earlier reader of 'kp' is done
 //       move kp[:, 112:128] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 112])
 //       fence.proxy.async ('kp' is read by products)
@@ -705,7 +705,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       fence.proxy.async ('vp' is read by products)
 //       bar.sync 1, 128 (scratch): 'vp' is complete
 //       move p <- v[:, 112:128]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 112])
-//       release empty_v
+//       release empty_v, by every warp
 //       bar.sync 1, 128 (scratch): every earlier reader of 'vp' is done
 //       move vp[:, 112:128] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 112])
 //       fence.proxy.async ('vp' is read by products)
@@ -775,9 +775,9 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
         tkc_mbar_init(full_q, 1);
         tkc_mbar_init(empty_q, 1);
         tkc_mbar_init(full_k, 1);
-        tkc_mbar_init(empty_k, 1);
+        tkc_mbar_init(empty_k, 4);
         tkc_mbar_init(full_v, 1);
-        tkc_mbar_init(empty_v, 1);
+        tkc_mbar_init(empty_v, 4);
         tkc_mbar_init(full_wq_wk, 1);
         tkc_mbar_init(empty_wq_wk, 1);
         tkc_mbar_init_fence();
@@ -2707,7 +2707,8 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
+                __syncwarp();  // every lane of this warp is done with k
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
                 tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'kp' is done
                 // kp[:, 112:128] <- p  [stmatrix.x4]
                 {
@@ -2996,7 +2997,8 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
+                __syncwarp();  // every lane of this warp is done with v
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
                 tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'vp' is done
                 // vp[:, 112:128] <- p  [stmatrix.x4]
                 {

@@ -1339,7 +1339,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     total 49,168 + 1,024 base alignment = 50,192 of 232,448
 //   barriers:
 //     full_p[1] at 49,152: count 1, 32,768 bytes per phase (setup loads, once per work tile)
-//     empty_p[1] at 49,160: count 1 (consumers are done with the setup tiles of this work tile)
+//     empty_p[1] at 49,160: count 4 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
 //   named barriers:
 //     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
 //   strides passed to the kernel (threads address these directly): bias
@@ -1358,7 +1358,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //       b <- bias[block.n]
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
 //       store Y[block.m, block.n] <- E(z)  [staged]
-//       release empty_p
+//       release empty_p, by every warp
 //   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -1380,7 +1380,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
     const uint32_t empty_p = tkc_smem_addr(tkc_smem + 49160);  // 1 mbarrier
     if (threadIdx.x == 0) {
         tkc_mbar_init(full_p, 1);
-        tkc_mbar_init(empty_p, 1);
+        tkc_mbar_init(empty_p, 4);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -1499,7 +1499,8 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
                     }
                 }
             }
-            if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_p);  // release p
+            __syncwarp();  // every lane of this warp is done with p
+            if (tkc_lane == 0) tkc_mbar_arrive(empty_p);  // release p
             tkc_tile_phase ^= 1;
         }
         if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits

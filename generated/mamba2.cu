@@ -364,11 +364,11 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     full_c[2] at 83,968: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
 //     empty_c[2] at 83,984: count 1 (one elected thread per consumer warpgroup releases the stage)
 //     full_bm[2] at 84,000: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_bm[2] at 84,016: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     empty_bm[2] at 84,016: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
 //     full_x[2] at 84,032: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
 //     empty_x[2] at 84,048: count 1 (one elected thread per consumer warpgroup releases the stage)
 //     full_at[2] at 84,064: count 1, 256 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_at[2] at 84,080: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     empty_at[2] at 84,080: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
 //   named barriers:
 //     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
 //     scratch: id 2, 128 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
@@ -394,7 +394,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     first step:
 //       wait full_at
 //       a <- at
-//       release empty_at
+//       release empty_at, by every warp
 //       cs = cumsum(a)  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'cs_relayout' is done
 //       move cs_relayout <- cs  [st.shared (vector), cs_relayout, per_row: one lane per row]
@@ -418,7 +418,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
 //       er = rowsum(where(col == 63, csc, 0.0 * cs))  [fp32[64] per_row in registers]
 //       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
-//       release empty_bm
+//       release empty_bm, by every warp
 //       bar.sync 2, 128 (scratch): every earlier reader of 'bs' is done
 //       move bs[:, 0:64] <- bf16(fp32(br) * exp(er - cs))  [stmatrix.x4, bs 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('bs' is read by products)
@@ -430,7 +430,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     every later step:
 //       wait full_at
 //       a <- at
-//       release empty_at
+//       release empty_at, by every warp
 //       cs = cumsum(a)  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'cs_relayout' is done
 //       move cs_relayout <- cs  [st.shared (vector), cs_relayout, per_row: one lane per row]
@@ -456,7 +456,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
 //       er = rowsum(where(col == 63, csc, 0.0 * cs))  [fp32[64] per_row in registers]
 //       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
-//       release empty_bm
+//       release empty_bm, by every warp
 //       bar.sync 2, 128 (scratch): every earlier reader of 'bs' is done
 //       move bs[:, 0:64] <- bf16(fp32(br) * exp(er - cs))  [stmatrix.x4, bs 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('bs' is read by products)
@@ -512,11 +512,11 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_c + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_c + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_bm + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_bm + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_bm + 8 * tkc_s, 4);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_x + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_x + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_at + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_at + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_at + 8 * tkc_s, 4);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -615,7 +615,8 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 // a <- at
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) a[tkc_r] = tkc_ld_shared_f32(at_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_at + 8 * tkc_stage);  // release at
+                __syncwarp();  // every lane of this warp is done with at
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_at + 8 * tkc_stage);  // release at
                 // cs = cumsum(a)
                 float tkc_scan0[2];  // cumsum(a)
                 #pragma unroll
@@ -778,7 +779,8 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                         }
                     }
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
+                __syncwarp();  // every lane of this warp is done with bm
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'bs' is done
                 // bs[:, 0:64] <- bf16(fp32(br) * exp(er - cs))  [stmatrix.x4]
                 {
@@ -863,7 +865,8 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 // a <- at
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) a[tkc_r] = tkc_ld_shared_f32(at_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_at + 8 * tkc_stage);  // release at
+                __syncwarp();  // every lane of this warp is done with at
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_at + 8 * tkc_stage);  // release at
                 // cs = cumsum(a)
                 float tkc_scan2[2];  // cumsum(a)
                 #pragma unroll
@@ -1030,7 +1033,8 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                         }
                     }
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
+                __syncwarp();  // every lane of this warp is done with bm
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'bs' is done
                 // bs[:, 0:64] <- bf16(fp32(br) * exp(er - cs))  [stmatrix.x4]
                 {

@@ -301,9 +301,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     total 98,368 + 1,024 base alignment = 99,392 of 232,448
 //   barriers:
 //     full_x[3] at 98,304: count 1, 16,384 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_x[3] at 98,328: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     empty_x[3] at 98,328: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
 //     full_cs_sn[1] at 98,352: count 1, 32,768 bytes per phase (setup loads, once per work tile)
-//     empty_cs_sn[1] at 98,360: count 1 (consumers are done with the setup tiles of this work tile)
+//     empty_cs_sn[1] at 98,360: count 4 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
 //   named barriers:
 //     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
 //   tma maps:
@@ -326,12 +326,12 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     every step (the first one too):
 //       wait full_x
 //       move xr <- x  [ldmatrix.x4, x 128B swizzle, whole tile per warpgroup]
-//       release empty_x
+//       release empty_x, by every warp
 //       o[:, 0:D / 2] = fp32(xr[:, 0:D / 2]) * c - fp32(xr[:, D / 2:D]) * s  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       o[:, D / 2:D] = fp32(xr[:, D / 2:D]) * c + fp32(xr[:, 0:D / 2]) * s  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       store O[block.b, h, block.p, 0] <- bf16(o)  [staged]
 //     after the steps:
-//       release empty_cs_sn
+//       release empty_cs_sn, by every warp
 //     finish:
 //   store (store): O[block.b, h, block.p, 0] <- bf16(o)  [64x64 chunks through staging, tm_O_64x64]
 //   decisions:
@@ -357,9 +357,9 @@ __global__ void __launch_bounds__(256, 1) tkc_rotary_kernel(const __grid_constan
     const uint32_t empty_cs_sn = tkc_smem_addr(tkc_smem + 98360);  // 1 mbarrier
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(full_x + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(empty_x + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(empty_x + 8 * tkc_s, 4);
         tkc_mbar_init(full_cs_sn, 1);
-        tkc_mbar_init(empty_cs_sn, 1);
+        tkc_mbar_init(empty_cs_sn, 4);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -483,7 +483,8 @@ __global__ void __launch_bounds__(256, 1) tkc_rotary_kernel(const __grid_constan
                         }
                     }
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_x + 8 * tkc_stage);  // release x
+                __syncwarp();  // every lane of this warp is done with x
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_x + 8 * tkc_stage);  // release x
                 // o[:, 0:D / 2] = fp32(xr[:, 0:D / 2]) * c - fp32(xr[:, D / 2:D]) * s
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) o[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] = (((((tkc_i / 32 * 64 + tkc_i % 32 + 0) & 1) ? tkc_bf16_hi(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 0) >> 1]) : tkc_bf16_lo(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 0) >> 1])) * c[tkc_i]) - ((((tkc_i / 32 * 64 + tkc_i % 32 + 32) & 1) ? tkc_bf16_hi(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 32) >> 1]) : tkc_bf16_lo(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 32) >> 1])) * s[tkc_i]));
@@ -527,7 +528,8 @@ __global__ void __launch_bounds__(256, 1) tkc_rotary_kernel(const __grid_constan
                 if (++tkc_stage == 3) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
-            if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_cs_sn);  // release cs_sn
+            __syncwarp();  // every lane of this warp is done with cs_sn
+            if (tkc_lane == 0) tkc_mbar_arrive(empty_cs_sn);  // release cs_sn
             // finish
             tkc_tile_phase ^= 1;
         }

@@ -243,10 +243,12 @@ void emit_op(Em *e, const POp *o) {
         return;
     case POP_RELEASE: {
         const PlanGroup *pg = &pk->groups.v[o->group];
-        const char *cond = o->skip_first && guard ? arena_printf(e->a, "%s && tkc_wg_thread == 0", guard) : "tkc_wg_thread == 0";
-        if (o->last_step)
-            cond = arena_printf(e->a, "%s == tkc_steps - 1 && tkc_wg_thread == 0", e->sk->loopvar->name);
-        if (o->no_steps) cond = "tkc_steps == 0 && tkc_wg_thread == 0";
+        /* one thread per warpgroup, or lane 0 of every warp once the warp's own loads are done */
+        const char *who = pg->warp_release ? "tkc_lane == 0" : "tkc_wg_thread == 0";
+        if (pg->warp_release) L("__syncwarp();  // every lane of this warp is done with %s", pg->name);
+        const char *cond = o->skip_first && guard ? arena_printf(e->a, "%s && %s", guard, who) : who;
+        if (o->last_step) cond = arena_printf(e->a, "%s == tkc_steps - 1 && %s", e->sk->loopvar->name, who);
+        if (o->no_steps) cond = arena_printf(e->a, "tkc_steps == 0 && %s", who);
         if (pg->multicast && pk->cluster > 1)
             L("if (%s) for (uint32_t tkc_c = 0; tkc_c < %d; ++tkc_c) tkc_mbar_arrive_cluster(%s, tkc_c);  // release %s%s "
               "in every block of the cluster",

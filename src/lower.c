@@ -546,6 +546,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     plan_lazy_sums(L);
     plan_named_bars(L);
     plan_peel(L);
+    plan_release_arrivals(L);
     plan_arg_strides(L);
     return pk;
 }

@@ -105,6 +105,7 @@ void apply_overlap(Lower *L);
 
 /* pass_peel.c */
 void plan_peel(Lower *L);
+void plan_release_arrivals(Lower *L);
 
 /* lower_support.c */
 void check_support(Lower *L);

@@ -383,3 +383,41 @@ void insert_release(Lower *L, POpList *ops, int at, int g) {
     for (int i = ops->n - 1; i > at; i--) ops->v[i] = ops->v[i - 1];
     ops->v[at] = r;
 }
+
+/* ---- who releases a stage ---------------------------------------------------------------------- *
+ * A product is one operation of the whole warpgroup: once any of its warps has waited for it,
+ * its reads of shared memory are done, so one thread per warpgroup can release the stage. A
+ * move, or an elementwise op reading a shared tile, is each warp's own load: when thread 0's warp
+ * is done, another warp of the warpgroup may still be reading (and the producer would overwrite
+ * the stage under it). A load group read that way is released by every consumer warp, each after
+ * __syncwarp, so the empty barrier counts four arrivals per warpgroup. */
+static bool ops_load_group(Lower *L, const POpList *ops, int g) {
+    for (int i = 0; i < ops->n; i++) {
+        POp *o = ops->v[i];
+        if (o->kind == POP_MMA || o->kind == POP_RELEASE || o->kind == POP_WAIT_FULL) continue;
+        if (o->kind == POP_IF || o->kind == POP_FOR) {
+            if (ops_load_group(L, &o->then_ops, g) || ops_load_group(L, &o->else_ops, g)) return true;
+            continue;
+        }
+        if (op_reads_group(L, o, g)) return true;
+    }
+    return false;
+}
+
+void plan_release_arrivals(Lower *L) {
+    PlanKernel *pk = L->pk;
+    for (int g = 0; g < pk->groups.n; g++) {
+        PlanGroup *pg = &pk->groups.v[g];
+        const POpList *lists[] = {&pk->setup_ops, &pk->first_ops, &pk->compute_ops, &pk->after_ops, &pk->finish_ops};
+        for (size_t k = 0; k < sizeof lists / sizeof lists[0] && !pg->warp_release; k++)
+            pg->warp_release = ops_load_group(L, lists[k], g);
+        if (!pg->warp_release) continue;
+        PlanBarrier *eb = &pk->bars.v[pg->empty];
+        eb->count *= 4;
+        eb->why = pg->once ? "lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them)"
+                  : pg->multicast ? "lane 0 of every consumer warp of every block in the cluster releases the stage (its own "
+                                    "loads read it; multicast writes into all of them)"
+                                  : "lane 0 of every consumer warp releases the stage (the warps' own loads read it, not "
+                                    "only products)";
+    }
+}

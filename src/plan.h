@@ -152,6 +152,8 @@ typedef struct PlanGroup {  /* tiles that land on one full barrier */
     Vec(PlanLoad) loads;
     int first_use;      /* index of the first consumer op that reads it (-1: unused) */
     bool multicast;     /* some load is multicast: releases go to every block of the cluster */
+    bool warp_release;  /* a warp's own loads (not only products) read its tiles: every consumer warp
+                         * releases (after __syncwarp), not one thread per warpgroup */
 } PlanGroup;
 
 /* the consumers' program */
@@ -161,7 +163,7 @@ typedef struct PlanGroup {  /* tiles that land on one full barrier */
     X(POP_MATERIALIZE, "materialize", "convert the register A operand of a deferred product")    \
     X(POP_WAIT_FULL, "wait", "wait for a load group's full barrier")                             \
     X(POP_WAIT_MMA, "wgmma.wait", "wait until at most n product groups are in flight")           \
-    X(POP_RELEASE, "release", "one thread per warpgroup arrives on a load group's empty barrier") \
+    X(POP_RELEASE, "release", "one thread per warpgroup (or per warp) arrives on a load group's empty barrier") \
     X(POP_IF, "if", "a conditional over uniform values")                                         \
     X(POP_FOR, "for", "a loop over uniform bounds")                                              \
     X(POP_SYNC, "sync", "barrier over the consumer warpgroups")                                  \

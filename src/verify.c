@@ -215,7 +215,7 @@ static void verify_kernel(V *v) {
         for (int i = 0; i < pg->bufs.n; i++) bytes += plan_buf_tx_bytes(&pk->bufs.v[pg->bufs.v[i]]);
         if (bytes != pg->bytes || pk->bars.v[pg->full].tx_bytes != bytes)
             fail(v, "group %s expects %d bytes but its tiles hold %d", pg->name, pk->bars.v[pg->full].tx_bytes, bytes);
-        if (pk->bars.v[pg->empty].count != pk->consumers * (pg->multicast ? pk->cluster : 1))
+        if (pk->bars.v[pg->empty].count != pk->consumers * (pg->multicast ? pk->cluster : 1) * (pg->warp_release ? 4 : 1))
             fail(v, "group %s's empty barrier count", pg->name);
         /* a ring has a copy of each tile and barrier per stage; setup tiles one per setup stage */
         int copies = pg->once ? pk->setup_stages : pk->stages;

@@ -52,6 +52,8 @@ typedef struct Ev {
     int parity, want;   /* EV_WAIT: the parity the code waits on; the completions it waits for */
     int bytes;          /* EV_EXPECT */
     bool all_blocks;    /* EV_ARRIVE: into every block of the cluster */
+    int arrivals;       /* EV_ARRIVE: the arrivals it stands for (a warpgroup is one role: every
+                         * consumer warp releasing counts 4; 0 means 1) */
     int group, load, version, boxes, box_bytes;  /* EV_ISSUE (boxes: how many this block issues) */
     bool multicast;     /* EV_ISSUE: the boxes land in every block of the cluster */
     int r0, nr;         /* EV_READ, EV_MMA: reads[r0 .. r0 + nr) */
@@ -250,8 +252,8 @@ static void walk_op(W *w, const POp *o) {
         w->held.n = kept;
         if (!held) walk_fail(w, "consumer %d releases copy %d of %s, which it did not wait for", w->wg, r.copy, pg->name);
         vec_push(m->a, &m->reads, r);
-        push(w, (Ev){.k = EV_ARRIVE, .bar = pg->empty, .copy = r.copy, .all_blocks = pg->multicast && pk->cluster > 1, .r0 = r0,
-                     .nr = 1, .what = arena_printf(m->a, "release %s%s", pg->name, o->prev ? " (previous step)" : "")});
+        push(w, (Ev){.k = EV_ARRIVE, .bar = pg->empty, .copy = r.copy, .all_blocks = pg->multicast && pk->cluster > 1,
+                     .arrivals = pg->warp_release ? 4 : 1, .r0 = r0, .nr = 1, .what = arena_printf(m->a, "release %s%s", pg->name, o->prev ? " (previous step)" : "")});
         return;
     }
     case POP_MMA: {
@@ -552,7 +554,7 @@ static void bar_complete_if(M *m, int *s, int b, int bar, int c) {
     }
 }
 
-static void bar_arrive(M *m, int *s, int b, int bar, int c, int who) {
+static void bar_arrive(M *m, int *s, int b, int bar, int c, int who, int arrivals) {
     int *x = BAR(s, b, bar, c);
     int bit = 1 << who;
     if (x[3] & bit) {
@@ -561,7 +563,7 @@ static void bar_arrive(M *m, int *s, int b, int bar, int c, int who) {
         return;
     }
     x[3] |= bit;
-    x[1]--;
+    x[1] -= arrivals;
     bar_complete_if(m, s, b, bar, c);
 }
 
@@ -616,12 +618,12 @@ static bool step_role(M *m, int *s, int r, bool doit) {
                           m->pk->groups.v[rd->group].name, what);
         }
         for (int d = 0; d < m->B; d++)
-            if (e->all_blocks || d == b) bar_arrive(m, s, d, e->bar, e->copy, r);
+            if (e->all_blocks || d == b) bar_arrive(m, s, d, e->bar, e->copy, r, e->arrivals ? e->arrivals : 1);
         break;
     case EV_EXPECT:
         if (!doit) return true;
         BAR(s, b, e->bar, e->copy)[2] += e->bytes;
-        bar_arrive(m, s, b, e->bar, e->copy, r);
+        bar_arrive(m, s, b, e->bar, e->copy, r, 1);
         break;
     case EV_ISSUE: {
         if (!doit) return true;
