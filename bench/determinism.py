@@ -97,6 +97,7 @@ BUILDS = {
     "hedgehog": dict(tk="hedgehog.tk"),
     "mamba2": dict(tk="mamba2.tk"),
     "mamba2_n128": dict(tk="mamba2.tk", defines={"NS": 128}),
+    "fftconv": dict(tk="fftconv.tk"),
 }
 
 
@@ -145,6 +146,7 @@ VARIANTS = {
     "mamba2": dict(build="mamba2", inputs={"Aa": S.VARIANTS["mamba2"]["inputs"]["Aa"]}, cases=_small("mamba2") + [MAMBA_LARGE]),
     "mamba2_n128": dict(build="mamba2_n128", inputs={"Aa": S.VARIANTS["mamba2"]["inputs"]["Aa"]},
                         cases=_small("mamba2_n128") + [MAMBA_LARGE]),
+    "fftconv": dict(build="fftconv", scalars={"n": 1024}, cases=_small("fftconv") + [dict(B=16, DG=256, large=True)]),
 }
 
 

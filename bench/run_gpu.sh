@@ -9,9 +9,10 @@
 # missing). SUITE_TIMEOUT (seconds, default 300) bounds each suite, so a hang cannot run on.
 # LIB (default $OUT/lib) holds the compiled variants; SKIP_BUILD=1 reuses them. FEATURES_ONLY=a,b
 # runs only those features.
-# sanitize: every kernel of kernels.tk/ (gemm, attn_fwd and a D64 causal variant, attn_bwd,
-# and at D128 causal, layernorm, rmsnorm, softmax, rotary, linear's three kernels (GELU in one),
-# linear_attn and D64 with decay, mamba2 at d_state 64 and 128) on small ragged and strided shapes under compute-sanitizer
+# sanitize: every kernel of kernels.tk/ (gemm, gemm_tn, gemm_batched, attn_fwd and a D64 causal
+# variant, attn_bwd's three kernels, and at D128 causal, layernorm, rmsnorm, softmax, rotary, linear's
+# three kernels (GELU in one), linear_attn and D64 with decay, based, hedgehog, mamba2 at d_state 64
+# and 128, fftconv at N = 1024 and 4096) on small ragged and strided shapes under compute-sanitizer
 # memcheck, racecheck, synccheck and initcheck (bench/sanitize.py; builds in $LIB/sanitize with
 # --line-directives and -lineinfo; logs in $OUT/sanitize/VARIANT/TOOL/). The process the tool
 # watches launches tkc's kernels only (no PyTorch; the tool's --kernel-name kns=tkc_ as well); the
@@ -22,7 +23,8 @@
 # (sanitized processes at once, default 4).
 # determinism: every kernel variant of kernels.tk/ (gemm; linear, linear_bias, linear_bias_f32, the
 # last two with GELU too; attn_fwd, D64 causal; attn_bwd's four kernels in turn, also at D128 causal;
-# layernorm, rmsnorm, softmax, rotary; linear_attn, and D64 with decay; mamba2 at d_state 64 and 128)
+# layernorm, rmsnorm, softmax, rotary; linear_attn, and D64 with decay; based, hedgehog; mamba2 at
+# d_state 64 and 128; fftconv)
 # on the sanitize suite's small ragged and strided
 # shapes and one that fills the GPU (gemm/linear 4096^3, attention B2 H16 N4096, 65536 rows, rotary
 # B4 H16 N4096, linear_attn B8 H32 T1024; --quick leaves it out), run DETERMINISM_REPS times (default 5) into NaN-filled outputs and once more into the last

@@ -130,6 +130,11 @@ VARIANTS = {
     "mamba2_n128": dict(tk="mamba2.tk", defines={"NS": 128}, inputs={"Aa": lambda n, rng: b"".join(
         struct.pack("<f", -(1 + rng.randrange(32)) / 512.0) for _ in range(n))},
         cases=[dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
+    # fftconv.tk's constants and filter spectrum as random tiles: the reference is the kernel's tile
+    # algebra on whatever it is given (kernels.tk/fftconv.tk), so any inputs check it; n = NN
+    "fftconv": dict(tk="fftconv.tk", scalars={"n": 1024}, cases=[dict(B=3, DG=2), dict(B=2, DG=3, strided=True)]),
+    "fftconv_n4096": dict(tk="fftconv.tk", defines={"NN": 4096}, scalars={"n": 4096},
+                          cases=[dict(B=3, DG=2), dict(B=2, DG=3, strided=True)]),
     "linear_attn_d64_decay": dict(tk="linear_attn.tk", defines={"D": 64, "DECAY": 1}, scalars={"scale": attn_scale},
                                   inputs={"Slope": lambda n, rng: b"".join(
                                       struct.pack("<f", (1 + rng.randrange(16)) / 256.0) for _ in range(n))},
@@ -713,6 +718,13 @@ def reference(variant, t, outs, dims, scalars, chained=False):
                 cs = Aa[b, h].cumsum(0)
                 y[b, h] = (cb * torch.where(m, torch.exp((cs[:, None] - cs[None, :]).masked_fill(~m, 0)), 0)) @ X[b, h]
         return {"Y": y}, {"Y": ("norm", 1e-2)}
+    if tk == "fftconv.tk":  # the tile algebra of kernels.tk/fftconv.tk on the inputs as given, in complex128
+        def cplx(x):  # [..., 2, R, C] real and imaginary parts
+            return torch.complex(x.select(-3, 0), x.select(-3, 1))
+        f1, f2, tw, kf = (cplx(hp(t[n])) for n in ("F1", "F2", "Tw", "Kf"))
+        x = hp(t["U"]).to(torch.complex128)                   # [B, DG, 64, 64]
+        w = (f2.conj() @ ((f2 @ ((x.transpose(-1, -2) @ f1) * tw)) * kf)) * tw.conj()
+        return {"Y": (f1.conj() @ w.transpose(-1, -2)).real}, {"Y": ("norm", 1e-2)}
     raise ValueError(f"no reference for {variant}")
 
 
