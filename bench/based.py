@@ -217,7 +217,7 @@ def build(args):
     return 0
 
 
-# ---- the GPU run (written, not run on a GPU yet) ---------------------------------------------
+# ---- the GPU run (first run: bench/RESULTS.md run 109) ---------------------------------------------
 
 P_, LL = ctypes.c_void_p, ctypes.c_longlong
 
