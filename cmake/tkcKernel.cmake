@@ -1,14 +1,16 @@
 # tkcKernel.cmake - tkc_add_kernel(): .tk programs compiled by tkc at build time and linked into
 # a target. Loaded by tkcConfig.cmake (find_package(tkc)), which defines tkc::tkc first.
 #
-#   tkc_add_kernel(<target> SOURCES a.tk [b.tk ...] [DEFINES NAME=VALUE ...] [HEADERS])
+#   tkc_add_kernel(<target> SOURCES a.tk [b.tk ...] [DEFINES NAME=VALUE ...] [DISPATCH table] [HEADERS])
 #
 # For each a.tk (relative paths are relative to CMAKE_CURRENT_SOURCE_DIR), at build time:
 #   tkc a.tk [-D NAME=VALUE ...] -o <dir>/a.cu -MD -MF <dir>/a.cu.d
 # where <dir> is ${CMAKE_CURRENT_BINARY_DIR}/tkc/<target>. The depfile names a.tk and every file
 # it imports, so touching any of them regenerates a.cu (and nothing else); a new tkc (its binary
 # is a dependency too) regenerates everything. With HEADERS, also <dir>/a.h from
-# tkc --emit=header.
+# tkc --emit=header. With DISPATCH, every source is compiled with `--dispatch table` (relative to
+# CMAKE_CURRENT_SOURCE_DIR): the table's variants behind launchers that pick one at launch; the
+# depfile names the table, so editing it regenerates the files.
 # The .cu files compile in an object library <target>_tkc with nvcc for sm_90a only
 # (-gencode=arch=compute_90a,code=sm_90a), whatever CUDA_ARCHITECTURES the rest of the project
 # uses, and its objects go into <target>. <dir> is on <target>'s include path (PUBLIC for
@@ -24,11 +26,11 @@ include_guard(GLOBAL)
 cmake_policy(VERSION 3.20...3.28)
 
 function(tkc_add_kernel target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "HEADERS" "" "SOURCES;DEFINES")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "HEADERS" "DISPATCH" "SOURCES;DEFINES")
   set(me "tkc_add_kernel(${target})")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${me}: unexpected arguments: ${arg_UNPARSED_ARGUMENTS} "
-                        "(expected SOURCES a.tk ... [DEFINES NAME=VALUE ...] [HEADERS])")
+                        "(expected SOURCES a.tk ... [DEFINES NAME=VALUE ...] [DISPATCH table] [HEADERS])")
   endif()
   if(NOT arg_SOURCES)
     message(FATAL_ERROR "${me}: no SOURCES")
@@ -58,6 +60,15 @@ function(tkc_add_kernel target)
     endif()
     list(APPEND tkc_args -D "${d}")
   endforeach()
+  set(table_dep)
+  if(arg_DISPATCH)
+    get_filename_component(table "${arg_DISPATCH}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${table}")
+      message(FATAL_ERROR "${me}: no such dispatch table: ${table}")
+    endif()
+    list(APPEND tkc_args --dispatch "${table}")
+    set(table_dep "${table}")
+  endif()
 
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/tkc/${target}")
   file(MAKE_DIRECTORY "${dir}")
@@ -112,7 +123,7 @@ function(tkc_add_kernel target)
     add_custom_command(
       OUTPUT "${cu}"
       COMMAND tkc::tkc "${src}" ${tkc_args} -o "${cu}" -MD -MF "${cu}.d"
-      DEPENDS "${src}" "$<TARGET_FILE:tkc::tkc>"
+      DEPENDS "${src}" ${table_dep} "$<TARGET_FILE:tkc::tkc>"
       DEPFILE "${cu}.d"
       WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
       COMMENT "tkc ${s} -> ${shown}"
@@ -126,7 +137,7 @@ function(tkc_add_kernel target)
       add_custom_command(
         OUTPUT "${h}"
         COMMAND tkc::tkc "${src}" ${tkc_args} --emit=header -o "${h}" -MD -MF "${h}.d"
-        DEPENDS "${src}" "$<TARGET_FILE:tkc::tkc>"
+        DEPENDS "${src}" ${table_dep} "$<TARGET_FILE:tkc::tkc>"
         DEPFILE "${h}.d"
         WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
         COMMENT "tkc --emit=header ${s} -> ${shown}"

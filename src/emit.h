@@ -6,6 +6,8 @@
 
 #include "plan.h"
 
+struct Dispatch;
+
 typedef struct EmitOptions {
     const char *source_path;    /* as given on the command line, for the header comment */
     const char *tkc_version;
@@ -13,6 +15,8 @@ typedef struct EmitOptions {
     bool line_directives;       /* #line directives that point nvcc and debuggers at .tk lines */
     const Diag *diag;           /* the source files, for line numbers */
     const char *module_name;    /* --emit=torch: the module's name (NULL: the .tk file's stem) */
+    const struct Dispatch *dispatch;  /* --dispatch: the variants (their plans) and the rule that picks
+                                       * one at launch; NULL for a program compiled once */
 } EmitOptions;
 
 /* Each returns heap text the caller frees. */

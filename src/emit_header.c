@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "dispatch.h"
 #include "emit.h"
 
 enum { WRAP = 100 };
@@ -242,7 +243,21 @@ char *emit_header(Arena *a, const Plan *p, const Program *prog, const EmitOption
                  "compiler: no CUDA include path.",
                  base, fns.len ? fns.s : " no kernels", base);
     sb_free(&fns);
-    if (prog->params.n) {
+    if (o->dispatch) {
+        /* every variant has these launchers (dispatch_check): the rules pick one at launch */
+        const Dispatch *ds = o->dispatch;
+        StrBuf vs;
+        sb_init(&vs);
+        for (int r = 0; r < ds->rules.n; r++) {
+            if (ds->rules.v[r].never) continue;  /* a param test failed for this build */
+            const DispatchVariant *v = &ds->variants.v[ds->rules.v[r].variant];
+            sb_printf(&vs, "%s%s: %s (%s)", vs.len ? "; " : "", dispatch_rule_text(a, &ds->rules.v[r]), v->name, dispatch_variant_text(a, v));
+        }
+        sb_puts(&b, " *\n");
+        comment_para(&b, 0, "Built with --dispatch %s (add it to the tkc command above): %d variants behind each launcher, "
+                     "which picks one at every launch by the first rule that holds: %s.", path_base(ds->path), ds->variants.n, vs.s);
+        sb_free(&vs);
+    } else if (prog->params.n) {
         sb_puts(&b, " *\n");
         comment_para(&b, 0, "Built with params %s.", api_params_text(a, prog));
     }

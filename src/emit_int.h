@@ -37,6 +37,9 @@ typedef struct Em {
     /* set while a rowwise statement whose rand() offsets are multiples of 4 is emitted: the four
      * elements of a group share one Philox call (tkc_philox_uniform_gw) */
     bool rand_aligned;
+    /* emitting one variant of a dispatched program: its launchers are plain C++ functions of the
+     * variant's namespace (emit_dispatch.c writes the extern "C" ones) */
+    bool in_variant;
 } Em;
 
 #define L(...) sb_line(e->b, __VA_ARGS__)
@@ -55,6 +58,11 @@ typedef struct Ctx {
 
 /* emit_cuda.c */
 void need(Em *e, const char *file, const char *frag);
+void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char *api_note);
+void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, bool in_variant);
+char *emit_cuda_lines(char *text);
+/* emit_dispatch.c: the .cu of a dispatched program (every variant, and the launchers that choose) */
+char *emit_dispatch_cuda(Arena *a, const EmitOptions *o);
 const char *fmt_float(Arena *a, double v);
 void kernel_params(Em *e, StrBuf *b, bool decl);
 

@@ -59,8 +59,9 @@ void emit_launcher(Em *e) {
     L("// first: returns TKC_OK or a TKC_ERR_* code.");
     L("// the CUDA error of the last launch of tkc_%s() on this thread that returned TKC_ERR_LAUNCH", pk->name);
     L("static thread_local cudaError_t tkc_%s_cuda = cudaSuccess;", pk->name);
-    L("extern \"C\" const char *tkc_%s_error(void) { return cudaGetErrorString(tkc_%s_cuda); }", pk->name, pk->name);
-    L("extern \"C\" int tkc_%s(%s) {", pk->name, sig.s);
+    const char *ext = e->in_variant ? "" : "extern \"C\" ";
+    L("%sconst char *tkc_%s_error(void) { return cudaGetErrorString(tkc_%s_cuda); }", ext, pk->name, pk->name);
+    L("%sint tkc_%s(%s) {", ext, pk->name, sig.s);
     sb_free(&sig);
     IN();
     for (int i = 0; i < sk->dims.n; i++)

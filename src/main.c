@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dispatch.h"
 #include "emit.h"
 #include "parse.h"
 #include "plan.h"
@@ -26,6 +27,7 @@ typedef struct Options {
     bool depfile;           /* -MD */
     const char *depfile_path; /* -MF */
     const char *module_name;  /* --module-name (--emit=torch) */
+    const char *dispatch;     /* --dispatch TABLE */
     Define *defines;
     int ndefines;
 } Options;
@@ -47,6 +49,8 @@ static void usage(FILE *f) {
           "  -D NAME=VALUE      override a compile-time param (an integer) or type (bf16, fp16, ...)\n"
           "  --module-name NAME with --emit=torch: the module's name (default: the .tk file's stem), so that\n"
           "                     -D variants of one .tk can be imported side by side\n"
+          "  --dispatch TABLE   compile every variant the table names (-D sets) into one file, behind launchers\n"
+          "                     that pick one at each launch by the table's rules on the run-time dimensions\n"
           "  -MD                also write a Make/Ninja depfile (OUT.d, or the -MF path)\n"
           "  -MF FILE           the depfile's path\n"
           "  --line-directives  #line directives in the CUDA, pointing nvcc and debuggers at .tk lines\n"
@@ -63,29 +67,6 @@ static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, fmt, arg);
     fputs("\n(run 'tkc --help' for usage)\n", stderr);
     return 2;
-}
-
-static bool parse_define(const char *s, Define *out) {
-    const char *eq = strchr(s, '=');
-    if (!eq || eq == s) return false;
-    for (const char *p = s; p < eq; p++)
-        if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (p > s && *p >= '0' && *p <= '9')))
-            return false;
-    out->is_dtype = false;
-    out->value = 0;
-    if (!dtype_from_name(eq + 1, &out->dtype)) {  /* NAME=DTYPE for a `type`, else NAME=INTEGER */
-        char *end;
-        errno = 0;
-        long long v = strtoll(eq + 1, &end, 0);
-        if (errno || *end || end == eq + 1 || v < -2147483647LL || v > 2147483647LL) return false;
-        out->value = v;
-    } else {
-        out->is_dtype = true;
-    }
-    out->name = xstrdup(s);
-    ((char *)out->name)[eq - s] = 0;
-    out->used = false;
-    return true;
 }
 
 /* returns -1 to continue, else an exit status */
@@ -133,10 +114,14 @@ static int parse_args(int argc, char **argv, Options *o) {
                 ok &= *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9');
             if (!ok) return usage_error("--module-name '%s' is not a Python identifier (letters, digits, '_')", m);
             o->module_name = m;
+        } else if (!strcmp(a, "--dispatch")) {
+            if (++i >= argc) return usage_error("%s needs a table file", "--dispatch");
+            if (o->dispatch) return usage_error("%s given twice", "--dispatch");
+            o->dispatch = argv[i];
         } else if (!strncmp(a, "-D", 2)) {
             const char *d = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
             if (!d) return usage_error("%s needs NAME=VALUE", "-D");
-            if (!parse_define(d, &o->defines[o->ndefines]))
+            if (!define_parse(NULL, d, &o->defines[o->ndefines]))
                 return usage_error("bad -D '%s' (expected NAME=INTEGER, or NAME=DTYPE for a type)", d);
             for (int k = 0; k < o->ndefines; k++)
                 if (!strcmp(o->defines[k].name, o->defines[o->ndefines].name))
@@ -152,6 +137,7 @@ static int parse_args(int argc, char **argv, Options *o) {
     if (!o->input) return usage_error("%s", "no input file");
     if (o->emit == EMIT_TORCH && !o->output && !o->check) return usage_error("%s", "--emit=torch needs -o DIR");
     if (o->module_name && o->emit != EMIT_TORCH) return usage_error("%s", "--module-name goes with --emit=torch");
+    if (o->dispatch && o->emit == EMIT_AST) return usage_error("%s", "--dispatch does not go with --emit=ast (the syntax tree is one program's)");
     if (o->depfile && !o->depfile_path && (!o->output || !strcmp(o->output, "-")))
         return usage_error("%s", "-MD without -o needs -MF FILE");
     return -1;
@@ -216,6 +202,121 @@ static void free_options(Options *o) {
     o->ndefines = 0;
 }
 
+/* Parses, checks, lowers and verifies the program with these -D overrides into prog and plan.
+ * Returns 0, 1 (diagnostics) or 2 (unreadable input). With --emit=ast it stops after parsing and
+ * returns the dump in *ast_text. */
+static int compile(Arena *a, Diag *d, const Options *opt, Define *defs, int ndefs, Program *prog, Plan *plan, char **ast_text) {
+    /* -D NAME=DTYPE reaches the parser: it applies each to its `type NAME` */
+    TypeDefine *tdefs = arena_alloc(a, sizeof(TypeDefine) * (size_t)(ndefs + 1));
+    for (int i = 0; i < ndefs; i++)
+        if (defs[i].is_dtype) tdefs[prog->ntype_defines++] = (TypeDefine){defs[i].name, defs[i].dtype, false};
+    prog->type_defines = tdefs;
+    int errors0 = d->nerrors;
+    if (!parse_file(a, d, prog, opt->input, SPAN_NONE, 0)) return 2;
+    for (int i = 0; i < prog->ntype_defines; i++)
+        if (!tdefs[i].used) {
+            bool param = false;
+            for (int j = 0; j < prog->params.n; j++) param |= !strcmp(prog->params.v[j]->name, tdefs[i].name);
+            if (param)
+                diag_error(d, SPAN_NONE, "-D %s=%s: '%s' is a param (an integer), not a type", tdefs[i].name,
+                           dtype_name[tdefs[i].dt], tdefs[i].name);
+            else
+                diag_error(d, SPAN_NONE, "-D %s: the program has no type named '%s' (declare it with 'type %s = ...;')",
+                           tdefs[i].name, tdefs[i].name, tdefs[i].name);
+        }
+    if (d->nerrors != errors0) return 1;
+    if (opt->emit == EMIT_AST) {
+        for (int i = 0; i < ndefs; i++) {
+            if (defs[i].is_dtype) continue; /* applied by the parser */
+            bool found = false;
+            for (int j = 0; j < prog->params.n; j++)
+                if (!strcmp(prog->params.v[j]->name, defs[i].name)) {
+                    prog->params.v[j]->overridden = true;
+                    prog->params.v[j]->override_value = defs[i].value;
+                    found = true;
+                }
+            if (!found) diag_error(d, SPAN_NONE, "-D %s: the program has no param named '%s'", defs[i].name, defs[i].name);
+        }
+        if (d->nerrors != errors0) return 1;
+        *ast_text = ast_dump(prog, d);
+        return 0;
+    }
+    SemaResult sr = {0};
+    if (!sema_run(a, d, prog, defs, ndefs, &sr)) return 1;
+    if (!lower_program(a, d, prog, &sr, plan)) return 1;
+    if (!plan_verify(plan, d)) return 1;
+    return 0;
+}
+
+/* --dispatch: every variant of the table compiled with the command line's -D and its own */
+static int compile_dispatch(Arena *a, Diag *d, const Options *opt, Dispatch *ds) {
+    int r = dispatch_parse(a, d, opt->dispatch, ds);
+    if (r) return r;
+    for (int v = 0; v < ds->variants.n; v++) {
+        DispatchVariant *dv = &ds->variants.v[v];
+        int n = opt->ndefines + dv->ndefines;
+        Define *defs = arena_alloc(a, sizeof(Define) * (size_t)(n + 1));
+        for (int i = 0; i < opt->ndefines; i++) defs[i] = opt->defines[i];
+        for (int i = 0; i < dv->ndefines; i++) {
+            for (int j = 0; j < opt->ndefines; j++)
+                if (!strcmp(opt->defines[j].name, dv->defines[i].name)) {
+                    diag_error(d, dv->span, "variant '%s' sets %s, which -D on the command line sets too", dv->name,
+                               dv->defines[i].name);
+                    return 1;
+                }
+            defs[opt->ndefines + i] = dv->defines[i];
+        }
+        dv->prog = ARENA_NEW(a, Program);
+        dv->plan = ARENA_NEW(a, Plan);
+        r = compile(a, d, opt, defs, n, dv->prog, dv->plan, NULL);
+        if (r) {
+            diag_note(d, dv->span, "while compiling variant '%s' (%s)", dv->name, dispatch_variant_text(a, dv));
+            return r;
+        }
+    }
+    return dispatch_check(a, d, ds) ? 0 : 1;
+}
+
+/* --emit=plan, report or explain of a dispatched program: the rules, then each variant's */
+static char *dispatch_each(Arena *a, const Dispatch *ds, const EmitOptions *eo, EmitKind kind) {
+    StrBuf b;
+    sb_init(&b);
+    bool json = kind == EMIT_REPORT;
+    if (json) {
+        sb_printf(&b, "{\n  \"dispatch\": \"%s\",\n  \"rules\": [", path_base(ds->path));
+        for (int r = 0; r < ds->rules.n; r++)
+            sb_printf(&b, "%s\n    {\"when\": \"%s\", \"variant\": \"%s\", \"applies\": %s}", r ? "," : "",
+                      dispatch_rule_text(a, &ds->rules.v[r]), ds->variants.v[ds->rules.v[r].variant].name,
+                      ds->rules.v[r].never ? "false" : "true");
+        sb_puts(&b, "\n  ],\n  \"variants\": [");
+    } else {
+        sb_printf(&b, "%s dispatch table %s: the first rule that holds at launch picks the variant\n", kind == EMIT_PLAN ? "#" : "",
+                  path_base(ds->path));
+        for (int r = 0; r < ds->rules.n; r++) {
+            const DispatchVariant *v = &ds->variants.v[ds->rules.v[r].variant];
+            sb_printf(&b, "%s  %-40s -> %s (%s)%s\n", kind == EMIT_PLAN ? "#" : "", dispatch_rule_text(a, &ds->rules.v[r]), v->name,
+                      dispatch_variant_text(a, v), ds->rules.v[r].never ? ": left out, a param test fails" : "");
+        }
+        if (ds->kernels.n) {
+            sb_printf(&b, "%s  dispatched kernels:", kind == EMIT_PLAN ? "#" : "");
+            for (int i = 0; i < ds->kernels.n; i++) sb_printf(&b, " %s", ds->kernels.v[i]);
+            sb_puts(&b, " (the others: the last rule's variant)\n");
+        }
+    }
+    for (int v = 0; v < ds->variants.n; v++) {
+        const DispatchVariant *dv = &ds->variants.v[v];
+        char *t = kind == EMIT_PLAN ? plan_dump(dv->plan)
+                  : json           ? emit_report(a, dv->plan, dv->prog, eo)
+                                   : emit_explain(a, dv->plan, dv->prog, eo);
+        if (json) sb_printf(&b, "%s\n{\"variant\": \"%s\", \"defines\": \"%s\", \"report\":\n%s}", v ? "," : "", dv->name,
+                            dispatch_variant_text(a, dv), t);
+        else sb_printf(&b, "\n%s variant %s (%s)\n%s", kind == EMIT_PLAN ? "#" : "====", dv->name, dispatch_variant_text(a, dv), t);
+        free(t);
+    }
+    if (json) sb_puts(&b, "\n  ]\n}\n");
+    return sb_take(&b);
+}
+
 int main(int argc, char **argv) {
     Options opt;
     int rc = parse_args(argc, argv, &opt);
@@ -245,61 +346,30 @@ int main(int argc, char **argv) {
 
     rc = 1;
     char *text = NULL;
-    /* -D NAME=DTYPE reaches the parser: it applies each to its `type NAME` */
-    TypeDefine *tdefs = arena_alloc(&arena, sizeof(TypeDefine) * (size_t)(opt.ndefines + 1));
-    for (int i = 0; i < opt.ndefines; i++)
-        if (opt.defines[i].is_dtype) tdefs[prog.ntype_defines++] = (TypeDefine){opt.defines[i].name, opt.defines[i].dtype, false};
-    prog.type_defines = tdefs;
-    if (!parse_file(&arena, &diag, &prog, opt.input, SPAN_NONE, 0)) {
-        rc = 2;
-        goto done;
-    }
-    for (int i = 0; i < prog.ntype_defines; i++)
-        if (!tdefs[i].used) {
-            bool param = false;
-            for (int j = 0; j < prog.params.n; j++) param |= !strcmp(prog.params.v[j]->name, tdefs[i].name);
-            if (param)
-                diag_error(&diag, SPAN_NONE, "-D %s=%s: '%s' is a param (an integer), not a type", tdefs[i].name,
-                           dtype_name[tdefs[i].dt], tdefs[i].name);
-            else
-                diag_error(&diag, SPAN_NONE, "-D %s: the program has no type named '%s' (declare it with 'type %s = ...;')",
-                           tdefs[i].name, tdefs[i].name, tdefs[i].name);
-        }
-    if (diag.nerrors) goto done;
-    if (opt.emit == EMIT_AST) {
-        for (int i = 0; i < opt.ndefines; i++) {
-            if (opt.defines[i].is_dtype) continue; /* applied by the parser */
-            bool found = false;
-            for (int j = 0; j < prog.params.n; j++)
-                if (!strcmp(prog.params.v[j]->name, opt.defines[i].name)) {
-                    prog.params.v[j]->overridden = true;
-                    prog.params.v[j]->override_value = opt.defines[i].value;
-                    found = true;
-                }
-            if (!found)
-                diag_error(&diag, SPAN_NONE, "-D %s: the program has no param named '%s'", opt.defines[i].name,
-                           opt.defines[i].name);
-        }
-        if (diag.nerrors) goto done;
-        text = ast_dump(&prog, &diag);
-        rc = write_output(&opt, text);
-        goto done;
-    }
-    SemaResult sr = {0};
-    if (!sema_run(&arena, &diag, &prog, opt.defines, opt.ndefines, &sr)) goto done;
     Plan plan = {0};
-    if (!lower_program(&arena, &diag, &prog, &sr, &plan)) goto done;
-    if (!plan_verify(&plan, &diag)) goto done;
+    Dispatch ds = {0};
+    if (!opt.dispatch) {
+        rc = compile(&arena, &diag, &opt, opt.defines, opt.ndefines, &prog, &plan, &text);
+        if (rc || text) goto ast_done;
+    } else {
+        rc = compile_dispatch(&arena, &diag, &opt, &ds);
+        if (rc) goto done;
+        prog = *ds.variants.v[0].prog;
+        plan = *ds.variants.v[0].plan;
+        vec_push(&arena, &prog.files, (const char *)ds.path);  /* the depfile: a changed table rebuilds too */
+    }
+    rc = 1;
     EmitOptions eo = {.source_path = opt.input, .module_name = opt.module_name,
                       .tkc_version = TKC_VERSION,
                       .output_name = opt.output && strcmp(opt.output, "-") ? opt.output : "<stdout>",
                       .line_directives = opt.line_directives,
-                      .diag = &diag};
+                      .diag = &diag,
+                      .dispatch = opt.dispatch ? &ds : NULL};
     switch (opt.emit) {
-    case EMIT_PLAN: text = plan_dump(&plan); break;
+    case EMIT_PLAN: text = opt.dispatch ? dispatch_each(&arena, &ds, &eo, EMIT_PLAN) : plan_dump(&plan); break;
     case EMIT_HEADER: text = emit_header(&arena, &plan, &prog, &eo); break;
-    case EMIT_REPORT: text = emit_report(&arena, &plan, &prog, &eo); break;
-    case EMIT_EXPLAIN: text = emit_explain(&arena, &plan, &prog, &eo); break;
+    case EMIT_REPORT: text = opt.dispatch ? dispatch_each(&arena, &ds, &eo, EMIT_REPORT) : emit_report(&arena, &plan, &prog, &eo); break;
+    case EMIT_EXPLAIN: text = opt.dispatch ? dispatch_each(&arena, &ds, &eo, EMIT_EXPLAIN) : emit_explain(&arena, &plan, &prog, &eo); break;
     case EMIT_TORCH:
         rc = opt.check ? 0 : emit_torch(&arena, &plan, &prog, &eo, opt.output);
         if (!rc) rc = write_depfile(&opt, &prog);
@@ -308,7 +378,10 @@ int main(int argc, char **argv) {
     }
     rc = write_output(&opt, text);
     if (!rc) rc = write_depfile(&opt, &prog);
+    goto done;
 
+ast_done:
+    if (text) rc = write_output(&opt, text);
 done:
     free(text);
     free_options(&opt);

@@ -5,8 +5,10 @@
  * It resolves names, computes the type and shape of every expression, folds compile-time
  * integers, and enforces the memory-space and block rules of the LCSF template. It reports as
  * many independent errors as it can and marks failed subtrees TY_ERROR to avoid cascades. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sema_int.h"
@@ -590,4 +592,32 @@ bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, Sema
     if (d->nerrors == errors0) check_grads(&s, out);
     if (d->nerrors == errors0) sema_names(&s, out);
     return d->nerrors == errors0;
+}
+
+bool define_parse(Arena *a, const char *s, Define *out) {
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s) return false;
+    for (const char *p = s; p < eq; p++)
+        if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (p > s && *p >= '0' && *p <= '9')))
+            return false;
+    out->is_dtype = false;
+    out->value = 0;
+    if (!dtype_from_name(eq + 1, &out->dtype)) {  /* NAME=DTYPE for a `type`, else NAME=INTEGER */
+        char *end;
+        errno = 0;
+        long long v = strtoll(eq + 1, &end, 0);
+        if (errno || *end || end == eq + 1 || v < -2147483647LL || v > 2147483647LL) return false;
+        out->value = v;
+    } else {
+        out->is_dtype = true;
+    }
+    if (a) {
+        out->name = arena_strndup(a, s, (size_t)(eq - s));
+    } else {
+        char *n = xstrdup(s);
+        n[eq - s] = 0;
+        out->name = n;
+    }
+    out->used = false;
+    return true;
 }

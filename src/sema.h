@@ -101,6 +101,10 @@ typedef struct Define {
     DType dtype;
 } Define;
 
+/* Parses "NAME=INTEGER" (a param) or "NAME=DTYPE" (a type) into out, the name copied into a
+ * (or onto the heap, to free, when a is NULL); false when s is neither. */
+bool define_parse(Arena *a, const char *s, Define *out);
+
 /* Runs all checks. defines are the -D NAME=VALUE overrides; one that names no param is an
  * error. Returns false if any error was reported. */
 bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, SemaResult *out);

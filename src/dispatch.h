@@ -1,0 +1,79 @@
+/* dispatch.h - launch-time dispatch: several compiled variants of one .tk (param sets) behind one
+ * launcher per kernel, and the rule that picks a variant from the launch's run-time dimensions.
+ * The rule is a table file (`--dispatch FILE`), written by a tuning run on the GPU and committed:
+ *
+ *   # comments
+ *   variant long  SHORT=0            a name and the -D overrides that make it
+ *   variant short SHORT=1
+ *   kernel attn_fwd                  optional: the kernels dispatched (default: every kernel);
+ *                                    the others are the last rule's variant
+ *   when N <= 1536: short            conditions on run-time dimensions (a dimension or a product
+ *   when B * H <= 8 && N > 4096: x   of them, compared with an integer), joined by &&; a condition
+ *   when D == 64 && N <= 2560: short on a compile-time param (the command line's -D) is decided
+ *                                    when tkc runs: a rule whose param test fails is left out
+ *   otherwise: long                  required, last
+ *
+ * The first rule that holds picks the variant. Every variant compiles the whole program; each
+ * dispatched kernel must keep the same launcher (parameters, types, order) in every variant.
+ * Invariant: parsing and checking depend only on the file's bytes and the program (deterministic). */
+#ifndef TKC_DISPATCH_H
+#define TKC_DISPATCH_H
+
+#include "diag.h"
+#include "plan.h"
+#include "sema.h"
+
+typedef enum { DOP_LT, DOP_LE, DOP_GT, DOP_GE, DOP_EQ, DOP_NE } DispatchOp;
+
+typedef struct DispatchCond {
+    Vec(const char *) dims;     /* their product */
+    DispatchOp op;
+    int64_t value;
+    Span span;
+    /* set by dispatch_check: the name is a compile-time param of the program (the same in every
+     * variant: one the command line's -D sets, say, not one a variant sets), so the condition is
+     * decided when tkc runs; `holds` is its value */
+    bool is_static, holds;
+} DispatchCond;
+
+typedef struct DispatchRule {
+    Vec(DispatchCond) conds;    /* all must hold; none: `otherwise` */
+    int variant;
+    Span span;
+    bool never;                 /* a compile-time condition does not hold: the rule is left out */
+} DispatchRule;
+
+typedef struct DispatchVariant {
+    const char *name;
+    Define *defines;
+    int ndefines;
+    Span span;
+    /* filled by the driver: the program compiled with this variant's defines */
+    Program *prog;
+    Plan *plan;
+} DispatchVariant;
+
+typedef struct Dispatch {
+    const char *path;
+    Vec(DispatchVariant) variants;
+    Vec(DispatchRule) rules;
+    Vec(const char *) kernels;  /* empty: every kernel */
+    Vec(Span) kernel_spans;
+} Dispatch;
+
+extern const char *const dispatch_op_text[];
+
+/* Reads and parses a table: 0, 1 (diagnostics: a malformed table) or 2 (it cannot be read). */
+int dispatch_parse(Arena *a, Diag *d, const char *path, Dispatch *out);
+/* After every variant compiled: the dispatched kernels exist in every variant with one launcher,
+ * and every name a rule tests is a run-time dimension of each of them or a param with one value
+ * in every variant (whose conditions it decides here: is_static, holds, never). */
+bool dispatch_check(Arena *a, Diag *d, Dispatch *ds);
+/* is kernel `name` dispatched (else it comes from the last rule's variant) */
+bool dispatch_covers(const Dispatch *ds, const char *name);
+/* "N <= 1536 && B * H <= 8" (or "otherwise") */
+char *dispatch_rule_text(Arena *a, const DispatchRule *r);
+/* "SHORT=1, BN=128" */
+char *dispatch_variant_text(Arena *a, const DispatchVariant *v);
+
+#endif

@@ -1,0 +1,123 @@
+/* emit_dispatch.c - the .cu of a dispatched program (`--dispatch TABLE`): the shared opening once,
+ * every variant's kernels and launchers in a namespace of its own (tkc_v_NAME), then one extern "C"
+ * launcher per kernel that evaluates the table's rules on its run-time dimensions and calls the
+ * chosen variant's launcher. The table decided everything; this file only writes it out. */
+#include <string.h>
+
+#include "api.h"
+#include "dispatch.h"
+#include "emit_int.h"
+
+/* "A, A_strides, ..., M, ..., scale, stream": the launcher's arguments, passed on */
+static void call_args(StrBuf *b, const KernelApi *k) {
+    for (int i = 0; i < k->params.n; i++) {
+        const ApiParam *p = &k->params.v[i];
+        if (i) sb_puts(b, ", ");
+        if (p->kind == API_TENSOR) sb_printf(b, "%s, %s_strides", p->name, p->name);
+        else sb_puts(b, p->name);
+    }
+    sb_puts(b, k->params.n ? ", stream" : "stream");
+}
+
+/* the C condition of a rule: products of at most two dimensions, each checked first, fit int64 */
+static char *rule_c(Arena *a, const DispatchRule *r) {
+    StrBuf b;
+    sb_init(&b);
+    for (int c = 0; c < r->conds.n; c++) {
+        const DispatchCond *dc = &r->conds.v[c];
+        if (dc->is_static) continue;  /* decided by tkc: it holds, or the rule is left out */
+        if (b.len) sb_puts(&b, " && ");
+        for (int j = 0; j < dc->dims.n; j++) sb_printf(&b, "%s%s", j ? " * " : "", dc->dims.v[j]);
+        sb_printf(&b, " %s %lldLL", dispatch_op_text[dc->op], (long long)dc->value);
+    }
+    char *t = arena_strdup(a, b.s ? b.s : "");
+    sb_free(&b);
+    return t;
+}
+
+static void put_launcher(Arena *a, StrBuf *out, const Dispatch *ds, const PlanKernel *pk) {
+    const KernelApi *api = api_of(a, pk);
+    StrBuf sig, args;
+    sb_init(&sig);
+    sb_init(&args);
+    api_c_params(&sig, api);
+    call_args(&args, api);
+    const char *k = pk->name;
+    const DispatchVariant *last = &ds->variants.v[ds->rules.v[ds->rules.n - 1].variant];
+    if (!dispatch_covers(ds, k)) {
+        sb_printf(out, "// %s is not dispatched (the table's 'kernel' lines): variant %s, the last rule's\n", k, last->name);
+        sb_printf(out, "extern \"C\" const char *tkc_%s_error(void) { return tkc_v_%s::tkc_%s_error(); }\n", k, last->name, k);
+        sb_printf(out, "extern \"C\" int tkc_%s(%s) {\n    return tkc_v_%s::tkc_%s(%s);\n}\n\n", k, sig.s, last->name, k, args.s);
+        sb_free(&sig);
+        sb_free(&args);
+        return;
+    }
+    sb_printf(out, "// %s: the first rule that holds picks the variant\n", k);
+    sb_printf(out, "static thread_local int tkc_%s_variant = %d;  // the variant of this thread's last launch\n", k,
+              ds->rules.v[ds->rules.n - 1].variant);
+    sb_printf(out, "extern \"C\" const char *tkc_%s_error(void) {\n    switch (tkc_%s_variant) {\n", k, k);
+    for (int v = 0; v < ds->variants.n; v++)
+        sb_printf(out, "    case %d: return tkc_v_%s::tkc_%s_error();\n", v, ds->variants.v[v].name, k);
+    sb_puts(out, "    default: return \"no launch yet\";\n    }\n}\n");
+    sb_printf(out, "extern \"C\" int tkc_%s(%s) {\n", k, sig.s);
+    /* the dimensions the rules read, checked as every variant's launcher checks them, so that the
+     * products below cannot overflow */
+    Vec(const char *) seen = {0};
+    for (int r = 0; r < ds->rules.n; r++)
+        for (int c = 0; c < ds->rules.v[r].conds.n; c++)
+            for (int j = 0; j < ds->rules.v[r].conds.v[c].dims.n && !ds->rules.v[r].never && !ds->rules.v[r].conds.v[c].is_static; j++) {
+                const char *d = ds->rules.v[r].conds.v[c].dims.v[j];
+                bool dup = false;
+                for (int q = 0; q < seen.n; q++) dup |= !strcmp(seen.v[q], d);
+                if (dup) continue;
+                vec_push(a, &seen, d);
+                sb_printf(out, "    if (%s < 1 || %s > 2147483647LL) return TKC_ERR_DIM;\n", d, d);
+            }
+    for (int r = 0; r < ds->rules.n; r++) {
+        const DispatchRule *ru = &ds->rules.v[r];
+        if (ru->never) continue;
+        const DispatchVariant *v = &ds->variants.v[ru->variant];
+        const char *why = arena_printf(a, "%s: %s (%s)", ru->conds.n ? arena_printf(a, "when %s", dispatch_rule_text(a, ru)) : "otherwise",
+                                       v->name, dispatch_variant_text(a, v));
+        const char *cond = rule_c(a, ru);
+        if (*cond) {
+            sb_printf(out, "    if (%s) {  // %s\n", cond, why);
+            sb_printf(out, "        tkc_%s_variant = %d;\n        return tkc_v_%s::tkc_%s(%s);\n    }\n", k, ru->variant, v->name, k, args.s);
+        } else {
+            sb_printf(out, "    tkc_%s_variant = %d;  // %s\n    return tkc_v_%s::tkc_%s(%s);\n", k, ru->variant, why, v->name, k, args.s);
+            break;  /* the rules after one that always holds are never reached */
+        }
+    }
+    sb_puts(out, "}\n\n");
+    sb_free(&sig);
+    sb_free(&args);
+}
+
+char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
+    const Dispatch *ds = o->dispatch;
+    const DispatchVariant *v0 = &ds->variants.v[0];
+    StrBuf note;
+    sb_init(&note);
+    sb_printf(&note, "// Dispatched by %s: %d variants of the program, each in a namespace of its own; the extern \"C\"\n",
+              path_base(ds->path), ds->variants.n);
+    sb_puts(&note, "// launchers at the end pick one at every launch, by the first of these rules that holds:\n");
+    for (int r = 0; r < ds->rules.n; r++) {
+        const DispatchVariant *v = &ds->variants.v[ds->rules.v[r].variant];
+        sb_printf(&note, "//   %-40s -> %s (%s)%s\n", dispatch_rule_text(a, &ds->rules.v[r]), v->name, dispatch_variant_text(a, v),
+                  ds->rules.v[r].never ? ": left out, a param test fails" : "");
+    }
+    StrBuf out;
+    sb_init(&out);
+    emit_cuda_head(&out, v0->plan, o, note.s);
+    sb_free(&note);
+    for (int v = 0; v < ds->variants.n; v++) {
+        const DispatchVariant *dv = &ds->variants.v[v];
+        sb_printf(&out, "// ---- variant %s: %s ----\nnamespace tkc_v_%s {\n\n", dv->name, dispatch_variant_text(a, dv), dv->name);
+        emit_cuda_body(a, &out, dv->plan, dv->prog, o, true);
+        sb_printf(&out, "\n}  // namespace tkc_v_%s\n\n", dv->name);
+    }
+    sb_printf(&out, "// ---- the launchers (%s) ----\n", path_base(ds->path));
+    for (int k = 0; k < v0->plan->kernels.n; k++) put_launcher(a, &out, ds, v0->plan->kernels.v[k]);
+    char *text = sb_take(&out);
+    return o->line_directives ? emit_cuda_lines(text) : text;
+}
