@@ -759,6 +759,54 @@ static bool check_output(Cover *c, const Arg *g, const CStore *stores, int ns) {
     return cover_for_each_launch(c, &ks, output_gap, &o);
 }
 
+/* the first run-time scalar argument e reads (through lets), or NULL */
+static const Symbol *scalar_read(const Expr *e, int depth) {
+    if (!e || depth > MAX_DEPTH || e->is_const) return NULL;
+    const Symbol *r = NULL;
+    switch (e->kind) {
+    case EX_NAME:
+        if (e->sym && e->sym->kind == SYM_SCALAR) return e->sym;
+        if (e->sym && e->sym->kind == SYM_LET && !e->sym->is_const) return scalar_read(e->sym->init, depth + 1);
+        return NULL;
+    case EX_TRANSPOSE: return scalar_read(e->u.tr.base, depth + 1);
+    case EX_INDEX:
+        for (int i = 0; i < e->u.index.nargs && !r; i++) {
+            r = scalar_read(e->u.index.args[i].lo, depth + 1);
+            if (!r) r = scalar_read(e->u.index.args[i].hi, depth + 1);
+        }
+        return r;
+    case EX_CALL:
+        for (int i = 0; i < e->u.call.nargs && !r; i++) r = scalar_read(e->u.call.args[i], depth + 1);
+        return r;
+    case EX_BINARY:
+        r = scalar_read(e->u.bin.l, depth + 1);
+        return r ? r : scalar_read(e->u.bin.r, depth + 1);
+    case EX_UNARY: return scalar_read(e->u.un.e, depth + 1);
+    case EX_COND:
+        r = scalar_read(e->u.cond.c, depth + 1);
+        if (!r) r = scalar_read(e->u.cond.a, depth + 1);
+        return r ? r : scalar_read(e->u.cond.b, depth + 1);
+    default: return NULL;
+    }
+}
+
+/* a store into an out tensor whose index reads a scalar argument: which elements it writes is
+ * decided at launch, so the coverage check counts it as writing everything it could; say so */
+static void warn_scalar_indices(Sema *s, const Arg *g, const CStore *stores, int ns) {
+    for (int k = 0; k < ns; k++) {
+        const Expr *ix = stores[k].ix;
+        if (ix->u.index.base->sym != g->sym) continue;
+        const Symbol *y = NULL;
+        for (int j = 0; j < ix->u.index.nargs && !y; j++) y = scalar_read(ix->u.index.args[j].lo, 0);
+        if (!y) continue;
+        diag_warning(s->d, ix->span,
+                     "tkc cannot show that the stores write all of '%s': this index reads the run-time scalar '%s', so "
+                     "the launch decides which elements it writes, and an element no store writes keeps what the "
+                     "memory held (declare '%s' zeroed, or index it by grid axes, dimensions and params)",
+                     g->name, y->name, g->name);
+    }
+}
+
 void check_outputs(Sema *s) {
     SemaKernel *sk = s->sk;
     if (!sk->grid) return;
@@ -784,6 +832,7 @@ void check_outputs(Sema *s) {
                        g->name, sk->k->name, g->name);
             continue;
         }
+        warn_scalar_indices(s, g, stores.v, stores.n);
         check_output(&c, g, stores.v, stores.n);
     }
     check_bounds(s);
