@@ -357,7 +357,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 // kernel based
 //   roles: producer warpgroup 0 (setmaxnreg 56), consumer warpgroups 1..1 (setmaxnreg 256); 256 threads
 //   registers: 128 x 56 + 1 x 128 x 256 = 39,936 of 65,536
-//   consumer registers (estimate): 250 of 256 = a2 128 + a1 16 + m 8 + o 32 + x 8 + qr 4 + kr 4 + qa 8 + den 2 + o_operand 4 + o_operand10 4 + o_operand11 4 + o_operand12 4 + overhead 24
+//   consumer registers (estimate): 252 of 256 = a2 128 + a1 16 + m 8 + o 32 + x 8 + qr 4 + kr 4 + qa 8 + den 2 + w 2 + o_operand 4 + o_operand11 4 + o_operand12 4 + o_operand13 4 + overhead 24
 //   grid: b = B, h = H; one block per work tile; order row_major
 //   pipeline: j < cdiv(T, 64); 2 stages
 //   shared memory (from the 1024-aligned base):
@@ -365,24 +365,23 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     0         4,096     q           bf16[64, 16]       32B      2       ring (group q)
 //     4,096     4,096     k           bf16[64, 16]       32B      2       ring (group k)
 //     8,192     16,384    v           bf16[64, 64]       128B     2       ring (group v)
-//     24,576    8,192     es          bf16[256, 16]      32B      1       scratch
-//     32,768    32,768    qf          bf16[64, 256]      128B x4  1       scratch
-//     65,536    32,768    kf          bf16[64, 256]      128B x4  1       scratch
-//     98,304    4,096     kw          bf16[64, 32]       64B      1       scratch
-//     102,400   8,192     kx          bf16[64, 64]       128B     1       scratch
-//     110,592   32,768    a2s         bf16[256, 64]      128B     1       scratch
-//     143,360   4,096     a1s         bf16[64, 32]       64B      1       scratch
-//     147,456   2,048     ms          bf16[64, 16]       32B      1       scratch
-//     149,504   16,384    staging     bf16[64, 64]       128B     2       staging
-//     165,888   96        barriers
-//     total 165,984 + 1,024 base alignment = 167,008 of 232,448
+//     24,576    32,768    qf          bf16[64, 256]      128B x4  1       scratch
+//     57,344    32,768    kf          bf16[64, 256]      128B x4  1       scratch
+//     90,112    4,096     kw          bf16[64, 32]       64B      1       scratch
+//     94,208    8,192     kx          bf16[64, 64]       128B     1       scratch
+//     102,400   32,768    a2s         bf16[256, 64]      128B     1       scratch
+//     135,168   4,096     a1s         bf16[64, 32]       64B      1       scratch
+//     139,264   2,048     ms          bf16[64, 16]       32B      1       scratch
+//     141,312   16,384    staging     bf16[64, 64]       128B     2       staging
+//     157,696   96        barriers
+//     total 157,792 + 1,024 base alignment = 158,816 of 232,448
 //   barriers:
-//     full_q[2] at 165,888: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_q[2] at 165,904: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
-//     full_k[2] at 165,920: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_k[2] at 165,936: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
-//     full_v[2] at 165,952: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_v[2] at 165,968: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     full_q[2] at 157,696: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_q[2] at 157,712: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_k[2] at 157,728: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_k[2] at 157,744: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_v[2] at 157,760: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_v[2] at 157,776: count 1 (one elected thread per consumer warpgroup releases the stage)
 //   named barriers:
 //     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
 //     scratch: id 2, 128 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
@@ -404,26 +403,6 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       a2 = 0  [fp32[256, 64] in registers, accumulator layout, whole per warpgroup]
 //       a1 = 0  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       m = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       x = where(col == row / 16, 1.0, 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'es' is done
-//       move es[0:64, :] <- bf16(x)  [stmatrix.x4, es 32B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('es' is read by products)
-//       bar.sync 2, 128 (scratch): 'es' is complete
-//       x = where(col == row / 16 + 4, 1.0, 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'es' is done
-//       move es[64:128, :] <- bf16(x)  [stmatrix.x4, es 32B swizzle, whole tile per warpgroup] (the block at es[64, 0])
-//       fence.proxy.async ('es' is read by products)
-//       bar.sync 2, 128 (scratch): 'es' is complete
-//       x = where(col == row / 16 + 8, 1.0, 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'es' is done
-//       move es[128:192, :] <- bf16(x)  [stmatrix.x4, es 32B swizzle, whole tile per warpgroup] (the block at es[128, 0])
-//       fence.proxy.async ('es' is read by products)
-//       bar.sync 2, 128 (scratch): 'es' is complete
-//       x = where(col == row / 16 + 12, 1.0, 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'es' is done
-//       move es[192:256, :] <- bf16(x)  [stmatrix.x4, es 32B swizzle, whole tile per warpgroup] (the block at es[192, 0])
-//       fence.proxy.async ('es' is read by products)
-//       bar.sync 2, 128 (scratch): 'es' is complete
 //       x = where(col == 0, 1.0, 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'kw' is done
 //       move kw[:, 16:32] <- bf16(x)  [stmatrix.x4, kw 64B swizzle, whole tile per warpgroup] (the block at kw[0, 16])
@@ -432,14 +411,10 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 2, 128 (scratch): every earlier reader of 'kx' is done
 //       move kx[:, 16:32] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 16])
 //       fence.proxy.async ('kx' is read by products)
-//       bar.sync 2, 128 (scratch): 'kx' is complete
 //       qa = bf16(where(col == 16, 1.0, 0.0))  [bf16[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       x = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kx' is done
 //       move kx[:, 32:48] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 32])
 //       fence.proxy.async ('kx' is read by products)
-//       bar.sync 2, 128 (scratch): 'kx' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kx' is done
 //       move kx[:, 48:64] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 48])
 //       fence.proxy.async ('kx' is read by products)
 //       bar.sync 2, 128 (scratch): 'kx' is complete
@@ -469,196 +444,104 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('ms' is read by products)
 //       bar.sync 2, 128 (scratch): 'ms' is complete
-//       mma x = q @ es[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
+//       w = rowsum(where(col == 0, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 0:16] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup]
+//       move qf[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup]
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 1, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 16])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 2, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 32])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 3, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 48])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 4, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 64])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 5, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 80])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 6, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 96])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 7, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 112])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 8, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 128:144] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 128])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 9, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 144:160] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 144])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 10, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 160:176] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 160])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 11, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 176:192] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 176])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 12, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 192:208] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 192])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 13, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 208:224] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 208])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 14, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 224:240] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 224])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 15, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 240:256] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 240])
 //       fence.proxy.async ('qf' is read by products)
 //       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[16:32, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[16, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 16:32] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 16])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[32, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 32:48] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 32])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[48, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 48:64] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 48])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[64:80, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[64, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 64:80] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 64])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[80:96, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[80, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 80:96] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 80])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[96:112, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[96, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 96:112] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 96])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[112:128, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[112, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 112:128] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 112])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[128:144, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[128, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 128:144] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 128])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[144:160, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[144, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 144:160] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 144])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[160:176, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[160, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 160:176] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 160])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[176:192, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[176, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 176:192] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 176])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[192:208, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[192, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 192:208] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 192])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[208:224, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[208, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 208:224] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 208])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[224:240, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[224, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 224:240] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 224])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[240:256, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[240, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 240:256] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 240])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = k @ es[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
+//       w = rowsum(where(col == 0, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 0:16] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup]
+//       move kf[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[16:32, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[16, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 16:32] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 16])
+//       w = rowsum(where(col == 1, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 16])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[32, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 32:48] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 32])
+//       w = rowsum(where(col == 2, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 32])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[48, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 48:64] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 48])
+//       w = rowsum(where(col == 3, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 48])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[64:80, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[64, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 64:80] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 64])
+//       w = rowsum(where(col == 4, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 64])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[80:96, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[80, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 80:96] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 80])
+//       w = rowsum(where(col == 5, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 80])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[96:112, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[96, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 96:112] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 96])
+//       w = rowsum(where(col == 6, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 96])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[112:128, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[112, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 112:128] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 112])
+//       w = rowsum(where(col == 7, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 112])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[128:144, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[128, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 128:144] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 128])
+//       w = rowsum(where(col == 8, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 128:144] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 128])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[144:160, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[144, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 144:160] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 144])
+//       w = rowsum(where(col == 9, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 144:160] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 144])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[160:176, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[160, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 160:176] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 160])
+//       w = rowsum(where(col == 10, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 160:176] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 160])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[176:192, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[176, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 176:192] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 176])
+//       w = rowsum(where(col == 11, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 176:192] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 176])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[192:208, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[192, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 192:208] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 192])
+//       w = rowsum(where(col == 12, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 192:208] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 192])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[208:224, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[208, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 208:224] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 208])
+//       w = rowsum(where(col == 13, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 208:224] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 208])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[224:240, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[224, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 224:240] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 224])
+//       w = rowsum(where(col == 14, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 224:240] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 224])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[240:256, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[240, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 240:256] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 240])
+//       w = rowsum(where(col == 15, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 240:256] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 240])
 //       fence.proxy.async ('kf' is read by products)
 //       bar.sync 2, 128 (scratch): 'kf' is complete
 //       mma o = qf @ a2s  [wgmma m64n64k16 x 16 per warpgroup, SS, A K-major, B N-major (128B)]
@@ -678,20 +561,20 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, -16)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand10 @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
+//       mma o += o_operand11 @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
 //       mma x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[32, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, -32)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand11 @ v[32:48, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[32, 0])
+//       mma o += o_operand12 @ v[32:48, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[32, 0])
 //       mma x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[48, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       release empty_q, by every warp
 //       x = tril(1 + x + 0.5 * x * x, -48)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand12 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
+//       mma o += o_operand13 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
 //       mma a2 += kf.T @ v  [wgmma m64n64k16 x 16 per warpgroup, SS, A M-major, B N-major (128B)]
 //       mma a1 += v.T @ kw  [wgmma m64n32k16 x 4 per warpgroup, SS, A M-major, B N-major (64B)]
 //       mma m += kx.T @ k  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)]
@@ -728,196 +611,104 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('ms' is read by products)
 //       bar.sync 2, 128 (scratch): 'ms' is complete
-//       mma x = q @ es[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
+//       w = rowsum(where(col == 0, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 0:16] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup]
+//       move qf[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup]
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 1, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 16])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 2, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 32])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 3, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 48])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 4, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 64])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 5, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 80])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 6, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 96])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 7, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 112])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 8, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 128:144] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 128])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 9, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 144:160] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 144])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 10, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 160:176] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 160])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 11, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 176:192] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 176])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 12, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 192:208] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 192])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 13, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 208:224] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 208])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 14, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 224:240] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 224])
+//       fence.proxy.async ('qf' is read by products)
+//       w = rowsum(where(col == 15, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       move qf[:, 240:256] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 240])
 //       fence.proxy.async ('qf' is read by products)
 //       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[16:32, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[16, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 16:32] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 16])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[32, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 32:48] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 32])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[48, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 48:64] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 48])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[64:80, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[64, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 64:80] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 64])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[80:96, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[80, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 80:96] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 80])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[96:112, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[96, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 96:112] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 96])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[112:128, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[112, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 112:128] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 112])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[128:144, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[128, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 128:144] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 128])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[144:160, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[144, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 144:160] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 144])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[160:176, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[160, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 160:176] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 160])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[176:192, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[176, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 176:192] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 176])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[192:208, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[192, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 192:208] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 192])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[208:224, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[208, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 208:224] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 208])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[224:240, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[224, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 224:240] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 224])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = q @ es[240:256, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[240, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move qf[:, 240:256] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 240])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       mma x = k @ es[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
+//       w = rowsum(where(col == 0, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 0:16] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup]
+//       move kf[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[16:32, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[16, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 16:32] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 16])
+//       w = rowsum(where(col == 1, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 16])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[32, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 32:48] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 32])
+//       w = rowsum(where(col == 2, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 32])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[48, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 48:64] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 48])
+//       w = rowsum(where(col == 3, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 48])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[64:80, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[64, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 64:80] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 64])
+//       w = rowsum(where(col == 4, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 64])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[80:96, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[80, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 80:96] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 80])
+//       w = rowsum(where(col == 5, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 80])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[96:112, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[96, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 96:112] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 96])
+//       w = rowsum(where(col == 6, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 96])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[112:128, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[112, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 112:128] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 112])
+//       w = rowsum(where(col == 7, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 112])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[128:144, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[128, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 128:144] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 128])
+//       w = rowsum(where(col == 8, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 128:144] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 128])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[144:160, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[144, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 144:160] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 144])
+//       w = rowsum(where(col == 9, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 144:160] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 144])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[160:176, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[160, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 160:176] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 160])
+//       w = rowsum(where(col == 10, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 160:176] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 160])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[176:192, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[176, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 176:192] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 176])
+//       w = rowsum(where(col == 11, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 176:192] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 176])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[192:208, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[192, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 192:208] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 192])
+//       w = rowsum(where(col == 12, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 192:208] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 192])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[208:224, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[208, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 208:224] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 208])
+//       w = rowsum(where(col == 13, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 208:224] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 208])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[224:240, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[224, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 224:240] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 224])
+//       w = rowsum(where(col == 14, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 224:240] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 224])
 //       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma x = k @ es[240:256, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from es[240, 0])
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move kf[:, 240:256] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 240])
+//       w = rowsum(where(col == 15, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move kf[:, 240:256] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 240])
 //       fence.proxy.async ('kf' is read by products)
 //       bar.sync 2, 128 (scratch): 'kf' is complete
 //       mma o = qf @ a2s  [wgmma m64n64k16 x 16 per warpgroup, SS, A K-major, B N-major (128B)]
@@ -937,20 +728,20 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, -16)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand10 @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
+//       mma o += o_operand11 @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
 //       mma x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[32, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, -32)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand11 @ v[32:48, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[32, 0])
+//       mma o += o_operand12 @ v[32:48, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[32, 0])
 //       mma x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[48, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       release empty_q, by every warp
 //       x = tril(1 + x + 0.5 * x * x, -48)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand12 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
+//       mma o += o_operand13 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
 //       mma a2 += kf.T @ v  [wgmma m64n64k16 x 16 per warpgroup, SS, A M-major, B N-major (128B)]
 //       mma a1 += v.T @ kw  [wgmma m64n32k16 x 4 per warpgroup, SS, A M-major, B N-major (64B)]
 //       mma m += kx.T @ k  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)]
@@ -969,7 +760,6 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 32B for 'q': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 32B for 'k': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - swizzle 32B for 'es': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 128B for 'qf': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'kf': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
 //     - swizzle 64B for 'kw': a row is 32 x 2 B = 64 B, so the widest span that divides it is 64 B
@@ -983,6 +773,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - scratch barriers: 124 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it)
 __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -990,21 +781,20 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
     const uint32_t q_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[64, 16], swizzle 32B, 2 x 2048 B
     const uint32_t k_smem = tkc_smem_addr(tkc_smem + 4096);  // ring bf16[64, 16], swizzle 32B, 2 x 2048 B
     const uint32_t v_smem = tkc_smem_addr(tkc_smem + 8192);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t es_smem = tkc_smem_addr(tkc_smem + 24576);  // scratch bf16[256, 16], swizzle 32B, 1 x 8192 B
-    const uint32_t qf_smem = tkc_smem_addr(tkc_smem + 32768);  // scratch bf16[64, 256], swizzle 128B, 1 x 32768 B
-    const uint32_t kf_smem = tkc_smem_addr(tkc_smem + 65536);  // scratch bf16[64, 256], swizzle 128B, 1 x 32768 B
-    const uint32_t kw_smem = tkc_smem_addr(tkc_smem + 98304);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
-    const uint32_t kx_smem = tkc_smem_addr(tkc_smem + 102400);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t a2s_smem = tkc_smem_addr(tkc_smem + 110592);  // scratch bf16[256, 64], swizzle 128B, 1 x 32768 B
-    const uint32_t a1s_smem = tkc_smem_addr(tkc_smem + 143360);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
-    const uint32_t ms_smem = tkc_smem_addr(tkc_smem + 147456);  // scratch bf16[64, 16], swizzle 32B, 1 x 2048 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 149504);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t full_q = tkc_smem_addr(tkc_smem + 165888);  // 2 mbarriers
-    const uint32_t empty_q = tkc_smem_addr(tkc_smem + 165904);  // 2 mbarriers
-    const uint32_t full_k = tkc_smem_addr(tkc_smem + 165920);  // 2 mbarriers
-    const uint32_t empty_k = tkc_smem_addr(tkc_smem + 165936);  // 2 mbarriers
-    const uint32_t full_v = tkc_smem_addr(tkc_smem + 165952);  // 2 mbarriers
-    const uint32_t empty_v = tkc_smem_addr(tkc_smem + 165968);  // 2 mbarriers
+    const uint32_t qf_smem = tkc_smem_addr(tkc_smem + 24576);  // scratch bf16[64, 256], swizzle 128B, 1 x 32768 B
+    const uint32_t kf_smem = tkc_smem_addr(tkc_smem + 57344);  // scratch bf16[64, 256], swizzle 128B, 1 x 32768 B
+    const uint32_t kw_smem = tkc_smem_addr(tkc_smem + 90112);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
+    const uint32_t kx_smem = tkc_smem_addr(tkc_smem + 94208);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
+    const uint32_t a2s_smem = tkc_smem_addr(tkc_smem + 102400);  // scratch bf16[256, 64], swizzle 128B, 1 x 32768 B
+    const uint32_t a1s_smem = tkc_smem_addr(tkc_smem + 135168);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
+    const uint32_t ms_smem = tkc_smem_addr(tkc_smem + 139264);  // scratch bf16[64, 16], swizzle 32B, 1 x 2048 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 141312);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
+    const uint32_t full_q = tkc_smem_addr(tkc_smem + 157696);  // 2 mbarriers
+    const uint32_t empty_q = tkc_smem_addr(tkc_smem + 157712);  // 2 mbarriers
+    const uint32_t full_k = tkc_smem_addr(tkc_smem + 157728);  // 2 mbarriers
+    const uint32_t empty_k = tkc_smem_addr(tkc_smem + 157744);  // 2 mbarriers
+    const uint32_t full_v = tkc_smem_addr(tkc_smem + 157760);  // 2 mbarriers
+    const uint32_t empty_v = tkc_smem_addr(tkc_smem + 157776);  // 2 mbarriers
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_q + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_q + 8 * tkc_s, 4);
@@ -1077,10 +867,11 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
         uint32_t kr[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t qa[8];  // row-split bf16[64, 32]: 8 packed pairs per thread
         float den[2];  // fp32[64] per_row: the 2 rows this thread holds
+        float w[2];  // fp32[64] per_row: the 2 rows this thread holds
         uint32_t o_operand[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
-        uint32_t o_operand10[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t o_operand11[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t o_operand12[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
+        uint32_t o_operand13[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
         for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
@@ -1104,98 +895,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
             // m = 0
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 8; ++tkc_i) m[tkc_i] = 0;
-            // x = where(col == row / 16, 1.0, 0.0)
-            #pragma unroll
-            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == ((wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16)) ? 1.0f : 0.0f);
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'es' is done
-            // es[0:64, :] <- bf16(x)  [stmatrix.x4]
-            {
-                const uint32_t tkc_dst = es_smem;  // es: 32B swizzle
-                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                #pragma unroll
-                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                    #pragma unroll
-                    for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                        const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(256, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                    }
-                }
-            }
-            tkc_fence_proxy_async();  // 'es' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'es' is complete
-            // x = where(col == row / 16 + 4, 1.0, 0.0)
-            #pragma unroll
-            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == (((wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) + 4)) ? 1.0f : 0.0f);
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'es' is done
-            // es[64:128, :] <- bf16(x)  [stmatrix.x4]
-            {
-                const uint32_t tkc_dst = es_smem;  // es: 32B swizzle
-                const int tkc_mr = 64 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                #pragma unroll
-                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                    #pragma unroll
-                    for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                        const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(256, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                    }
-                }
-            }
-            tkc_fence_proxy_async();  // 'es' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'es' is complete
-            // x = where(col == row / 16 + 8, 1.0, 0.0)
-            #pragma unroll
-            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == (((wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) + 8)) ? 1.0f : 0.0f);
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'es' is done
-            // es[128:192, :] <- bf16(x)  [stmatrix.x4]
-            {
-                const uint32_t tkc_dst = es_smem;  // es: 32B swizzle
-                const int tkc_mr = 128 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                #pragma unroll
-                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                    #pragma unroll
-                    for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                        const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(256, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                    }
-                }
-            }
-            tkc_fence_proxy_async();  // 'es' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'es' is complete
-            // x = where(col == row / 16 + 12, 1.0, 0.0)
-            #pragma unroll
-            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == (((wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) + 12)) ? 1.0f : 0.0f);
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'es' is done
-            // es[192:256, :] <- bf16(x)  [stmatrix.x4]
-            {
-                const uint32_t tkc_dst = es_smem;  // es: 32B swizzle
-                const int tkc_mr = 192 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                #pragma unroll
-                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                    #pragma unroll
-                    for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                        const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(256, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                    }
-                }
-            }
-            tkc_fence_proxy_async();  // 'es' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'es' is complete
             // x = where(col == 0, 1.0, 0.0)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? 1.0f : 0.0f);
@@ -1238,7 +937,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
             }
             tkc_fence_proxy_async();  // 'kx' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'kx' is complete
             // qa = bf16(where(col == 16, 1.0, 0.0))
             #pragma unroll
             for (int tkc_p = 0; tkc_p < 8; ++tkc_p) {
@@ -1247,7 +945,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
             // x = 0
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = 0;
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kx' is done
             // kx[:, 32:48] <- bf16(x)  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = kx_smem;  // kx: 128B swizzle
@@ -1266,8 +963,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
             }
             tkc_fence_proxy_async();  // 'kx' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'kx' is complete
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kx' is done
             // kx[:, 48:64] <- bf16(x)  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = kx_smem;  // kx: 128B swizzle
@@ -1432,23 +1127,23 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 tkc_fence_proxy_async();  // 'ms' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
-                // x = q @ es[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 0, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 0, fp32(qr), 0.0))
+                float tkc_red0[2];  // rowsum(where(col == 0, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 0:16] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red0[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red0[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 1);
+                    tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red0[tkc_r];
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
+                // qf[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -1457,33 +1152,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[16:32, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 512, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 1, fp32(qr), 0.0))
+                float tkc_red1[2];  // rowsum(where(col == 1, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 16:32] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red1[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red1[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 1) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 1);
+                    tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red1[tkc_r];
+                // qf[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
@@ -1492,33 +1185,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[32:48, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 1024, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 2, fp32(qr), 0.0))
+                float tkc_red2[2];  // rowsum(where(col == 2, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 32:48] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red2[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red2[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 2) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 1);
+                    tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red2[tkc_r];
+                // qf[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
@@ -1527,33 +1218,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[48:64, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 1536, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 3, fp32(qr), 0.0))
+                float tkc_red3[2];  // rowsum(where(col == 3, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 48:64] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red3[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red3[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 3) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 1);
+                    tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red3[tkc_r];
+                // qf[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
@@ -1562,33 +1251,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[64:80, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 2048, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 4, fp32(qr), 0.0))
+                float tkc_red4[2];  // rowsum(where(col == 4, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 64:80] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red4[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red4[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 4) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red4[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red4[tkc_r], 1);
+                    tkc_red4[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red4[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red4[tkc_r];
+                // qf[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
@@ -1597,33 +1284,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[80:96, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 2560, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 5, fp32(qr), 0.0))
+                float tkc_red5[2];  // rowsum(where(col == 5, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 80:96] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red5[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red5[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 5) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red5[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red5[tkc_r], 1);
+                    tkc_red5[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red5[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red5[tkc_r];
+                // qf[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
@@ -1632,33 +1317,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[96:112, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 3072, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 6, fp32(qr), 0.0))
+                float tkc_red6[2];  // rowsum(where(col == 6, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 96:112] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red6[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red6[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 6) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red6[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red6[tkc_r], 1);
+                    tkc_red6[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red6[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red6[tkc_r];
+                // qf[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
@@ -1667,33 +1350,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[112:128, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 3584, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 7, fp32(qr), 0.0))
+                float tkc_red7[2];  // rowsum(where(col == 7, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 112:128] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red7[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red7[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 7) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red7[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red7[tkc_r], 1);
+                    tkc_red7[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red7[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red7[tkc_r];
+                // qf[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
@@ -1702,33 +1383,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[128:144, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 4096, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 8, fp32(qr), 0.0))
+                float tkc_red8[2];  // rowsum(where(col == 8, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 128:144] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red8[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red8[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 8) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red8[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red8[tkc_r], 1);
+                    tkc_red8[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red8[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red8[tkc_r];
+                // qf[:, 128:144] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
@@ -1737,33 +1416,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[144:160, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 4608, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 9, fp32(qr), 0.0))
+                float tkc_red9[2];  // rowsum(where(col == 9, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 144:160] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red9[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red9[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 9) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red9[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red9[tkc_r], 1);
+                    tkc_red9[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red9[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red9[tkc_r];
+                // qf[:, 144:160] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 144 + 8 * (tkc_lane >> 4);
@@ -1772,33 +1449,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[160:176, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 5120, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 10, fp32(qr), 0.0))
+                float tkc_red10[2];  // rowsum(where(col == 10, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 160:176] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red10[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red10[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 10) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red10[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red10[tkc_r], 1);
+                    tkc_red10[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red10[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red10[tkc_r];
+                // qf[:, 160:176] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 160 + 8 * (tkc_lane >> 4);
@@ -1807,33 +1482,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[176:192, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 5632, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 11, fp32(qr), 0.0))
+                float tkc_red11[2];  // rowsum(where(col == 11, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 176:192] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red11[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red11[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 11) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red11[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red11[tkc_r], 1);
+                    tkc_red11[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red11[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red11[tkc_r];
+                // qf[:, 176:192] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 176 + 8 * (tkc_lane >> 4);
@@ -1842,33 +1515,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[192:208, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 6144, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 12, fp32(qr), 0.0))
+                float tkc_red12[2];  // rowsum(where(col == 12, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 192:208] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red12[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red12[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 12) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red12[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red12[tkc_r], 1);
+                    tkc_red12[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red12[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red12[tkc_r];
+                // qf[:, 192:208] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
@@ -1877,33 +1548,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[208:224, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 6656, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 13, fp32(qr), 0.0))
+                float tkc_red13[2];  // rowsum(where(col == 13, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 208:224] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red13[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red13[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 13) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red13[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red13[tkc_r], 1);
+                    tkc_red13[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red13[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red13[tkc_r];
+                // qf[:, 208:224] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 208 + 8 * (tkc_lane >> 4);
@@ -1912,33 +1581,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[224:240, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 7168, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 14, fp32(qr), 0.0))
+                float tkc_red14[2];  // rowsum(where(col == 14, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 224:240] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red14[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red14[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 14) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red14[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red14[tkc_r], 1);
+                    tkc_red14[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red14[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red14[tkc_r];
+                // qf[:, 224:240] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 224 + 8 * (tkc_lane >> 4);
@@ -1947,33 +1614,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[240:256, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 7680, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 15, fp32(qr), 0.0))
+                float tkc_red15[2];  // rowsum(where(col == 15, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 240:256] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red15[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red15[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 15) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red15[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red15[tkc_r], 1);
+                    tkc_red15[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red15[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red15[tkc_r];
+                // qf[:, 240:256] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 240 + 8 * (tkc_lane >> 4);
@@ -1982,33 +1647,33 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = k @ es[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 0, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 0, fp32(kr), 0.0))
+                float tkc_red16[2];  // rowsum(where(col == 0, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 0:16] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red16[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red16[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red16[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 1);
+                    tkc_red16[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red16[tkc_r];
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
+                // kf[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -2017,33 +1682,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[16:32, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 512, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 1, fp32(kr), 0.0))
+                float tkc_red17[2];  // rowsum(where(col == 1, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 16:32] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red17[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red17[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 1) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red17[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red17[tkc_r], 1);
+                    tkc_red17[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red17[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red17[tkc_r];
+                // kf[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
@@ -2052,33 +1715,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[32:48, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 1024, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 2, fp32(kr), 0.0))
+                float tkc_red18[2];  // rowsum(where(col == 2, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 32:48] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red18[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red18[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 2) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red18[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red18[tkc_r], 1);
+                    tkc_red18[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red18[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red18[tkc_r];
+                // kf[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
@@ -2087,33 +1748,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[48:64, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 1536, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 3, fp32(kr), 0.0))
+                float tkc_red19[2];  // rowsum(where(col == 3, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 48:64] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red19[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red19[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 3) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red19[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red19[tkc_r], 1);
+                    tkc_red19[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red19[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red19[tkc_r];
+                // kf[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
@@ -2122,33 +1781,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[64:80, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 2048, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 4, fp32(kr), 0.0))
+                float tkc_red20[2];  // rowsum(where(col == 4, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 64:80] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red20[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red20[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 4) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red20[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red20[tkc_r], 1);
+                    tkc_red20[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red20[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red20[tkc_r];
+                // kf[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
@@ -2157,33 +1814,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[80:96, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 2560, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 5, fp32(kr), 0.0))
+                float tkc_red21[2];  // rowsum(where(col == 5, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 80:96] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red21[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red21[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 5) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red21[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red21[tkc_r], 1);
+                    tkc_red21[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red21[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red21[tkc_r];
+                // kf[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
@@ -2192,33 +1847,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[96:112, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 3072, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 6, fp32(kr), 0.0))
+                float tkc_red22[2];  // rowsum(where(col == 6, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 96:112] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red22[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red22[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 6) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red22[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red22[tkc_r], 1);
+                    tkc_red22[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red22[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red22[tkc_r];
+                // kf[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
@@ -2227,33 +1880,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[112:128, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 3584, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 7, fp32(kr), 0.0))
+                float tkc_red23[2];  // rowsum(where(col == 7, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 112:128] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red23[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red23[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 7) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red23[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red23[tkc_r], 1);
+                    tkc_red23[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red23[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red23[tkc_r];
+                // kf[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
@@ -2262,33 +1913,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[128:144, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 4096, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 8, fp32(kr), 0.0))
+                float tkc_red24[2];  // rowsum(where(col == 8, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 128:144] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red24[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red24[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 8) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red24[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red24[tkc_r], 1);
+                    tkc_red24[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red24[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red24[tkc_r];
+                // kf[:, 128:144] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
@@ -2297,33 +1946,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[144:160, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 4608, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 9, fp32(kr), 0.0))
+                float tkc_red25[2];  // rowsum(where(col == 9, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 144:160] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red25[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red25[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 9) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red25[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red25[tkc_r], 1);
+                    tkc_red25[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red25[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red25[tkc_r];
+                // kf[:, 144:160] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 144 + 8 * (tkc_lane >> 4);
@@ -2332,33 +1979,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[160:176, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 5120, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 10, fp32(kr), 0.0))
+                float tkc_red26[2];  // rowsum(where(col == 10, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 160:176] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red26[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red26[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 10) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red26[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red26[tkc_r], 1);
+                    tkc_red26[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red26[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red26[tkc_r];
+                // kf[:, 160:176] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 160 + 8 * (tkc_lane >> 4);
@@ -2367,33 +2012,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[176:192, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 5632, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 11, fp32(kr), 0.0))
+                float tkc_red27[2];  // rowsum(where(col == 11, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 176:192] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red27[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red27[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 11) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red27[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red27[tkc_r], 1);
+                    tkc_red27[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red27[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red27[tkc_r];
+                // kf[:, 176:192] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 176 + 8 * (tkc_lane >> 4);
@@ -2402,33 +2045,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[192:208, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 6144, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 12, fp32(kr), 0.0))
+                float tkc_red28[2];  // rowsum(where(col == 12, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 192:208] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red28[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red28[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 12) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red28[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red28[tkc_r], 1);
+                    tkc_red28[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red28[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red28[tkc_r];
+                // kf[:, 192:208] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
@@ -2437,33 +2078,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[208:224, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 6656, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 13, fp32(kr), 0.0))
+                float tkc_red29[2];  // rowsum(where(col == 13, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 208:224] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red29[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red29[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 13) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red29[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red29[tkc_r], 1);
+                    tkc_red29[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red29[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red29[tkc_r];
+                // kf[:, 208:224] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 208 + 8 * (tkc_lane >> 4);
@@ -2472,33 +2111,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[224:240, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 7168, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 14, fp32(kr), 0.0))
+                float tkc_red30[2];  // rowsum(where(col == 14, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 224:240] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red30[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red30[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 14) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red30[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red30[tkc_r], 1);
+                    tkc_red30[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red30[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red30[tkc_r];
+                // kf[:, 224:240] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 224 + 8 * (tkc_lane >> 4);
@@ -2507,33 +2144,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[240:256, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 7680, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 15, fp32(kr), 0.0))
+                float tkc_red31[2];  // rowsum(where(col == 15, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 240:256] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red31[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red31[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 15) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red31[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red31[tkc_r], 1);
+                    tkc_red31[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red31[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red31[tkc_r];
+                // kf[:, 240:256] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 240 + 8 * (tkc_lane >> 4);
@@ -2542,10 +2177,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
@@ -2609,20 +2244,20 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 // den = fp32(64 * j) + rowsum(fp32(qr) * x)
-                float tkc_red0[2];  // rowsum(fp32(qr) * x)
+                float tkc_red32[2];  // rowsum(fp32(qr) * x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red0[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red32[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red0[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
+                    tkc_red32[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 1);
-                    tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 2);
+                    tkc_red32[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red32[tkc_r], 1);
+                    tkc_red32[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red32[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red0[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red32[tkc_r]);
                 // x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
                 {
                     #pragma unroll
@@ -2645,20 +2280,20 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (0) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red1[2];  // rowsum(x)
+                float tkc_red33[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red1[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red33[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red1[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red33[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 1);
-                    tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 2);
+                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 1);
+                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red1[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red33[tkc_r]);
                 tkc_mbar_wait(full_v + 8 * tkc_stage, tkc_phase);  // v landed
                 // o += bf16(x) @ v[0:16, :]  [wgmma m64n64k16 x 1, A from registers]
                 {
@@ -2699,29 +2334,29 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-16) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red2[2];  // rowsum(x)
+                float tkc_red34[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red2[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red34[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red2[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red34[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 1);
-                    tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 2);
+                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 1);
+                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red2[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red34[tkc_r]);
                 // o += bf16(x) @ v[16:32, :]  [wgmma m64n64k16 x 1, A from registers]
                 {
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand10[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand11[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 2048, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand10[0], o_operand10[1], o_operand10[2], o_operand10[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand11[0], o_operand11[1], o_operand11[2], o_operand11[3], tkc_db + 0, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -2742,7 +2377,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand10[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand11[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 // x = x * 0.25
@@ -2752,29 +2387,29 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-32) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red3[2];  // rowsum(x)
+                float tkc_red35[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red3[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red35[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red3[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red35[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 1);
-                    tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 2);
+                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 1);
+                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red3[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red35[tkc_r]);
                 // o += bf16(x) @ v[32:48, :]  [wgmma m64n64k16 x 1, A from registers]
                 {
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand11[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand12[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 4096, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand11[0], o_operand11[1], o_operand11[2], o_operand11[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand12[0], o_operand12[1], o_operand12[2], o_operand12[3], tkc_db + 0, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -2795,7 +2430,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand11[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand12[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 // x = x * 0.25
@@ -2807,29 +2442,29 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-48) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red4[2];  // rowsum(x)
+                float tkc_red36[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red4[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red36[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red4[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red36[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red4[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red4[tkc_r], 1);
-                    tkc_red4[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red4[tkc_r], 2);
+                    tkc_red36[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red36[tkc_r], 1);
+                    tkc_red36[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red36[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red4[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red36[tkc_r]);
                 // o += bf16(x) @ v[48:64, :]  [wgmma m64n64k16 x 1, A from registers]
                 {
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand12[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand13[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 6144, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand12[0], o_operand12[1], o_operand12[2], o_operand12[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand13[0], o_operand13[1], o_operand13[2], o_operand13[3], tkc_db + 0, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -2895,11 +2530,11 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand12[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand13[tkc_i]);
                 // O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
-                float tkc_rcp5[2];  // 1 / den, once per row
+                float tkc_rcp37[2];  // 1 / den, once per row
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp5[tkc_r] = 1.f / den[tkc_r];
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp37[tkc_r] = 1.f / den[tkc_r];
                 {
                     const int tkc_r0 = j * 64 + wg * 64;  // first row of this warpgroup's part
                     const int tkc_c0 = 0;
@@ -2915,10 +2550,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             #pragma unroll
                             for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
                                 const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp5[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp5[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                                const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp5[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp5[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                                const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp5[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp5[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                                const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp5[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp5[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                                const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp37[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp37[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                                const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp37[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp37[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                                const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp37[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp37[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                                const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp37[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp37[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                                 tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                             tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
@@ -3094,23 +2729,23 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 tkc_fence_proxy_async();  // 'ms' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
-                // x = q @ es[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 0, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 0, fp32(qr), 0.0))
+                float tkc_red38[2];  // rowsum(where(col == 0, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 0:16] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red38[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red38[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red38[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red38[tkc_r], 1);
+                    tkc_red38[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red38[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red38[tkc_r];
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
+                // qf[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -3119,33 +2754,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[16:32, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 512, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 1, fp32(qr), 0.0))
+                float tkc_red39[2];  // rowsum(where(col == 1, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 16:32] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red39[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red39[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 1) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red39[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red39[tkc_r], 1);
+                    tkc_red39[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red39[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red39[tkc_r];
+                // qf[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
@@ -3154,33 +2787,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[32:48, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 1024, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 2, fp32(qr), 0.0))
+                float tkc_red40[2];  // rowsum(where(col == 2, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 32:48] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red40[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red40[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 2) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red40[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red40[tkc_r], 1);
+                    tkc_red40[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red40[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red40[tkc_r];
+                // qf[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
@@ -3189,33 +2820,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[48:64, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 1536, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 3, fp32(qr), 0.0))
+                float tkc_red41[2];  // rowsum(where(col == 3, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 48:64] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red41[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red41[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 3) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red41[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red41[tkc_r], 1);
+                    tkc_red41[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red41[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red41[tkc_r];
+                // qf[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
@@ -3224,33 +2853,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[64:80, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 2048, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 4, fp32(qr), 0.0))
+                float tkc_red42[2];  // rowsum(where(col == 4, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 64:80] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red42[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red42[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 4) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red42[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red42[tkc_r], 1);
+                    tkc_red42[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red42[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red42[tkc_r];
+                // qf[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
@@ -3259,33 +2886,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[80:96, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 2560, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 5, fp32(qr), 0.0))
+                float tkc_red43[2];  // rowsum(where(col == 5, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 80:96] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red43[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red43[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 5) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red43[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red43[tkc_r], 1);
+                    tkc_red43[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red43[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red43[tkc_r];
+                // qf[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
@@ -3294,33 +2919,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[96:112, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 3072, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 6, fp32(qr), 0.0))
+                float tkc_red44[2];  // rowsum(where(col == 6, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 96:112] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red44[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red44[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 6) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red44[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red44[tkc_r], 1);
+                    tkc_red44[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red44[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red44[tkc_r];
+                // qf[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
@@ -3329,33 +2952,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[112:128, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 3584, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 7, fp32(qr), 0.0))
+                float tkc_red45[2];  // rowsum(where(col == 7, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 112:128] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red45[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red45[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 7) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red45[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red45[tkc_r], 1);
+                    tkc_red45[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red45[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red45[tkc_r];
+                // qf[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
@@ -3364,33 +2985,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[128:144, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 4096, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 8, fp32(qr), 0.0))
+                float tkc_red46[2];  // rowsum(where(col == 8, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 128:144] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red46[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red46[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 8) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red46[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red46[tkc_r], 1);
+                    tkc_red46[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red46[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red46[tkc_r];
+                // qf[:, 128:144] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
@@ -3399,33 +3018,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[144:160, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 4608, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 9, fp32(qr), 0.0))
+                float tkc_red47[2];  // rowsum(where(col == 9, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 144:160] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red47[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red47[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 9) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red47[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red47[tkc_r], 1);
+                    tkc_red47[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red47[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red47[tkc_r];
+                // qf[:, 144:160] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 144 + 8 * (tkc_lane >> 4);
@@ -3434,33 +3051,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[160:176, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 5120, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 10, fp32(qr), 0.0))
+                float tkc_red48[2];  // rowsum(where(col == 10, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 160:176] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red48[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red48[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 10) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red48[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red48[tkc_r], 1);
+                    tkc_red48[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red48[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red48[tkc_r];
+                // qf[:, 160:176] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 160 + 8 * (tkc_lane >> 4);
@@ -3469,33 +3084,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[176:192, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 5632, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 11, fp32(qr), 0.0))
+                float tkc_red49[2];  // rowsum(where(col == 11, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 176:192] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red49[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red49[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 11) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red49[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red49[tkc_r], 1);
+                    tkc_red49[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red49[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red49[tkc_r];
+                // qf[:, 176:192] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 176 + 8 * (tkc_lane >> 4);
@@ -3504,33 +3117,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[192:208, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 6144, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 12, fp32(qr), 0.0))
+                float tkc_red50[2];  // rowsum(where(col == 12, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 192:208] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red50[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red50[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 12) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red50[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red50[tkc_r], 1);
+                    tkc_red50[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red50[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red50[tkc_r];
+                // qf[:, 192:208] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
@@ -3539,33 +3150,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[208:224, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 6656, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 13, fp32(qr), 0.0))
+                float tkc_red51[2];  // rowsum(where(col == 13, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 208:224] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red51[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red51[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 13) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red51[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red51[tkc_r], 1);
+                    tkc_red51[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red51[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red51[tkc_r];
+                // qf[:, 208:224] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 208 + 8 * (tkc_lane >> 4);
@@ -3574,33 +3183,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[224:240, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 7168, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 14, fp32(qr), 0.0))
+                float tkc_red52[2];  // rowsum(where(col == 14, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 224:240] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red52[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red52[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 14) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red52[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red52[tkc_r], 1);
+                    tkc_red52[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red52[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red52[tkc_r];
+                // qf[:, 224:240] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 224 + 8 * (tkc_lane >> 4);
@@ -3609,33 +3216,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = q @ es[240:256, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 7680, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 15, fp32(qr), 0.0))
+                float tkc_red53[2];  // rowsum(where(col == 15, fp32(qr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // qf[:, 240:256] <- bf16(fp32(qr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red53[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red53[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 15) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red53[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red53[tkc_r], 1);
+                    tkc_red53[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red53[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red53[tkc_r];
+                // qf[:, 240:256] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 240 + 8 * (tkc_lane >> 4);
@@ -3644,33 +3249,33 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'qf' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // x = k @ es[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 0, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 0, fp32(kr), 0.0))
+                float tkc_red54[2];  // rowsum(where(col == 0, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 0:16] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red54[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red54[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red54[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red54[tkc_r], 1);
+                    tkc_red54[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red54[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red54[tkc_r];
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
+                // kf[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -3679,33 +3284,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[16:32, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 512, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 1, fp32(kr), 0.0))
+                float tkc_red55[2];  // rowsum(where(col == 1, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 16:32] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red55[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red55[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 1) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red55[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red55[tkc_r], 1);
+                    tkc_red55[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red55[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red55[tkc_r];
+                // kf[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
@@ -3714,33 +3317,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[32:48, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 1024, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 2, fp32(kr), 0.0))
+                float tkc_red56[2];  // rowsum(where(col == 2, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 32:48] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red56[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red56[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 2) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red56[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red56[tkc_r], 1);
+                    tkc_red56[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red56[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red56[tkc_r];
+                // kf[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
@@ -3749,33 +3350,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[48:64, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 1536, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 3, fp32(kr), 0.0))
+                float tkc_red57[2];  // rowsum(where(col == 3, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 48:64] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red57[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red57[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 3) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red57[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red57[tkc_r], 1);
+                    tkc_red57[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red57[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red57[tkc_r];
+                // kf[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
@@ -3784,33 +3383,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[64:80, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 2048, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 4, fp32(kr), 0.0))
+                float tkc_red58[2];  // rowsum(where(col == 4, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 64:80] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red58[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red58[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 4) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red58[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red58[tkc_r], 1);
+                    tkc_red58[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red58[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red58[tkc_r];
+                // kf[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
@@ -3819,33 +3416,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[80:96, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 2560, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 5, fp32(kr), 0.0))
+                float tkc_red59[2];  // rowsum(where(col == 5, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 80:96] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red59[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red59[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 5) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red59[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red59[tkc_r], 1);
+                    tkc_red59[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red59[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red59[tkc_r];
+                // kf[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
@@ -3854,33 +3449,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[96:112, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 3072, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 6, fp32(kr), 0.0))
+                float tkc_red60[2];  // rowsum(where(col == 6, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 96:112] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red60[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red60[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 6) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red60[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red60[tkc_r], 1);
+                    tkc_red60[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red60[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red60[tkc_r];
+                // kf[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
@@ -3889,33 +3482,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[112:128, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 3584, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 7, fp32(kr), 0.0))
+                float tkc_red61[2];  // rowsum(where(col == 7, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 112:128] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red61[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red61[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 7) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red61[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red61[tkc_r], 1);
+                    tkc_red61[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red61[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red61[tkc_r];
+                // kf[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
@@ -3924,33 +3515,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[128:144, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 4096, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 8, fp32(kr), 0.0))
+                float tkc_red62[2];  // rowsum(where(col == 8, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 128:144] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red62[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red62[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 8) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red62[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red62[tkc_r], 1);
+                    tkc_red62[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red62[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red62[tkc_r];
+                // kf[:, 128:144] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
@@ -3959,33 +3548,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[144:160, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 4608, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 9, fp32(kr), 0.0))
+                float tkc_red63[2];  // rowsum(where(col == 9, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 144:160] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red63[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red63[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 9) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red63[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red63[tkc_r], 1);
+                    tkc_red63[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red63[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red63[tkc_r];
+                // kf[:, 144:160] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 144 + 8 * (tkc_lane >> 4);
@@ -3994,33 +3581,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[160:176, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 5120, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 10, fp32(kr), 0.0))
+                float tkc_red64[2];  // rowsum(where(col == 10, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 160:176] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red64[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red64[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 10) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red64[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red64[tkc_r], 1);
+                    tkc_red64[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red64[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red64[tkc_r];
+                // kf[:, 160:176] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 160 + 8 * (tkc_lane >> 4);
@@ -4029,33 +3614,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[176:192, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 5632, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 11, fp32(kr), 0.0))
+                float tkc_red65[2];  // rowsum(where(col == 11, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 176:192] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red65[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red65[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 11) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red65[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red65[tkc_r], 1);
+                    tkc_red65[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red65[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red65[tkc_r];
+                // kf[:, 176:192] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 176 + 8 * (tkc_lane >> 4);
@@ -4064,33 +3647,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[192:208, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 6144, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 12, fp32(kr), 0.0))
+                float tkc_red66[2];  // rowsum(where(col == 12, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 192:208] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red66[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red66[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 12) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red66[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red66[tkc_r], 1);
+                    tkc_red66[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red66[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red66[tkc_r];
+                // kf[:, 192:208] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
@@ -4099,33 +3680,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[208:224, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 6656, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 13, fp32(kr), 0.0))
+                float tkc_red67[2];  // rowsum(where(col == 13, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 208:224] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red67[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red67[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 13) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red67[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red67[tkc_r], 1);
+                    tkc_red67[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red67[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red67[tkc_r];
+                // kf[:, 208:224] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 208 + 8 * (tkc_lane >> 4);
@@ -4134,33 +3713,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[224:240, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 7168, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 14, fp32(kr), 0.0))
+                float tkc_red68[2];  // rowsum(where(col == 14, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 224:240] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red68[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red68[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 14) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red68[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red68[tkc_r], 1);
+                    tkc_red68[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red68[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red68[tkc_r];
+                // kf[:, 224:240] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 224 + 8 * (tkc_lane >> 4);
@@ -4169,33 +3746,31 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // x = k @ es[240:256, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(es_smem + 7680, 16, 256, 3);  // es: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 15, fp32(kr), 0.0))
+                float tkc_red69[2];  // rowsum(where(col == 15, fp32(kr), 0.0))
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // kf[:, 240:256] <- bf16(fp32(kr) * x * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red69[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red69[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 15) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red69[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red69[tkc_r], 1);
+                    tkc_red69[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red69[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red69[tkc_r];
+                // kf[:, 240:256] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 240 + 8 * (tkc_lane >> 4);
@@ -4204,10 +3779,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * x[(tkc_f + 0)]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * x[(tkc_f + 1)]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * x[(tkc_f + 2)]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * x[(tkc_f + 3)]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * x[(tkc_f + 4)]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * x[(tkc_f + 5)]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * x[(tkc_f + 6)]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * x[(tkc_f + 7)]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
@@ -4271,20 +3846,20 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 // den = fp32(64 * j) + rowsum(fp32(qr) * x)
-                float tkc_red6[2];  // rowsum(fp32(qr) * x)
+                float tkc_red70[2];  // rowsum(fp32(qr) * x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red6[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red70[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red6[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
+                    tkc_red70[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red6[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red6[tkc_r], 1);
-                    tkc_red6[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red6[tkc_r], 2);
+                    tkc_red70[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red70[tkc_r], 1);
+                    tkc_red70[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red70[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red6[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red70[tkc_r]);
                 // x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
                 {
                     #pragma unroll
@@ -4307,20 +3882,20 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (0) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red7[2];  // rowsum(x)
+                float tkc_red71[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red7[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red71[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red7[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red71[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red7[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red7[tkc_r], 1);
-                    tkc_red7[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red7[tkc_r], 2);
+                    tkc_red71[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red71[tkc_r], 1);
+                    tkc_red71[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red71[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red7[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red71[tkc_r]);
                 tkc_mbar_wait(full_v + 8 * tkc_stage, tkc_phase);  // v landed
                 // o += bf16(x) @ v[0:16, :]  [wgmma m64n64k16 x 1, A from registers]
                 {
@@ -4361,29 +3936,29 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-16) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red8[2];  // rowsum(x)
+                float tkc_red72[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red8[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red72[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red8[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red72[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red8[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red8[tkc_r], 1);
-                    tkc_red8[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red8[tkc_r], 2);
+                    tkc_red72[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red72[tkc_r], 1);
+                    tkc_red72[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red72[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red8[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red72[tkc_r]);
                 // o += bf16(x) @ v[16:32, :]  [wgmma m64n64k16 x 1, A from registers]
                 {
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand10[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand11[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 2048, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand10[0], o_operand10[1], o_operand10[2], o_operand10[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand11[0], o_operand11[1], o_operand11[2], o_operand11[3], tkc_db + 0, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -4404,7 +3979,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand10[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand11[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 // x = x * 0.25
@@ -4414,29 +3989,29 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-32) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red9[2];  // rowsum(x)
+                float tkc_red73[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red9[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red73[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red9[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red73[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red9[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red9[tkc_r], 1);
-                    tkc_red9[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red9[tkc_r], 2);
+                    tkc_red73[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red73[tkc_r], 1);
+                    tkc_red73[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red73[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red9[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red73[tkc_r]);
                 // o += bf16(x) @ v[32:48, :]  [wgmma m64n64k16 x 1, A from registers]
                 {
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand11[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand12[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 4096, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand11[0], o_operand11[1], o_operand11[2], o_operand11[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand12[0], o_operand12[1], o_operand12[2], o_operand12[3], tkc_db + 0, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -4457,7 +4032,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand11[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand12[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 // x = x * 0.25
@@ -4469,29 +4044,29 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-48) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red10[2];  // rowsum(x)
+                float tkc_red74[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red10[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red74[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red10[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red74[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red10[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red10[tkc_r], 1);
-                    tkc_red10[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red10[tkc_r], 2);
+                    tkc_red74[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red74[tkc_r], 1);
+                    tkc_red74[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red74[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red10[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red74[tkc_r]);
                 // o += bf16(x) @ v[48:64, :]  [wgmma m64n64k16 x 1, A from registers]
                 {
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand12[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand13[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 6144, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand12[0], o_operand12[1], o_operand12[2], o_operand12[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand13[0], o_operand13[1], o_operand13[2], o_operand13[3], tkc_db + 0, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -4557,11 +4132,11 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand12[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand13[tkc_i]);
                 // O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
-                float tkc_rcp11[2];  // 1 / den, once per row
+                float tkc_rcp75[2];  // 1 / den, once per row
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp11[tkc_r] = 1.f / den[tkc_r];
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp75[tkc_r] = 1.f / den[tkc_r];
                 {
                     const int tkc_r0 = j * 64 + wg * 64;  // first row of this warpgroup's part
                     const int tkc_c0 = 0;
@@ -4577,10 +4152,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             #pragma unroll
                             for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
                                 const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp11[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp11[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                                const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp11[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp11[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                                const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp11[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp11[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                                const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp11[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp11[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                                const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp75[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp75[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                                const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp75[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp75[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                                const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp75[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp75[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                                const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp75[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp75[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                                 tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                             tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
@@ -4705,11 +4280,11 @@ extern "C" int tkc_based(const void *Q, const int64_t *Q_strides, const void *K,
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_based_cuda = cudaFuncSetAttribute(tkc_based_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 167008)) != cudaSuccess)
+        if ((tkc_based_cuda = cudaFuncSetAttribute(tkc_based_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 158816)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_based_kernel<<<grid, 256, 167008, (cudaStream_t)stream>>>(tm_Q_64x16, tm_K_64x16, tm_V_64x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)Z, Z_st[0], Z_st[1], Z_st[2], (int)B, (int)H, (int)T);
+    tkc_based_kernel<<<grid, 256, 158816, (cudaStream_t)stream>>>(tm_Q_64x16, tm_K_64x16, tm_V_64x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)Z, Z_st[0], Z_st[1], Z_st[2], (int)B, (int)H, (int)T);
     return (tkc_based_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }

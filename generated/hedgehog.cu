@@ -393,8 +393,6 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       s = 0.0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       bar.sync 1, 128 (scratch): every earlier reader of 'kss' is done
 //       move kss[0:64, :] <- s  [st.shared.v2, kss 64B swizzle, whole tile per warpgroup]
-//       bar.sync 1, 128 (scratch): 'kss' is complete
-//       bar.sync 1, 128 (scratch): every earlier reader of 'kss' is done
 //       move kss[64:128, :] <- s  [st.shared.v2, kss 64B swizzle, whole tile per warpgroup] (the block at kss[64, 0])
 //       bar.sync 1, 128 (scratch): 'kss' is complete
 //       s = 1.0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
@@ -414,10 +412,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 1, 128 (scratch): every earlier reader of 'ksh' is done
 //       move ksh[0:64, :] <- p  [stmatrix.x4, ksh 32B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('ksh' is read by products)
-//       bar.sync 1, 128 (scratch): 'ksh' is complete
 //       move s <- kss[64:128, :]  [ld.shared.v2, kss 64B swizzle, whole tile per warpgroup] (the block at kss[64, 0])
 //       p = bf16(s)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'ksh' is done
 //       move ksh[64:128, :] <- p  [stmatrix.x4, ksh 32B swizzle, whole tile per warpgroup] (the block at ksh[64, 0])
 //       fence.proxy.async ('ksh' is read by products)
 //       bar.sync 1, 128 (scratch): 'ksh' is complete
@@ -430,41 +426,27 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //         bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //         move fq[:, 0:16] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup]
 //         fence.proxy.async ('fq' is read by products)
-//         bar.sync 1, 128 (scratch): 'fq' is complete
 //         p = bf16(o[:, 16:32] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//         bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //         move fq[:, 16:32] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 16])
 //         fence.proxy.async ('fq' is read by products)
-//         bar.sync 1, 128 (scratch): 'fq' is complete
 //         p = bf16(o[:, 32:48] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//         bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //         move fq[:, 32:48] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 32])
 //         fence.proxy.async ('fq' is read by products)
-//         bar.sync 1, 128 (scratch): 'fq' is complete
 //         p = bf16(o[:, 48:64] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//         bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //         move fq[:, 48:64] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 48])
 //         fence.proxy.async ('fq' is read by products)
-//         bar.sync 1, 128 (scratch): 'fq' is complete
 //         o[:, 64:128] = exp(o[:, 64:128] - rowmax(o[:, 64:128]))  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //         den = 1.0 / rowsum(o[:, 64:128])  [fp32[64] per_row in registers]
 //         p = bf16(o[:, 64:80] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//         bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //         move fq[:, 64:80] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 64])
 //         fence.proxy.async ('fq' is read by products)
-//         bar.sync 1, 128 (scratch): 'fq' is complete
 //         p = bf16(o[:, 80:96] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//         bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //         move fq[:, 80:96] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 80])
 //         fence.proxy.async ('fq' is read by products)
-//         bar.sync 1, 128 (scratch): 'fq' is complete
 //         p = bf16(o[:, 96:112] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//         bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //         move fq[:, 96:112] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 96])
 //         fence.proxy.async ('fq' is read by products)
-//         bar.sync 1, 128 (scratch): 'fq' is complete
 //         p = bf16(o[:, 112:128] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//         bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //         move fq[:, 112:128] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 112])
 //         fence.proxy.async ('fq' is read by products)
 //         bar.sync 1, 128 (scratch): 'fq' is complete
@@ -491,41 +473,27 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //       move fq[:, 0:16] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('fq' is read by products)
-//       bar.sync 1, 128 (scratch): 'fq' is complete
 //       p = bf16(o[:, 16:32] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //       move fq[:, 16:32] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 16])
 //       fence.proxy.async ('fq' is read by products)
-//       bar.sync 1, 128 (scratch): 'fq' is complete
 //       p = bf16(o[:, 32:48] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //       move fq[:, 32:48] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 32])
 //       fence.proxy.async ('fq' is read by products)
-//       bar.sync 1, 128 (scratch): 'fq' is complete
 //       p = bf16(o[:, 48:64] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //       move fq[:, 48:64] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 48])
 //       fence.proxy.async ('fq' is read by products)
-//       bar.sync 1, 128 (scratch): 'fq' is complete
 //       o[:, 64:128] = exp(o[:, 64:128] - rowmax(o[:, 64:128]))  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       den = alpha / rowsum(o[:, 64:128])  [fp32[64] per_row in registers]
 //       p = bf16(o[:, 64:80] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //       move fq[:, 64:80] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 64])
 //       fence.proxy.async ('fq' is read by products)
-//       bar.sync 1, 128 (scratch): 'fq' is complete
 //       p = bf16(o[:, 80:96] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //       move fq[:, 80:96] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 80])
 //       fence.proxy.async ('fq' is read by products)
-//       bar.sync 1, 128 (scratch): 'fq' is complete
 //       p = bf16(o[:, 96:112] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //       move fq[:, 96:112] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 96])
 //       fence.proxy.async ('fq' is read by products)
-//       bar.sync 1, 128 (scratch): 'fq' is complete
 //       p = bf16(o[:, 112:128] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //       move fq[:, 112:128] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 112])
 //       fence.proxy.async ('fq' is read by products)
 //       bar.sync 1, 128 (scratch): 'fq' is complete
@@ -632,40 +600,26 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 1, 128 (scratch): every earlier reader of 'kp' is done
 //       move kp[:, 0:16] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('kp' is read by products)
-//       bar.sync 1, 128 (scratch): 'kp' is complete
 //       move p <- k[:, 16:32]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 16])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'kp' is done
 //       move kp[:, 16:32] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 16])
 //       fence.proxy.async ('kp' is read by products)
-//       bar.sync 1, 128 (scratch): 'kp' is complete
 //       move p <- k[:, 32:48]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 32])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'kp' is done
 //       move kp[:, 32:48] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 32])
 //       fence.proxy.async ('kp' is read by products)
-//       bar.sync 1, 128 (scratch): 'kp' is complete
 //       move p <- k[:, 48:64]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 48])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'kp' is done
 //       move kp[:, 48:64] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 48])
 //       fence.proxy.async ('kp' is read by products)
-//       bar.sync 1, 128 (scratch): 'kp' is complete
 //       move p <- k[:, 64:80]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 64])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'kp' is done
 //       move kp[:, 64:80] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 64])
 //       fence.proxy.async ('kp' is read by products)
-//       bar.sync 1, 128 (scratch): 'kp' is complete
 //       move p <- k[:, 80:96]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 80])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'kp' is done
 //       move kp[:, 80:96] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 80])
 //       fence.proxy.async ('kp' is read by products)
-//       bar.sync 1, 128 (scratch): 'kp' is complete
 //       move p <- k[:, 96:112]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 96])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'kp' is done
 //       move kp[:, 96:112] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 96])
 //       fence.proxy.async ('kp' is read by products)
-//       bar.sync 1, 128 (scratch): 'kp' is complete
 //       move p <- k[:, 112:128]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 112])
 //       release empty_k, by every warp
-//       bar.sync 1, 128 (scratch): every earlier reader of 'kp' is done
 //       move kp[:, 112:128] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 112])
 //       fence.proxy.async ('kp' is read by products)
 //       bar.sync 1, 128 (scratch): 'kp' is complete
@@ -673,40 +627,26 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 1, 128 (scratch): every earlier reader of 'vp' is done
 //       move vp[:, 0:16] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('vp' is read by products)
-//       bar.sync 1, 128 (scratch): 'vp' is complete
 //       move p <- v[:, 16:32]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 16])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'vp' is done
 //       move vp[:, 16:32] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 16])
 //       fence.proxy.async ('vp' is read by products)
-//       bar.sync 1, 128 (scratch): 'vp' is complete
 //       move p <- v[:, 32:48]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 32])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'vp' is done
 //       move vp[:, 32:48] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 32])
 //       fence.proxy.async ('vp' is read by products)
-//       bar.sync 1, 128 (scratch): 'vp' is complete
 //       move p <- v[:, 48:64]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 48])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'vp' is done
 //       move vp[:, 48:64] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 48])
 //       fence.proxy.async ('vp' is read by products)
-//       bar.sync 1, 128 (scratch): 'vp' is complete
 //       move p <- v[:, 64:80]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 64])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'vp' is done
 //       move vp[:, 64:80] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 64])
 //       fence.proxy.async ('vp' is read by products)
-//       bar.sync 1, 128 (scratch): 'vp' is complete
 //       move p <- v[:, 80:96]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 80])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'vp' is done
 //       move vp[:, 80:96] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 80])
 //       fence.proxy.async ('vp' is read by products)
-//       bar.sync 1, 128 (scratch): 'vp' is complete
 //       move p <- v[:, 96:112]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 96])
-//       bar.sync 1, 128 (scratch): every earlier reader of 'vp' is done
 //       move vp[:, 96:112] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 96])
 //       fence.proxy.async ('vp' is read by products)
-//       bar.sync 1, 128 (scratch): 'vp' is complete
 //       move p <- v[:, 112:128]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 112])
 //       release empty_v, by every warp
-//       bar.sync 1, 128 (scratch): every earlier reader of 'vp' is done
 //       move vp[:, 112:128] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 112])
 //       fence.proxy.async ('vp' is read by products)
 //       bar.sync 1, 128 (scratch): 'vp' is complete
@@ -746,6 +686,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - staging = 0: stores from registers write global memory directly, two 16-bit elements per store where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for
 //     - pipeline: 1 stage; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
+//     - scratch barriers: 118 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it)
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
 __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_constant__ CUtensorMap tm_Q_64x64, const __grid_constant__ CUtensorMap tm_K_64x64, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_Wq_128x64, const __grid_constant__ CUtensorMap tm_Wk_128x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ Wq, const __nv_bfloat16 *__restrict__ Wk, const float *__restrict__ Alpha, const long long Alpha_st0, const float *__restrict__ Beta, const long long Beta_st0, __nv_bfloat16 *__restrict__ O, const long long O_st0, const long long O_st1, const long long O_st2, const long long O_st3, float *__restrict__ KV, const long long KV_st0, const long long KV_st1, const long long KV_st2, const long long KV_st3, float *__restrict__ KS, const long long KS_st0, const long long KS_st1, const long long KS_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -891,8 +832,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p)
                     tkc_sts_v2(tkc_dst + tkc_tile_offset(128, 16, 4, 64, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 16)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 16))), s[(2 * tkc_p)], s[(2 * tkc_p + 1)]);
             }
-            tkc_bar_sync(1, 128);  // scratch: 'kss' is complete
-            tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'kss' is done
             // kss[64:128, :] <- s  [st.shared.v2]
             {
                 const uint32_t tkc_dst = kss_smem;  // kss: 64B swizzle
@@ -989,7 +928,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'ksh' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'ksh' is complete
                 // s <- kss[64:128, :]  [ld.shared.v2]
                 {
                     const uint32_t tkc_src = kss_smem;  // kss: 64B swizzle
@@ -1006,7 +944,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                     p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(s[(2 * tkc_p)]), tkc_round_bf16(s[(2 * tkc_p + 1)]));
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'ksh' is done
                 // ksh[64:128, :] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = ksh_smem;  // ksh: 32B swizzle
@@ -1103,13 +1040,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                     tkc_fence_proxy_async();  // 'fq' is read by products
-                    tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                     // p = bf16(o[:, 16:32] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                         p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 8)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 8)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                     }
-                    tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                     // fq[:, 16:32] <- p  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1128,13 +1063,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                     tkc_fence_proxy_async();  // 'fq' is read by products
-                    tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                     // p = bf16(o[:, 32:48] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                         p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 16)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 16)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                     }
-                    tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                     // fq[:, 32:48] <- p  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1153,13 +1086,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                     tkc_fence_proxy_async();  // 'fq' is read by products
-                    tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                     // p = bf16(o[:, 48:64] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                         p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 24)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 24)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                     }
-                    tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                     // fq[:, 48:64] <- p  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1178,7 +1109,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                     tkc_fence_proxy_async();  // 'fq' is read by products
-                    tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                     // o[:, 64:128] = exp(o[:, 64:128] - rowmax(o[:, 64:128]))
                     float tkc_red2[2];  // rowmax(o[:, 64:128])
                     #pragma unroll
@@ -1214,7 +1144,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                         p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 32)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 32)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                     }
-                    tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                     // fq[:, 64:80] <- p  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1233,13 +1162,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                     tkc_fence_proxy_async();  // 'fq' is read by products
-                    tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                     // p = bf16(o[:, 80:96] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                         p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 40)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 40)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                     }
-                    tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                     // fq[:, 80:96] <- p  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1258,13 +1185,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                     tkc_fence_proxy_async();  // 'fq' is read by products
-                    tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                     // p = bf16(o[:, 96:112] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                         p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 48)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 48)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                     }
-                    tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                     // fq[:, 96:112] <- p  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1283,13 +1208,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                     tkc_fence_proxy_async();  // 'fq' is read by products
-                    tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                     // p = bf16(o[:, 112:128] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                         p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 56)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 56)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                     }
-                    tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                     // fq[:, 112:128] <- p  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1485,13 +1408,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'fq' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                 // p = bf16(o[:, 16:32] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                     p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 8)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 8)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                 // fq[:, 16:32] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1510,13 +1431,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'fq' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                 // p = bf16(o[:, 32:48] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                     p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 16)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 16)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                 // fq[:, 32:48] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1535,13 +1454,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'fq' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                 // p = bf16(o[:, 48:64] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                     p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 24)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 24)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                 // fq[:, 48:64] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1560,7 +1477,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'fq' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                 // o[:, 64:128] = exp(o[:, 64:128] - rowmax(o[:, 64:128]))
                 float tkc_red6[2];  // rowmax(o[:, 64:128])
                 #pragma unroll
@@ -1596,7 +1512,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                     p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 32)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 32)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                 // fq[:, 64:80] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1615,13 +1530,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'fq' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                 // p = bf16(o[:, 80:96] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                     p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 40)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 40)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                 // fq[:, 80:96] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1640,13 +1553,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'fq' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                 // p = bf16(o[:, 96:112] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                     p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 48)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 48)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                 // fq[:, 96:112] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -1665,13 +1576,11 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'fq' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'fq' is complete
                 // p = bf16(o[:, 112:128] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                     p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((o[((2 * tkc_p) / 8 * 64 + (2 * tkc_p) % 8 + 56)] * den[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), tkc_round_bf16((o[((2 * tkc_p + 1) / 8 * 64 + (2 * tkc_p + 1) % 8 + 56)] * den[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'fq' is done
                 // fq[:, 112:128] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = fq_smem;  // fq: 128B swizzle
@@ -2474,7 +2383,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'kp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'kp' is complete
                 // p <- k[:, 16:32]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2491,7 +2399,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'kp' is done
                 // kp[:, 16:32] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kp_smem;  // kp: 128B swizzle
@@ -2510,7 +2417,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'kp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'kp' is complete
                 // p <- k[:, 32:48]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2527,7 +2433,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'kp' is done
                 // kp[:, 32:48] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kp_smem;  // kp: 128B swizzle
@@ -2546,7 +2451,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'kp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'kp' is complete
                 // p <- k[:, 48:64]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2563,7 +2467,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'kp' is done
                 // kp[:, 48:64] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kp_smem;  // kp: 128B swizzle
@@ -2582,7 +2485,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'kp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'kp' is complete
                 // p <- k[:, 64:80]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2599,7 +2501,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'kp' is done
                 // kp[:, 64:80] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kp_smem;  // kp: 128B swizzle
@@ -2618,7 +2519,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'kp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'kp' is complete
                 // p <- k[:, 80:96]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2635,7 +2535,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'kp' is done
                 // kp[:, 80:96] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kp_smem;  // kp: 128B swizzle
@@ -2654,7 +2553,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'kp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'kp' is complete
                 // p <- k[:, 96:112]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2671,7 +2569,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'kp' is done
                 // kp[:, 96:112] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kp_smem;  // kp: 128B swizzle
@@ -2690,7 +2587,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'kp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'kp' is complete
                 // p <- k[:, 112:128]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2709,7 +2605,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                 }
                 __syncwarp();  // every lane of this warp is done with k
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'kp' is done
                 // kp[:, 112:128] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = kp_smem;  // kp: 128B swizzle
@@ -2764,7 +2659,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'vp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'vp' is complete
                 // p <- v[:, 16:32]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2781,7 +2675,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'vp' is done
                 // vp[:, 16:32] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = vp_smem;  // vp: 128B swizzle
@@ -2800,7 +2693,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'vp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'vp' is complete
                 // p <- v[:, 32:48]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2817,7 +2709,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'vp' is done
                 // vp[:, 32:48] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = vp_smem;  // vp: 128B swizzle
@@ -2836,7 +2727,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'vp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'vp' is complete
                 // p <- v[:, 48:64]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2853,7 +2743,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'vp' is done
                 // vp[:, 48:64] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = vp_smem;  // vp: 128B swizzle
@@ -2872,7 +2761,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'vp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'vp' is complete
                 // p <- v[:, 64:80]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2889,7 +2777,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'vp' is done
                 // vp[:, 64:80] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = vp_smem;  // vp: 128B swizzle
@@ -2908,7 +2795,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'vp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'vp' is complete
                 // p <- v[:, 80:96]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2925,7 +2811,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'vp' is done
                 // vp[:, 80:96] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = vp_smem;  // vp: 128B swizzle
@@ -2944,7 +2829,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'vp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'vp' is complete
                 // p <- v[:, 96:112]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2961,7 +2845,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'vp' is done
                 // vp[:, 96:112] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = vp_smem;  // vp: 128B swizzle
@@ -2980,7 +2863,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                     }
                 }
                 tkc_fence_proxy_async();  // 'vp' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'vp' is complete
                 // p <- v[:, 112:128]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2999,7 +2881,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                 }
                 __syncwarp();  // every lane of this warp is done with v
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'vp' is done
                 // vp[:, 112:128] <- p  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = vp_smem;  // vp: 128B swizzle

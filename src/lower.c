@@ -544,6 +544,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
                 "producer loads the next work tile's setup tiles during the last step and the finish block");
     plan_tail(L);
     plan_lazy_sums(L);
+    plan_coalesce_bars(L);
     plan_named_bars(L);
     plan_peel(L);
     plan_release_arrivals(L);

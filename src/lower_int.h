@@ -106,6 +106,7 @@ void apply_overlap(Lower *L);
 /* pass_peel.c */
 void plan_peel(Lower *L);
 void plan_release_arrivals(Lower *L);
+void plan_coalesce_bars(Lower *L);
 
 /* lower_support.c */
 void check_support(Lower *L);
