@@ -410,11 +410,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 2, 128 (scratch): 'kw' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'kx' is done
 //       move kx[:, 16:32] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 16])
-//       fence.proxy.async ('kx' is read by products)
 //       qa = bf16(where(col == 16, 1.0, 0.0))  [bf16[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       x = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       move kx[:, 32:48] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 32])
-//       fence.proxy.async ('kx' is read by products)
 //       move kx[:, 48:64] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 48])
 //       fence.proxy.async ('kx' is read by products)
 //       bar.sync 2, 128 (scratch): 'kx' is complete
@@ -447,49 +445,34 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       w = rowsum(where(col == 0, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
 //       move qf[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 1, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 16])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 2, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 32])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 3, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 48])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 4, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 64])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 5, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 80])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 6, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 96])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 7, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 112])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 8, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 128:144] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 128])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 9, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 144:160] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 144])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 10, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 160:176] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 160])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 11, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 176:192] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 176])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 12, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 192:208] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 192])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 13, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 208:224] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 208])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 14, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 224:240] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 224])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 15, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 240:256] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 240])
 //       fence.proxy.async ('qf' is read by products)
@@ -497,49 +480,34 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       w = rowsum(where(col == 0, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
 //       move kf[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 1, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 16])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 2, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 32])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 3, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 48])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 4, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 64])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 5, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 80])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 6, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 96])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 7, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 112])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 8, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 128:144] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 128])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 9, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 144:160] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 144])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 10, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 160:176] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 160])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 11, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 176:192] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 176])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 12, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 192:208] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 192])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 13, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 208:224] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 208])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 14, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 224:240] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 224])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 15, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 240:256] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 240])
 //       fence.proxy.async ('kf' is read by products)
@@ -614,49 +582,34 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       w = rowsum(where(col == 0, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
 //       move qf[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 1, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 16])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 2, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 32])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 3, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 48])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 4, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 64])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 5, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 80])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 6, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 96])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 7, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 112])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 8, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 128:144] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 128])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 9, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 144:160] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 144])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 10, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 160:176] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 160])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 11, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 176:192] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 176])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 12, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 192:208] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 192])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 13, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 208:224] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 208])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 14, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 224:240] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 224])
-//       fence.proxy.async ('qf' is read by products)
 //       w = rowsum(where(col == 15, fp32(qr), 0.0))  [fp32[64] per_row in registers]
 //       move qf[:, 240:256] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 240])
 //       fence.proxy.async ('qf' is read by products)
@@ -664,49 +617,34 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       w = rowsum(where(col == 0, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
 //       move kf[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 1, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 16])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 2, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 32])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 3, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 48])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 4, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 64])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 5, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 80])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 6, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 96])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 7, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 112])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 8, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 128:144] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 128])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 9, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 144:160] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 144])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 10, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 160:176] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 160])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 11, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 176:192] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 176])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 12, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 192:208] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 192])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 13, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 208:224] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 208])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 14, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 224:240] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 224])
-//       fence.proxy.async ('kf' is read by products)
 //       w = rowsum(where(col == 15, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       move kf[:, 240:256] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 240])
 //       fence.proxy.async ('kf' is read by products)
@@ -773,7 +711,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
-//     - scratch barriers: 124 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it)
+//     - scratch barriers: 124 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 62 async-proxy fences too: one after a run's last write)
 __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -936,7 +874,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
             }
-            tkc_fence_proxy_async();  // 'kx' is read by products
             // qa = bf16(where(col == 16, 1.0, 0.0))
             #pragma unroll
             for (int tkc_p = 0; tkc_p < 8; ++tkc_p) {
@@ -962,7 +899,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
             }
-            tkc_fence_proxy_async();  // 'kx' is read by products
             // kx[:, 48:64] <- bf16(x)  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = kx_smem;  // kx: 128B swizzle
@@ -1160,7 +1096,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 1, fp32(qr), 0.0))
                 float tkc_red1[2];  // rowsum(where(col == 1, fp32(qr), 0.0))
                 #pragma unroll
@@ -1193,7 +1128,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 2, fp32(qr), 0.0))
                 float tkc_red2[2];  // rowsum(where(col == 2, fp32(qr), 0.0))
                 #pragma unroll
@@ -1226,7 +1160,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 3, fp32(qr), 0.0))
                 float tkc_red3[2];  // rowsum(where(col == 3, fp32(qr), 0.0))
                 #pragma unroll
@@ -1259,7 +1192,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 4, fp32(qr), 0.0))
                 float tkc_red4[2];  // rowsum(where(col == 4, fp32(qr), 0.0))
                 #pragma unroll
@@ -1292,7 +1224,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 5, fp32(qr), 0.0))
                 float tkc_red5[2];  // rowsum(where(col == 5, fp32(qr), 0.0))
                 #pragma unroll
@@ -1325,7 +1256,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 6, fp32(qr), 0.0))
                 float tkc_red6[2];  // rowsum(where(col == 6, fp32(qr), 0.0))
                 #pragma unroll
@@ -1358,7 +1288,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 7, fp32(qr), 0.0))
                 float tkc_red7[2];  // rowsum(where(col == 7, fp32(qr), 0.0))
                 #pragma unroll
@@ -1391,7 +1320,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 8, fp32(qr), 0.0))
                 float tkc_red8[2];  // rowsum(where(col == 8, fp32(qr), 0.0))
                 #pragma unroll
@@ -1424,7 +1352,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 9, fp32(qr), 0.0))
                 float tkc_red9[2];  // rowsum(where(col == 9, fp32(qr), 0.0))
                 #pragma unroll
@@ -1457,7 +1384,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 10, fp32(qr), 0.0))
                 float tkc_red10[2];  // rowsum(where(col == 10, fp32(qr), 0.0))
                 #pragma unroll
@@ -1490,7 +1416,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 11, fp32(qr), 0.0))
                 float tkc_red11[2];  // rowsum(where(col == 11, fp32(qr), 0.0))
                 #pragma unroll
@@ -1523,7 +1448,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 12, fp32(qr), 0.0))
                 float tkc_red12[2];  // rowsum(where(col == 12, fp32(qr), 0.0))
                 #pragma unroll
@@ -1556,7 +1480,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 13, fp32(qr), 0.0))
                 float tkc_red13[2];  // rowsum(where(col == 13, fp32(qr), 0.0))
                 #pragma unroll
@@ -1589,7 +1512,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 14, fp32(qr), 0.0))
                 float tkc_red14[2];  // rowsum(where(col == 14, fp32(qr), 0.0))
                 #pragma unroll
@@ -1622,7 +1544,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 15, fp32(qr), 0.0))
                 float tkc_red15[2];  // rowsum(where(col == 15, fp32(qr), 0.0))
                 #pragma unroll
@@ -1690,7 +1611,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 1, fp32(kr), 0.0))
                 float tkc_red17[2];  // rowsum(where(col == 1, fp32(kr), 0.0))
                 #pragma unroll
@@ -1723,7 +1643,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 2, fp32(kr), 0.0))
                 float tkc_red18[2];  // rowsum(where(col == 2, fp32(kr), 0.0))
                 #pragma unroll
@@ -1756,7 +1675,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 3, fp32(kr), 0.0))
                 float tkc_red19[2];  // rowsum(where(col == 3, fp32(kr), 0.0))
                 #pragma unroll
@@ -1789,7 +1707,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 4, fp32(kr), 0.0))
                 float tkc_red20[2];  // rowsum(where(col == 4, fp32(kr), 0.0))
                 #pragma unroll
@@ -1822,7 +1739,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 5, fp32(kr), 0.0))
                 float tkc_red21[2];  // rowsum(where(col == 5, fp32(kr), 0.0))
                 #pragma unroll
@@ -1855,7 +1771,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 6, fp32(kr), 0.0))
                 float tkc_red22[2];  // rowsum(where(col == 6, fp32(kr), 0.0))
                 #pragma unroll
@@ -1888,7 +1803,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 7, fp32(kr), 0.0))
                 float tkc_red23[2];  // rowsum(where(col == 7, fp32(kr), 0.0))
                 #pragma unroll
@@ -1921,7 +1835,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 8, fp32(kr), 0.0))
                 float tkc_red24[2];  // rowsum(where(col == 8, fp32(kr), 0.0))
                 #pragma unroll
@@ -1954,7 +1867,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 9, fp32(kr), 0.0))
                 float tkc_red25[2];  // rowsum(where(col == 9, fp32(kr), 0.0))
                 #pragma unroll
@@ -1987,7 +1899,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 10, fp32(kr), 0.0))
                 float tkc_red26[2];  // rowsum(where(col == 10, fp32(kr), 0.0))
                 #pragma unroll
@@ -2020,7 +1931,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 11, fp32(kr), 0.0))
                 float tkc_red27[2];  // rowsum(where(col == 11, fp32(kr), 0.0))
                 #pragma unroll
@@ -2053,7 +1963,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 12, fp32(kr), 0.0))
                 float tkc_red28[2];  // rowsum(where(col == 12, fp32(kr), 0.0))
                 #pragma unroll
@@ -2086,7 +1995,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 13, fp32(kr), 0.0))
                 float tkc_red29[2];  // rowsum(where(col == 13, fp32(kr), 0.0))
                 #pragma unroll
@@ -2119,7 +2027,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 14, fp32(kr), 0.0))
                 float tkc_red30[2];  // rowsum(where(col == 14, fp32(kr), 0.0))
                 #pragma unroll
@@ -2152,7 +2059,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 15, fp32(kr), 0.0))
                 float tkc_red31[2];  // rowsum(where(col == 15, fp32(kr), 0.0))
                 #pragma unroll
@@ -2762,7 +2668,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 1, fp32(qr), 0.0))
                 float tkc_red39[2];  // rowsum(where(col == 1, fp32(qr), 0.0))
                 #pragma unroll
@@ -2795,7 +2700,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 2, fp32(qr), 0.0))
                 float tkc_red40[2];  // rowsum(where(col == 2, fp32(qr), 0.0))
                 #pragma unroll
@@ -2828,7 +2732,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 3, fp32(qr), 0.0))
                 float tkc_red41[2];  // rowsum(where(col == 3, fp32(qr), 0.0))
                 #pragma unroll
@@ -2861,7 +2764,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 4, fp32(qr), 0.0))
                 float tkc_red42[2];  // rowsum(where(col == 4, fp32(qr), 0.0))
                 #pragma unroll
@@ -2894,7 +2796,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 5, fp32(qr), 0.0))
                 float tkc_red43[2];  // rowsum(where(col == 5, fp32(qr), 0.0))
                 #pragma unroll
@@ -2927,7 +2828,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 6, fp32(qr), 0.0))
                 float tkc_red44[2];  // rowsum(where(col == 6, fp32(qr), 0.0))
                 #pragma unroll
@@ -2960,7 +2860,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 7, fp32(qr), 0.0))
                 float tkc_red45[2];  // rowsum(where(col == 7, fp32(qr), 0.0))
                 #pragma unroll
@@ -2993,7 +2892,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 8, fp32(qr), 0.0))
                 float tkc_red46[2];  // rowsum(where(col == 8, fp32(qr), 0.0))
                 #pragma unroll
@@ -3026,7 +2924,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 9, fp32(qr), 0.0))
                 float tkc_red47[2];  // rowsum(where(col == 9, fp32(qr), 0.0))
                 #pragma unroll
@@ -3059,7 +2956,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 10, fp32(qr), 0.0))
                 float tkc_red48[2];  // rowsum(where(col == 10, fp32(qr), 0.0))
                 #pragma unroll
@@ -3092,7 +2988,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 11, fp32(qr), 0.0))
                 float tkc_red49[2];  // rowsum(where(col == 11, fp32(qr), 0.0))
                 #pragma unroll
@@ -3125,7 +3020,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 12, fp32(qr), 0.0))
                 float tkc_red50[2];  // rowsum(where(col == 12, fp32(qr), 0.0))
                 #pragma unroll
@@ -3158,7 +3052,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 13, fp32(qr), 0.0))
                 float tkc_red51[2];  // rowsum(where(col == 13, fp32(qr), 0.0))
                 #pragma unroll
@@ -3191,7 +3084,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 14, fp32(qr), 0.0))
                 float tkc_red52[2];  // rowsum(where(col == 14, fp32(qr), 0.0))
                 #pragma unroll
@@ -3224,7 +3116,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
                 // w = rowsum(where(col == 15, fp32(qr), 0.0))
                 float tkc_red53[2];  // rowsum(where(col == 15, fp32(qr), 0.0))
                 #pragma unroll
@@ -3292,7 +3183,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 1, fp32(kr), 0.0))
                 float tkc_red55[2];  // rowsum(where(col == 1, fp32(kr), 0.0))
                 #pragma unroll
@@ -3325,7 +3215,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 2, fp32(kr), 0.0))
                 float tkc_red56[2];  // rowsum(where(col == 2, fp32(kr), 0.0))
                 #pragma unroll
@@ -3358,7 +3247,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 3, fp32(kr), 0.0))
                 float tkc_red57[2];  // rowsum(where(col == 3, fp32(kr), 0.0))
                 #pragma unroll
@@ -3391,7 +3279,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 4, fp32(kr), 0.0))
                 float tkc_red58[2];  // rowsum(where(col == 4, fp32(kr), 0.0))
                 #pragma unroll
@@ -3424,7 +3311,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 5, fp32(kr), 0.0))
                 float tkc_red59[2];  // rowsum(where(col == 5, fp32(kr), 0.0))
                 #pragma unroll
@@ -3457,7 +3343,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 6, fp32(kr), 0.0))
                 float tkc_red60[2];  // rowsum(where(col == 6, fp32(kr), 0.0))
                 #pragma unroll
@@ -3490,7 +3375,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 7, fp32(kr), 0.0))
                 float tkc_red61[2];  // rowsum(where(col == 7, fp32(kr), 0.0))
                 #pragma unroll
@@ -3523,7 +3407,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 8, fp32(kr), 0.0))
                 float tkc_red62[2];  // rowsum(where(col == 8, fp32(kr), 0.0))
                 #pragma unroll
@@ -3556,7 +3439,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 9, fp32(kr), 0.0))
                 float tkc_red63[2];  // rowsum(where(col == 9, fp32(kr), 0.0))
                 #pragma unroll
@@ -3589,7 +3471,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 10, fp32(kr), 0.0))
                 float tkc_red64[2];  // rowsum(where(col == 10, fp32(kr), 0.0))
                 #pragma unroll
@@ -3622,7 +3503,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 11, fp32(kr), 0.0))
                 float tkc_red65[2];  // rowsum(where(col == 11, fp32(kr), 0.0))
                 #pragma unroll
@@ -3655,7 +3535,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 12, fp32(kr), 0.0))
                 float tkc_red66[2];  // rowsum(where(col == 12, fp32(kr), 0.0))
                 #pragma unroll
@@ -3688,7 +3567,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 13, fp32(kr), 0.0))
                 float tkc_red67[2];  // rowsum(where(col == 13, fp32(kr), 0.0))
                 #pragma unroll
@@ -3721,7 +3599,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 14, fp32(kr), 0.0))
                 float tkc_red68[2];  // rowsum(where(col == 14, fp32(kr), 0.0))
                 #pragma unroll
@@ -3754,7 +3631,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kf' is read by products
                 // w = rowsum(where(col == 15, fp32(kr), 0.0))
                 float tkc_red69[2];  // rowsum(where(col == 15, fp32(kr), 0.0))
                 #pragma unroll

@@ -411,7 +411,6 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       p = bf16(s)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       bar.sync 1, 128 (scratch): every earlier reader of 'ksh' is done
 //       move ksh[0:64, :] <- p  [stmatrix.x4, ksh 32B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('ksh' is read by products)
 //       move s <- kss[64:128, :]  [ld.shared.v2, kss 64B swizzle, whole tile per warpgroup] (the block at kss[64, 0])
 //       p = bf16(s)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       move ksh[64:128, :] <- p  [stmatrix.x4, ksh 32B swizzle, whole tile per warpgroup] (the block at ksh[64, 0])
@@ -425,27 +424,20 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //         p = bf16(o[:, 0:16] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //         bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //         move fq[:, 0:16] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup]
-//         fence.proxy.async ('fq' is read by products)
 //         p = bf16(o[:, 16:32] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //         move fq[:, 16:32] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 16])
-//         fence.proxy.async ('fq' is read by products)
 //         p = bf16(o[:, 32:48] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //         move fq[:, 32:48] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 32])
-//         fence.proxy.async ('fq' is read by products)
 //         p = bf16(o[:, 48:64] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //         move fq[:, 48:64] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 48])
-//         fence.proxy.async ('fq' is read by products)
 //         o[:, 64:128] = exp(o[:, 64:128] - rowmax(o[:, 64:128]))  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //         den = 1.0 / rowsum(o[:, 64:128])  [fp32[64] per_row in registers]
 //         p = bf16(o[:, 64:80] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //         move fq[:, 64:80] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 64])
-//         fence.proxy.async ('fq' is read by products)
 //         p = bf16(o[:, 80:96] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //         move fq[:, 80:96] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 80])
-//         fence.proxy.async ('fq' is read by products)
 //         p = bf16(o[:, 96:112] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //         move fq[:, 96:112] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 96])
-//         fence.proxy.async ('fq' is read by products)
 //         p = bf16(o[:, 112:128] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //         move fq[:, 112:128] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 112])
 //         fence.proxy.async ('fq' is read by products)
@@ -472,27 +464,20 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       p = bf16(o[:, 0:16] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       bar.sync 1, 128 (scratch): every earlier reader of 'fq' is done
 //       move fq[:, 0:16] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('fq' is read by products)
 //       p = bf16(o[:, 16:32] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       move fq[:, 16:32] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 16])
-//       fence.proxy.async ('fq' is read by products)
 //       p = bf16(o[:, 32:48] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       move fq[:, 32:48] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 32])
-//       fence.proxy.async ('fq' is read by products)
 //       p = bf16(o[:, 48:64] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       move fq[:, 48:64] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 48])
-//       fence.proxy.async ('fq' is read by products)
 //       o[:, 64:128] = exp(o[:, 64:128] - rowmax(o[:, 64:128]))  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       den = alpha / rowsum(o[:, 64:128])  [fp32[64] per_row in registers]
 //       p = bf16(o[:, 64:80] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       move fq[:, 64:80] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 64])
-//       fence.proxy.async ('fq' is read by products)
 //       p = bf16(o[:, 80:96] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       move fq[:, 80:96] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 80])
-//       fence.proxy.async ('fq' is read by products)
 //       p = bf16(o[:, 96:112] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       move fq[:, 96:112] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 96])
-//       fence.proxy.async ('fq' is read by products)
 //       p = bf16(o[:, 112:128] * den)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       move fq[:, 112:128] <- p  [stmatrix.x4, fq 128B swizzle, whole tile per warpgroup] (the block at fq[0, 112])
 //       fence.proxy.async ('fq' is read by products)
@@ -599,25 +584,18 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move p <- k[:, 0:16]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup]
 //       bar.sync 1, 128 (scratch): every earlier reader of 'kp' is done
 //       move kp[:, 0:16] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('kp' is read by products)
 //       move p <- k[:, 16:32]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 16])
 //       move kp[:, 16:32] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 16])
-//       fence.proxy.async ('kp' is read by products)
 //       move p <- k[:, 32:48]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 32])
 //       move kp[:, 32:48] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 32])
-//       fence.proxy.async ('kp' is read by products)
 //       move p <- k[:, 48:64]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 48])
 //       move kp[:, 48:64] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 48])
-//       fence.proxy.async ('kp' is read by products)
 //       move p <- k[:, 64:80]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 64])
 //       move kp[:, 64:80] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 64])
-//       fence.proxy.async ('kp' is read by products)
 //       move p <- k[:, 80:96]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 80])
 //       move kp[:, 80:96] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 80])
-//       fence.proxy.async ('kp' is read by products)
 //       move p <- k[:, 96:112]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 96])
 //       move kp[:, 96:112] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 96])
-//       fence.proxy.async ('kp' is read by products)
 //       move p <- k[:, 112:128]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 112])
 //       release empty_k, by every warp
 //       move kp[:, 112:128] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 112])
@@ -626,25 +604,18 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move p <- v[:, 0:16]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup]
 //       bar.sync 1, 128 (scratch): every earlier reader of 'vp' is done
 //       move vp[:, 0:16] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('vp' is read by products)
 //       move p <- v[:, 16:32]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 16])
 //       move vp[:, 16:32] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 16])
-//       fence.proxy.async ('vp' is read by products)
 //       move p <- v[:, 32:48]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 32])
 //       move vp[:, 32:48] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 32])
-//       fence.proxy.async ('vp' is read by products)
 //       move p <- v[:, 48:64]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 48])
 //       move vp[:, 48:64] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 48])
-//       fence.proxy.async ('vp' is read by products)
 //       move p <- v[:, 64:80]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 64])
 //       move vp[:, 64:80] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 64])
-//       fence.proxy.async ('vp' is read by products)
 //       move p <- v[:, 80:96]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 80])
 //       move vp[:, 80:96] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 80])
-//       fence.proxy.async ('vp' is read by products)
 //       move p <- v[:, 96:112]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 96])
 //       move vp[:, 96:112] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 96])
-//       fence.proxy.async ('vp' is read by products)
 //       move p <- v[:, 112:128]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 112])
 //       release empty_v, by every warp
 //       move vp[:, 112:128] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 112])
@@ -686,7 +657,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - staging = 0: stores from registers write global memory directly, two 16-bit elements per store where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for
 //     - pipeline: 1 stage; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
-//     - scratch barriers: 118 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it)
+//     - scratch barriers: 118 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 58 async-proxy fences too: one after a run's last write)
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
 __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_constant__ CUtensorMap tm_Q_64x64, const __grid_constant__ CUtensorMap tm_K_64x64, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_Wq_128x64, const __grid_constant__ CUtensorMap tm_Wk_128x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ Wq, const __nv_bfloat16 *__restrict__ Wk, const float *__restrict__ Alpha, const long long Alpha_st0, const float *__restrict__ Beta, const long long Beta_st0, __nv_bfloat16 *__restrict__ O, const long long O_st0, const long long O_st1, const long long O_st2, const long long O_st3, float *__restrict__ KV, const long long KV_st0, const long long KV_st1, const long long KV_st2, const long long KV_st3, float *__restrict__ KS, const long long KS_st0, const long long KS_st1, const long long KS_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -927,7 +898,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'ksh' is read by products
                 // s <- kss[64:128, :]  [ld.shared.v2]
                 {
                     const uint32_t tkc_src = kss_smem;  // kss: 64B swizzle
@@ -1039,7 +1009,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 'fq' is read by products
                     // p = bf16(o[:, 16:32] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1062,7 +1031,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 'fq' is read by products
                     // p = bf16(o[:, 32:48] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1085,7 +1053,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 'fq' is read by products
                     // p = bf16(o[:, 48:64] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1108,7 +1075,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 'fq' is read by products
                     // o[:, 64:128] = exp(o[:, 64:128] - rowmax(o[:, 64:128]))
                     float tkc_red2[2];  // rowmax(o[:, 64:128])
                     #pragma unroll
@@ -1161,7 +1127,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 'fq' is read by products
                     // p = bf16(o[:, 80:96] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1184,7 +1149,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 'fq' is read by products
                     // p = bf16(o[:, 96:112] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1207,7 +1171,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 'fq' is read by products
                     // p = bf16(o[:, 112:128] * den)
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1407,7 +1370,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'fq' is read by products
                 // p = bf16(o[:, 16:32] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1430,7 +1392,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'fq' is read by products
                 // p = bf16(o[:, 32:48] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1453,7 +1414,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'fq' is read by products
                 // p = bf16(o[:, 48:64] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1476,7 +1436,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'fq' is read by products
                 // o[:, 64:128] = exp(o[:, 64:128] - rowmax(o[:, 64:128]))
                 float tkc_red6[2];  // rowmax(o[:, 64:128])
                 #pragma unroll
@@ -1529,7 +1488,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'fq' is read by products
                 // p = bf16(o[:, 80:96] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1552,7 +1510,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'fq' is read by products
                 // p = bf16(o[:, 96:112] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -1575,7 +1532,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'fq' is read by products
                 // p = bf16(o[:, 112:128] * den)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -2382,7 +2338,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kp' is read by products
                 // p <- k[:, 16:32]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2416,7 +2371,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kp' is read by products
                 // p <- k[:, 32:48]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2450,7 +2404,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kp' is read by products
                 // p <- k[:, 48:64]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2484,7 +2437,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kp' is read by products
                 // p <- k[:, 64:80]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2518,7 +2470,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kp' is read by products
                 // p <- k[:, 80:96]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2552,7 +2503,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kp' is read by products
                 // p <- k[:, 96:112]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2586,7 +2536,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'kp' is read by products
                 // p <- k[:, 112:128]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 16384;  // k: 128B swizzle
@@ -2658,7 +2607,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'vp' is read by products
                 // p <- v[:, 16:32]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2692,7 +2640,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'vp' is read by products
                 // p <- v[:, 32:48]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2726,7 +2673,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'vp' is read by products
                 // p <- v[:, 48:64]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2760,7 +2706,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'vp' is read by products
                 // p <- v[:, 64:80]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2794,7 +2739,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'vp' is read by products
                 // p <- v[:, 80:96]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2828,7 +2772,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'vp' is read by products
                 // p <- v[:, 96:112]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle
@@ -2862,7 +2805,6 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'vp' is read by products
                 // p <- v[:, 112:128]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = v_smem + (uint32_t)tkc_stage * 16384;  // v: 128B swizzle

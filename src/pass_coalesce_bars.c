@@ -10,8 +10,9 @@
  * writes need no order among themselves), and nothing between them reads or writes the tile, or
  * is a branch, loop, sync or pingpong turn. The first barrier before still orders the run after the
  * tile's earlier readers (each write keeps the scheduler's waits for products reading the tile), and
- * the last barrier after makes the whole run visible to the readers that follow it; each write
- * keeps its fence. The notes say how many barriers went, and what stopped a run. */
+ * the last barrier after makes the whole run visible to the readers that follow it; the fence
+ * after the run's last write orders every write of the run before it for the async proxy, so the
+ * fences of the earlier writes go too. The notes say how many barriers and fences went. */
 #include "lower_int.h"
 
 typedef struct Region { int r0, c0, r1, c1; } Region;
@@ -59,13 +60,13 @@ static int write_at(const POpList *ops, int i) {
     return a;
 }
 
-static int coalesce(Lower *L, POpList *ops) {
+static int coalesce(Lower *L, POpList *ops, int *fence_count) {
     PlanKernel *pk = L->pk;
-    int dropped = 0;
+    int dropped = 0, fences = 0;
     for (int i = 0; i < ops->n; i++)
         if (ops->v[i]->kind == POP_IF || ops->v[i]->kind == POP_FOR) {
-            dropped += coalesce(L, &ops->v[i]->then_ops);
-            dropped += coalesce(L, &ops->v[i]->else_ops);
+            dropped += coalesce(L, &ops->v[i]->then_ops, fence_count);
+            dropped += coalesce(L, &ops->v[i]->else_ops, fence_count);
         }
     bool *gone = ARENA_NEW_N(L->a, bool, ops->n + 1);
     for (int i = 0; i < ops->n; i++) {
@@ -85,6 +86,11 @@ static int coalesce(Lower *L, POpList *ops) {
                 vec_push(L->a, &run, r);
                 gone[last_after] = gone[j] = true;  /* the barrier after the run so far, the one before this write */
                 dropped += 2;
+                /* one fence after the run's last write orders all of this thread's writes before it */
+                if (ops->v[last_after - 1]->kind == POP_FENCE && ops->v[a2 - 1]->kind == POP_FENCE) {
+                    gone[last_after - 1] = true;
+                    fences++;
+                }
                 last_after = a2;
                 j = a2;
                 continue;
@@ -97,6 +103,7 @@ static int coalesce(Lower *L, POpList *ops) {
     for (int i = 0; i < ops->n; i++)
         if (!gone[i]) ops->v[n++] = ops->v[i];
     ops->n = n;
+    *fence_count += fences;
     return dropped;
 }
 
@@ -104,10 +111,10 @@ void plan_coalesce_bars(Lower *L) {
     PlanKernel *pk = L->pk;
     if (pk->nbar_scratch < 0) return;
     POpList *lists[] = {&pk->setup_ops, &pk->first_ops, &pk->compute_ops, &pk->after_ops, &pk->finish_ops};
-    int dropped = 0;
-    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) dropped += coalesce(L, lists[k]);
+    int dropped = 0, fences = 0;
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) dropped += coalesce(L, lists[k], &fences);
     if (dropped)
         lower_note(L, "scratch barriers: %d dropped between writes of one shared tile to blocks that do not overlap, "
-                   "with nothing reading the tile between them (one barrier before such a run of writes and one after it)",
-                   dropped);
+                   "with nothing reading the tile between them (one barrier before such a run of writes and one after "
+                   "it%s)", dropped, fences ? arena_printf(L->a, "; %d async-proxy fences too: one after a run's last write", fences) : "");
 }
