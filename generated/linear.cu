@@ -54,6 +54,7 @@ constexpr int CLUSTER = 1;
 constexpr int ACT = 0;
 constexpr int BNB = 256;
 constexpr int BNS = 128;
+constexpr int SSTAGES = 4;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.

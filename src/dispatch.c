@@ -379,7 +379,7 @@ char *dispatch_variant_text(Arena *a, const DispatchVariant *v) {
         if (df->is_dtype) sb_printf(&b, "%s%s=%s", i ? ", " : "", df->name, dtype_name[df->dtype]);
         else sb_printf(&b, "%s%s=%lld", i ? ", " : "", df->name, (long long)df->value);
     }
-    char *t = arena_strdup(a, b.s ? b.s : "");
+    char *t = arena_strdup(a, b.s ? b.s : "the params as written");
     sb_free(&b);
     return t;
 }

@@ -140,6 +140,16 @@ if command -v cc >/dev/null 2>&1; then
     cc -std=c11 -Wall -Werror -fsyntax-only h.c 2>cc.log || { fail "the dispatched header does not compile as C"; head -n 5 cc.log; }
 fi
 
+# the committed linear table: one launcher per kernel of linear.tk, the decode rule on M
+checks=$((checks + 1))
+cp "$root/kernels.tk/linear.tk" linear.tk
+if ! "$tkc" linear.tk --dispatch "$root/kernels.tk/linear.dispatch" -o lin.cu 2>err; then
+    fail "linear.tk --dispatch linear.dispatch failed"
+    sed 's/^/    /' err | head -n 6
+elif [ "$(grep -c '^extern "C" int tkc_linear' lin.cu)" -ne 5 ] || ! grep -q 'if (M <= 16LL) {  // when M <= 16: decode' lin.cu; then
+    fail "linear.tk --dispatch: expected five dispatched launchers with the M <= 16 rule"
+fi
+
 # a rule testing a param (the command line's -D) is decided by tkc: kept for D = 64, left out for 128
 checks=$((checks + 1))
 printf 'variant long SHORT=0\nvariant short SHORT=1\nwhen D == 64 && N <= 2560: short\notherwise: long\n' >p.dispatch
