@@ -7,7 +7,9 @@ cuBLAS (torch.nn.functional.linear, bf16, with the bias) and a device copy of th
 
     python3 bench/linear_decode.py --lib LIB [--rounds 5] [--out DIR]     # LIB: bench/linear.py --build-only
 
-Reported per shape: the effective weight bandwidth N K 2 bytes / time of tkc's best split count and of
+With linear_decode in the library (W as the A operand, 16 columns of X), it is timed at 1 .. 16 splits
+too, its result checked the same way. Reported per shape: the effective weight bandwidth N K 2 bytes /
+time of tkc's best (kernel, split count) and of
 cuBLAS, and their ratio to the copy's bandwidth (issue 17's target for M <= 16: 85%). Checked first:
 the split-K result within 1e-2 of fp32 for every shape at M = 1 and 16. CUDA events over 20
 back-to-back calls, the median of alternated rounds, no L2 flush (each weight is at least 32 MB,
@@ -26,6 +28,14 @@ spec = importlib.util.spec_from_file_location("tkc_bench_linear", os.path.join(H
 LIN = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(LIN)
 SPLITS = (1, 2, 4, 8, 16, 32)
+DSPLITS = (1, 2, 4, 8, 16)
+
+
+def decode(lib, x, w, b, p, y, M, K, N, splits, stream):
+    """linear_decode (W as the A operand; its partial sums added into p's [N, M] transpose, which its
+    launcher zeroes), then linear_splitk_out (bias, bf16)"""
+    LIN.launch(lib.tkc_linear_decode, [x, w, p.t()], [M, K, N], stream, ints=(splits,))
+    LIN.launch(lib.tkc_linear_splitk_out, [p, b, y], [M, N], stream)
 
 
 def main():
@@ -58,6 +68,17 @@ def main():
             impls = {"cublas": lambda: F.linear(x, w, b), "copy": lambda: wc.copy_(w)}
             for s in SPLITS:
                 impls["splitk%d" % s] = (lambda s=s: LIN.splitk(lib, x, w, b, p, y, M, K, N, s, stream))
+            if hasattr(lib, "tkc_linear_decode"):
+                for s in DSPLITS:
+                    impls["decode%d" % s] = (lambda s=s: decode(lib, x, w, b, p, y, M, K, N, s, stream))
+                yd = torch.full((M, N), float("nan"), device=dev, dtype=torch.bfloat16)
+                decode(lib, x, w, b, p, yd, M, K, N, 4, stream)
+                torch.cuda.synchronize()
+                derr = ((yd.float() - ref).norm() / ref.norm()).item()
+                dok = derr < 1e-2 and not torch.isnan(yd).any().item()
+                bad += not dok
+                err = max(err, derr)
+                ok = ok and dok
             times = {n: [] for n in impls}
             for r in range(a.rounds):
                 order = list(impls) if r % 2 == 0 else list(impls)[::-1]
@@ -75,7 +96,7 @@ def main():
             wbytes = N * K * 2
             bw = {n: wbytes / (t * 1e-3) / 1e9 for n, t in ms.items() if n != "copy"}
             copy_bw = 2 * wbytes / (ms["copy"] * 1e-3) / 1e9
-            best = max((n for n in bw if n.startswith("splitk")), key=lambda n: bw[n])
+            best = max((n for n in bw if n.startswith("splitk") or n.startswith("decode")), key=lambda n: bw[n])
             row = dict(M=M, N=N, K=K, rel_err=err, ok=ok, copy_GBs=copy_bw, best=best,
                        **{n + "_ms": t for n, t in ms.items()}, **{n + "_GBs": v for n, v in bw.items()})
             rows.append(row)

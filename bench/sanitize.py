@@ -114,6 +114,12 @@ VARIANTS = {
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520, strided=True)]),
     "linear_bias_gelu": dict(tk="linear.tk", defines={"ACT": 2}, kernels=["linear_bias"], cases=[
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520, strided=True)]),
+    # the split-K pair (P zeroed by the first launcher, added into, read by the second) and the
+    # decode kernel (its Pt checked against (X W^T)^T)
+    "linear_splitk": dict(tk="linear.tk", kernels=["linear_splitk", "linear_splitk_out"], scalars={"splits": 3}, cases=[
+        dict(M=200, K=136, N=264), dict(M=33, K=520, N=136, strided=True)]),
+    "linear_decode": dict(tk="linear.tk", kernels=["linear_decode"], scalars={"splits": 3}, cases=[
+        dict(M=7, K=200, N=264), dict(M=16, K=136, N=520, strided=True)]),
     "linear_bias_f32": dict(tk="linear.tk", kernels=["linear_bias_f32"], cases=[
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520, strided=True)]),
     "linear_attn": dict(tk="linear_attn.tk", scalars={"scale": attn_scale}, cases=[
@@ -658,6 +664,8 @@ def reference(variant, t, outs, dims, scalars, chained=False):
         return features.ref_softmax(t, dims), {"Y": ("elem", 1e-2)}
     if tk == "rotary.tk":
         return features.ref_rotary(t, dims), {"O": ("elem", 1e-2)}
+    if tk == "linear.tk" and variant == "linear_decode":
+        return {"Pt": (hp(t["X"]) @ hp(t["W"]).T).T}, {"Pt": ("elem", 1e-2)}
     if tk == "linear.tk":
         y = hp(t["X"]) @ hp(t["W"]).T
         if "bias" in t:
