@@ -762,8 +762,7 @@ char *emit_cuda_lines(char *text) {
     return sb_take(&fixed);
 }
 
-char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
-    if (o->dispatch) return emit_dispatch_cuda(a, o);
+char *emit_cuda_single(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
     StrBuf out;
     sb_init(&out);
     emit_cuda_head(&out, p, o, NULL);

@@ -1,4 +1,4 @@
-/* emit_dispatch.c - the .cu of a dispatched program (`--dispatch TABLE`): the shared opening once,
+/* emit_dispatch.c - emit_cuda(), and the .cu of a dispatched program (`--dispatch TABLE`): the shared opening once,
  * every variant's kernels and launchers in a namespace of its own (tkc_v_NAME), then one extern "C"
  * launcher per kernel that evaluates the table's rules on its run-time dimensions and calls the
  * chosen variant's launcher. The table decided everything; this file only writes it out. */
@@ -93,7 +93,7 @@ static void put_launcher(Arena *a, StrBuf *out, const Dispatch *ds, const PlanKe
     sb_free(&args);
 }
 
-char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
+static char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
     const Dispatch *ds = o->dispatch;
     const DispatchVariant *v0 = &ds->variants.v[0];
     StrBuf note;
@@ -120,4 +120,9 @@ char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
     for (int k = 0; k < v0->plan->kernels.n; k++) put_launcher(a, &out, ds, v0->plan->kernels.v[k]);
     char *text = sb_take(&out);
     return o->line_directives ? emit_cuda_lines(text) : text;
+}
+
+/* the .cu: a dispatched program's, or one compiled once */
+char *emit_cuda(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
+    return o->dispatch ? emit_dispatch_cuda(a, o) : emit_cuda_single(a, p, prog, o);
 }

@@ -61,8 +61,8 @@ void need(Em *e, const char *file, const char *frag);
 void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char *api_note);
 void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, bool in_variant);
 char *emit_cuda_lines(char *text);
-/* emit_dispatch.c: the .cu of a dispatched program (every variant, and the launchers that choose) */
-char *emit_dispatch_cuda(Arena *a, const EmitOptions *o);
+/* the .cu of a program compiled once (emit_cuda, in emit_dispatch.c, calls it without --dispatch) */
+char *emit_cuda_single(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o);
 const char *fmt_float(Arena *a, double v);
 void kernel_params(Em *e, StrBuf *b, bool decl);
 

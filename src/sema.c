@@ -529,7 +529,10 @@ static void check_kernel(Sema *s, Kernel *k) {
         pop_scope(s);
         s->in_block = false;
     }
-    if (s->d->nerrors == errors0) check_outputs(s);
+    if (s->d->nerrors == errors0) {
+        check_outputs(s);
+        if (s->sk->grid) check_bounds(s);
+    }
     pop_scope(s);
 }
 

@@ -2,7 +2,7 @@
  * element read whose index falls outside its tensor in some legal launch, at an end of a dimension
  * the emitted code does not check (bound_guards gives the code's checks per path), is an error.
  * The launches and the evaluation are sema_cover.c's (sema_cover_int.h). Part of the semantic
- * checks (sema_int.h); check_outputs runs it on a kernel that passed every other check. */
+ * checks (sema_int.h); sema.c runs it after check_outputs, on a kernel that passed every other check. */
 #include <inttypes.h>
 #include <string.h>
 

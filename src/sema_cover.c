@@ -10,8 +10,8 @@
  *   - an `out` tensor (not zeroed) that some legal launch leaves partly unwritten is an error;
  *   - a store, atomic add, thread-issued load or element read whose index falls outside its
  *     tensor in some legal launch, at an end of a dimension the emitted code does not check, is
- *     an error (sema_bounds.c, check_bounds, on this file's evaluator and launches:
- *     sema_cover_int.h).
+ *     an error (sema_bounds.c, check_bounds, which sema.c runs after check_outputs, on this file's
+ *     evaluator and launches: sema_cover_int.h).
  *
  * The second rule is decided by evaluation, not by algebra: tkc tries concrete launches (values
  * of the run-time dimensions) that the launcher accepts, and for each one computes, dimension by
@@ -835,5 +835,4 @@ void check_outputs(Sema *s) {
         warn_scalar_indices(s, g, stores.v, stores.n);
         check_output(&c, g, stores.v, stores.n);
     }
-    check_bounds(s);
 }

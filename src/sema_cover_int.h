@@ -80,7 +80,4 @@ const char *cover_launch_str(Cover *c, const Deps *d);
 const char *cover_slice_str(Arena *a, const char *name, int n, int j, int64_t lo, int64_t hi);
 int64_t cover_store_unit(const CStore *cs, int j, int n);
 
-/* sema_bounds.c */
-void check_bounds(Sema *s);
-
 #endif

@@ -42,6 +42,8 @@ typedef struct Sema {
 
 /* sema_cover.c: the outputs of the kernel being checked (s->sk) are stored, all of them */
 void check_outputs(Sema *s);
+/* sema_bounds.c: its accesses stay inside their tensors (after check_outputs, on a kernel with a grid) */
+void check_bounds(Sema *s);
 
 /* sema_grad.c */
 void check_grads(Sema *s, SemaResult *out);
