@@ -2,13 +2,14 @@
 # run.sh - builds the libFuzzer targets of tests/fuzz/fuzz_tkc.c with clang, ASan and UBSan
 # against the compiler's sources (and the parser bison and flex generated into BUILD), seeds a
 # corpus from every .tk of the tree, and fuzzes each target for SECONDS seconds (default 30):
-# `full` (parse, check, lower, verify, emit) and `parse` (parse and dump only). TARGETS picks
-# them (default "full parse"). The corpus in DIR/corpus-TARGET is kept between runs; findings go
+# `full` (parse, check, lower, verify, emit), `parse` (parse and dump only) and `dispatch` (a
+# dispatch table for a fixed program, seeded from every .dispatch of the tree). TARGETS picks
+# them (default "full parse dispatch"). The corpus in DIR/corpus-TARGET is kept between runs; findings go
 # to DIR/crashes-TARGET. Exit 1 if any target found something.
 #
 #   usage: run.sh ROOT BUILD DIR [SECONDS] [TARGETS]   (exit 77: no clang with libFuzzer here)
 set -u
-root=$1 build=$2 dir=$3 secs=${4:-30} targets=${5:-full parse}
+root=$1 build=$2 dir=$3 secs=${4:-30} targets=${5:-full parse dispatch}
 cc=${CLANG:-clang}
 mkdir -p "$dir" || exit 2
 probe=$dir/probe.c
@@ -23,17 +24,20 @@ for t in $targets; do
     case $t in
         full) def= ;;
         parse) def=-DFUZZ_PARSE_ONLY ;;
-        *) echo "run.sh: unknown target '$t' (full, parse)" >&2; exit 2 ;;
+        dispatch) def=-DFUZZ_DISPATCH ;;
+        *) echo "run.sh: unknown target '$t' (full, parse, dispatch)" >&2; exit 2 ;;
     esac
     # shellcheck disable=SC2086
     "$cc" -std=c11 -O1 -g $def -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -I"$root/src" -I"$build" -o "$dir/fuzz_$t" "$root/tests/fuzz/fuzz_tkc.c" $srcs "$build/tk.tab.c" \
         "$build/tk.yy.c" "$build/templates_data.c" -lm || exit 2
     mkdir -p "$dir/corpus-$t" "$dir/crashes-$t" || exit 2
-    find "$root/kernels.tk" "$root/tests" "$root/docs/examples" "$root/bench/features" -type f -name '*.tk' 2>/dev/null |
-        while read -r f; do cp "$f" "$dir/corpus-$t/seed-$(echo "$f" | cksum | cut -d' ' -f1).tk"; done
+    ext=tk dict=tk.dict
+    [ "$t" = dispatch ] && ext=dispatch dict=dispatch.dict
+    find "$root/kernels.tk" "$root/tests" "$root/docs/examples" "$root/bench/features" -type f -name "*.$ext" 2>/dev/null |
+        while read -r f; do cp "$f" "$dir/corpus-$t/seed-$(echo "$f" | cksum | cut -d' ' -f1).$ext"; done
     (cd "$dir" && ./"fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=20 -rss_limit_mb=4096 \
-        -dict="$root/tests/fuzz/tk.dict" -artifact_prefix="crashes-$t/" -print_final_stats=1 \
+        -dict="$root/tests/fuzz/$dict" -artifact_prefix="crashes-$t/" -print_final_stats=1 \
         "corpus-$t" >"fuzz-$t.log" 2>&1)
     rc=$?
     grep -E 'cov: ' "$dir/fuzz-$t.log" | tail -n 1
