@@ -16,6 +16,10 @@ run and process; each size's tick says which run. Writes, into --out:
   gemm.png                 kernels.tk/gemm.tk against cuBLAS: large shapes, and M = N = 4096 by K
   attn_d128.png, attn_d128_causal.png, attn_d64.png, attn_d64_causal.png
                            kernels.tk/attn_fwd.tk against cuDNN and FlashAttention 2 (PyTorch SDPA)
+  suite_tk.png             based, hedgehog, decayed linear attention and Mamba-2 against ThunderKittens'
+                           own kernels (bench/tk_baselines.py rows, *-tk-baselines.jsonl)
+  linear_decode.png        linear layers at M = 1 and 16 against cuBLAS and the weight's copy
+                           (bench/linear_decode.py rows, *-linear-decode*.jsonl; the newest file)
 The PNGs are byte-for-byte reproducible with the same matplotlib and FreeType: fixed size, dpi
 and fonts, and no software version or date in the PNG metadata.
 """
@@ -32,9 +36,11 @@ ROOT = os.path.dirname(HERE)
 DEFAULT_GPU = "NVIDIA H200"  # every recorded run so far (bench/RESULTS.md); a '# NVIDIA ...' line overrides
 
 TKC_COLOR = "#1f5fa8"
-BASE_COLORS = {"cublas": "#9a9a9a", "cudnn": "#9a9a9a", "flash": "#cfcfcf"}
+BASE_COLORS = {"cublas": "#9a9a9a", "cudnn": "#9a9a9a", "flash": "#cfcfcf", "tk": "#9a9a9a", "copy": "#cfcfcf",
+               "cublas_linear": "#9a9a9a"}
 BASE_NAMES = {"cublas": "cuBLAS (torch.matmul)", "cudnn": "cuDNN (PyTorch SDPA)",
-              "flash": "FlashAttention 2 (PyTorch SDPA)"}
+              "flash": "FlashAttention 2 (PyTorch SDPA)", "tk": "ThunderKittens (its own kernel, same run)",
+              "copy": "device copy of the weight (read + write)", "cublas_linear": "cuBLAS (F.linear, with the bias)"}
 
 
 # ---- reading ----------------------------------------------------------------------------------
@@ -168,7 +174,7 @@ def run_list(rows):
 
 def field(baseline):
     """The row field with a baseline's TFLOP/s (the GEMM suite calls cuBLAS 'base')."""
-    return "tflops_" + ("base" if baseline == "cublas" else baseline)
+    return "tflops_" + ("base" if baseline in ("cublas", "cublas_linear") else baseline)
 
 
 def bars(ax, labels, rows, bases, ymax=None):
@@ -286,6 +292,70 @@ def plot_attn(plt, runs, out, D, causal):
     plt.close(fig)
 
 
+SUITE_TK = [("based", "Based (feature dim 16 -> 273, value dim 64)", "tkc_tflops"),
+            ("hedgehog", "Hedgehog (head dim 128, feature dim 64)", "tkc_tflops"),
+            ("linear_attention", "decayed linear attention, D = 128", "tkc_tflops"),
+            ("mamba2", "Mamba-2 (head dim 64, d_state 64)", "tkc_b2_tflops")]
+
+
+def plot_suite_tk(plt, runs, out):
+    """The newest run of bench/tk_baselines.py for each (kernel, T): tkc against ThunderKittens."""
+    best = {}
+    for run in sorted(runs, key=Run.key):
+        if "tk-baselines" not in run.name:
+            continue
+        for r in run.rows:
+            if r.get("kind") == "time" and "T" in r and isinstance(r.get("tk_tflops"), (int, float)):
+                best[(r["family"], r["T"])] = r
+    fams = [f for f in SUITE_TK if any(k[0] == f[0] for k in best)]
+    if not fams:
+        print("no ThunderKittens rows", file=sys.stderr)
+        return
+    fig, axes = plt.subplots(1, len(fams), figsize=(3.2 * len(fams), 5), squeeze=False)
+    used = []
+    for ax, (fam, title, key) in zip(axes[0], fams):
+        ts = sorted(t for f, t in best if f == fam)
+        rows = [dict(tflops_tkc=best[(fam, t)][key], tflops_tk=best[(fam, t)]["tk_tflops"], _run=best[(fam, t)]["_run"])
+                for t in ts]
+        used += rows
+        bars(ax, [f"T={t}" for t in ts], rows, ["tk"])
+        ax.set_title(title, fontsize=8.5)
+    runs_s, dates, gpus = run_list(used)
+    header(fig, f"Linear attention and state-space kernels: tkc vs ThunderKittens, bf16, B16 H16 (Mamba-2 H32), {gpus}",
+           "the same inputs and FLOP count for both (ThunderKittens' get_flops); TK's linear attention counts the zeroing of "
+           "its output, which it needs", list(axes[0]))
+    footer(fig, f"{gpus}, {runs_s} ({dates}; bench/runs/, bench/RESULTS.md). CUDA graphs of 10 calls, median of 5 "
+                "alternated rounds. Under each size: the run, and tkc / ThunderKittens.")
+    fig.tight_layout(rect=(0, 0.035, 1, 0.85))
+    save(fig, os.path.join(out, "suite_tk.png"))
+    plt.close(fig)
+
+
+def plot_linear_decode(plt, runs, out):
+    """The newest bench/linear_decode.py file: effective weight bandwidth of tkc's best kernel."""
+    files = sorted((r for r in runs if "linear-decode" in r.name and r.rows), key=Run.key)
+    if not files:
+        print("no linear_decode rows", file=sys.stderr)
+        return
+    run = files[-1]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    for ax, M in zip(axes, (1, 16)):
+        rs = [r for r in run.rows if r.get("M") == M]
+        rows = [dict(tflops_tkc=r[r["best"] + "_GBs"], tflops_base=r["cublas_GBs"], tflops_copy=r["copy_GBs"], _run=run)
+                for r in rs]
+        bars(ax, [f"{r['N']}\nx{r['K']}" for r in rs], rows, ["cublas_linear", "copy"])
+        ax.set_ylabel("GB/s of weight (N x K x 2 bytes) / time")
+        ax.set_title(f"M = {M}")
+    header(fig, f"Linear layers at decode sizes (Y = X W^T + b, bf16): tkc vs cuBLAS and the weight's copy, {run.gpu}",
+           "tkc: the best of linear_decode and the split-K pair of kernels.tk/linear.tk (BND = 256, BNS = 256) and its "
+           "split count, per shape", list(axes))
+    footer(fig, f"{run.gpu}, run {run.number} ({run.date}; bench/runs/{run.name}). 20 back-to-back calls, median of "
+                "alternated rounds, no L2 flush. Under each shape: tkc / the faster of cuBLAS and the copy.")
+    fig.tight_layout(rect=(0, 0.035, 1, 0.86))
+    save(fig, os.path.join(out, "linear_decode.png"))
+    plt.close(fig)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", help="result files (default: every .jsonl and .csv in --runs)")
@@ -305,6 +375,8 @@ def main():
     for D in (128, 64):
         for causal in (0, 1):
             plot_attn(plt, runs, args.out, D, causal)
+    plot_suite_tk(plt, runs, args.out)
+    plot_linear_decode(plt, runs, args.out)
     return 0
 
 
