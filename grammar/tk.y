@@ -148,7 +148,7 @@ static void yyerror(Span *loc, void *scanner, ParseCtx *pc, const char *msg) {
 %token KERNEL "kernel" PARAM "param" IMPORT "import" IN "in" OUT "out" INOUT "inout"
 %token SHARED "shared" REG "reg" GRID "grid" PIPELINE "pipeline" LET "let" REQUIRE "require"
 %token SETUP "setup" LOAD "load" COMPUTE "compute" STORE "store" FINISH "finish"
-%token IF "if" ELSE "else" FOR "for" GRAD "grad" TYPE "type"
+%token IF "if" ELSE "else" FOR "for" GRAD "grad" TYPE "type" DISPATCH "dispatch"
 %token ARROW "<-" DOTDOT ".." PLUSEQ "+=" MINUSEQ "-=" STAREQ "*=" SLASHEQ "/="
 %token EQEQ "==" NOTEQ "!=" LESSEQ "<=" GREATEREQ ">=" ANDAND "&&" OROR "||"
 %token <ival> INT "integer"
@@ -200,6 +200,7 @@ top_item
           parse_file(A, pc->diag, pc->prog, $2, s, pc->depth + 1);
       }
     | TYPE IDENT '=' DTYPE ';' { declare_type(pc, $2, @2, $4); }
+    | DISPATCH STRING ';' { parse_dispatch(pc, $2, @2); }
     | TYPE DTYPE '=' DTYPE ';' {
           Span s = @2;
           diag_error(pc->diag, s, "'%.*s' is a type already: a type name is declared once, and the element types "

@@ -401,6 +401,10 @@ char *ast_dump(const Program *p, const Diag *d) {
     Dumper du = {.d = d};
     sb_init(&du.b);
     sb_puts(&du.b, "program\n");
+    if (p->dispatch) {
+        sb_printf(&du.b, "  dispatch \"%s\"", p->dispatch_written);
+        at(&du, p->dispatch_span);
+    }
     for (int i = 0; i < p->types.n; i++) {
         const TypeAlias *t = p->types.v[i];
         sb_printf(&du.b, "  type %s = %s%s", t->name, dtype_name[t->dt], t->overridden ? " (overridden)" : "");

@@ -415,6 +415,10 @@ typedef struct Program {
     Vec(Param *) params;
     Vec(Kernel *) kernels;
     Vec(GradDecl *) grads;
+    const char *dispatch;       /* `dispatch "table";` in the main file: the table's path (relative
+                                 * paths resolved against the .tk's folder), or NULL */
+    const char *dispatch_written; /* the path as the .tk writes it */
+    Span dispatch_span;
     Vec(const char *) files;    /* every file read, the main one first (for depfiles) */
     Vec(const char *) real_files; /* the same files by their real paths, to read each once */
 } Program;

@@ -254,8 +254,10 @@ char *emit_header(Arena *a, const Plan *p, const Program *prog, const EmitOption
             sb_printf(&vs, "%s%s: %s (%s)", vs.len ? "; " : "", dispatch_rule_text(a, &ds->rules.v[r]), v->name, dispatch_variant_text(a, v));
         }
         sb_puts(&b, " *\n");
-        comment_para(&b, 0, "Built with --dispatch %s (add it to the tkc command above): %d variants behind each launcher, "
-                     "which picks one at every launch by the first rule that holds: %s.", path_base(ds->path), ds->variants.n, vs.s);
+        bool named = prog->dispatch && !strcmp(prog->dispatch, ds->path); /* by the .tk's `dispatch` */
+        comment_para(&b, 0, "Built with %s %s%s: %d variants behind each launcher, which picks one at every launch by the "
+                     "first rule that holds: %s.", named ? "the dispatch table" : "--dispatch", path_base(ds->path),
+                     named ? " that the .tk names" : " (add it to the tkc command above)", ds->variants.n, vs.s);
         sb_free(&vs);
     } else if (prog->params.n) {
         sb_puts(&b, " *\n");

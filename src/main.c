@@ -28,6 +28,7 @@ typedef struct Options {
     const char *depfile_path; /* -MF */
     const char *module_name;  /* --module-name (--emit=torch) */
     const char *dispatch;     /* --dispatch TABLE */
+    bool no_dispatch;         /* --no-dispatch: not the table the .tk names */
     Define *defines;
     int ndefines;
 } Options;
@@ -51,6 +52,7 @@ static void usage(FILE *f) {
           "                     -D variants of one .tk can be imported side by side\n"
           "  --dispatch TABLE   compile every variant the table names (-D sets) into one file, behind launchers\n"
           "                     that pick one at each launch by the table's rules on the run-time dimensions\n"
+          "  --no-dispatch      compile the program once, not with the table its `dispatch` statement names\n"
           "  -MD                also write a Make/Ninja depfile (OUT.d, or the -MF path)\n"
           "  -MF FILE           the depfile's path\n"
           "  --line-directives  #line directives in the CUDA, pointing nvcc and debuggers at .tk lines\n"
@@ -118,6 +120,8 @@ static int parse_args(int argc, char **argv, Options *o) {
             if (++i >= argc) return usage_error("%s needs a table file", "--dispatch");
             if (o->dispatch) return usage_error("%s given twice", "--dispatch");
             o->dispatch = argv[i];
+        } else if (!strcmp(a, "--no-dispatch")) {
+            o->no_dispatch = true;
         } else if (!strncmp(a, "-D", 2)) {
             const char *d = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
             if (!d) return usage_error("%s needs NAME=VALUE", "-D");
@@ -137,6 +141,7 @@ static int parse_args(int argc, char **argv, Options *o) {
     if (!o->input) return usage_error("%s", "no input file");
     if (o->emit == EMIT_TORCH && !o->output && !o->check) return usage_error("%s", "--emit=torch needs -o DIR");
     if (o->module_name && o->emit != EMIT_TORCH) return usage_error("%s", "--module-name goes with --emit=torch");
+    if (o->dispatch && o->no_dispatch) return usage_error("%s", "--dispatch and --no-dispatch together");
     if (o->dispatch && o->emit == EMIT_AST) return usage_error("%s", "--dispatch does not go with --emit=ast (the syntax tree is one program's)");
     if (o->depfile && !o->depfile_path && (!o->output || !strcmp(o->output, "-")))
         return usage_error("%s", "-MD without -o needs -MF FILE");
@@ -248,9 +253,28 @@ static int compile(Arena *a, Diag *d, const Options *opt, Define *defs, int ndef
     return 0;
 }
 
+/* the table a .tk names applies unless a -D of the command line sets a param one of its variants
+ * sets (then the command line has picked the variant). A table that cannot be read or parsed
+ * applies, so that compiling it reports why. */
+static bool implicit_dispatch(Arena *a, const Options *opt, const char *table) {
+    Diag quiet;
+    FILE *null = fopen("/dev/null", "w");
+    if (!null) return true;
+    diag_init(&quiet, a, null);
+    Dispatch ds;
+    bool use = true;
+    if (dispatch_parse(a, &quiet, table, &ds) == 0)
+        for (int v = 0; v < ds.variants.n && use; v++)
+            for (int i = 0; i < ds.variants.v[v].ndefines && use; i++)
+                for (int j = 0; j < opt->ndefines && use; j++)
+                    use = strcmp(ds.variants.v[v].defines[i].name, opt->defines[j].name) != 0;
+    fclose(null);
+    return use;
+}
+
 /* --dispatch: every variant of the table compiled with the command line's -D and its own */
-static int compile_dispatch(Arena *a, Diag *d, const Options *opt, Dispatch *ds) {
-    int r = dispatch_parse(a, d, opt->dispatch, ds);
+static int compile_dispatch(Arena *a, Diag *d, const Options *opt, const char *table, Dispatch *ds) {
+    int r = dispatch_parse(a, d, table, ds);
     if (r) return r;
     for (int v = 0; v < ds->variants.n; v++) {
         DispatchVariant *dv = &ds->variants.v[v];
@@ -278,42 +302,56 @@ static int compile_dispatch(Arena *a, Diag *d, const Options *opt, Dispatch *ds)
 }
 
 /* --emit=plan, report or explain of a dispatched program: the rules, then each variant's */
-static char *dispatch_each(Arena *a, const Dispatch *ds, const EmitOptions *eo, EmitKind kind) {
+/* --emit=report of a dispatched program: the first variant's report (the launchers are the same
+ * in every variant), with a "dispatch" member holding the rules and every variant's own report */
+static char *dispatch_report(Arena *a, const Dispatch *ds, const EmitOptions *eo) {
     StrBuf b;
     sb_init(&b);
-    bool json = kind == EMIT_REPORT;
-    if (json) {
-        sb_printf(&b, "{\n  \"dispatch\": \"%s\",\n  \"rules\": [", path_base(ds->path));
-        for (int r = 0; r < ds->rules.n; r++)
-            sb_printf(&b, "%s\n    {\"when\": \"%s\", \"variant\": \"%s\", \"applies\": %s}", r ? "," : "",
-                      dispatch_rule_text(a, &ds->rules.v[r]), ds->variants.v[ds->rules.v[r].variant].name,
-                      ds->rules.v[r].never ? "false" : "true");
-        sb_puts(&b, "\n  ],\n  \"variants\": [");
-    } else {
-        sb_printf(&b, "%s dispatch table %s: the first rule that holds at launch picks the variant\n", kind == EMIT_PLAN ? "#" : "",
-                  path_base(ds->path));
-        for (int r = 0; r < ds->rules.n; r++) {
-            const DispatchVariant *v = &ds->variants.v[ds->rules.v[r].variant];
-            sb_printf(&b, "%s  %-40s -> %s (%s)%s\n", kind == EMIT_PLAN ? "#" : "", dispatch_rule_text(a, &ds->rules.v[r]), v->name,
-                      dispatch_variant_text(a, v), ds->rules.v[r].never ? ": left out, a param test fails" : "");
-        }
-        if (ds->kernels.n) {
-            sb_printf(&b, "%s  dispatched kernels:", kind == EMIT_PLAN ? "#" : "");
-            for (int i = 0; i < ds->kernels.n; i++) sb_printf(&b, " %s", ds->kernels.v[i]);
-            sb_puts(&b, " (the others: the last rule's variant)\n");
-        }
+    sb_printf(&b, "{\n  \"dispatch\": {\"table\": \"%s\", \"rules\": [", path_base(ds->path));
+    for (int r = 0; r < ds->rules.n; r++)
+        sb_printf(&b, "%s\n    {\"when\": \"%s\", \"variant\": \"%s\", \"applies\": %s}", r ? "," : "",
+                  dispatch_rule_text(a, &ds->rules.v[r]), ds->variants.v[ds->rules.v[r].variant].name,
+                  ds->rules.v[r].never ? "false" : "true");
+    sb_puts(&b, "\n  ], \"variants\": [");
+    char *first = NULL;
+    for (int v = 0; v < ds->variants.n; v++) {
+        const DispatchVariant *dv = &ds->variants.v[v];
+        char *t = emit_report(a, dv->plan, dv->prog, eo);
+        sb_printf(&b, "%s\n{\"variant\": \"%s\", \"defines\": \"%s\", \"report\":\n%s}", v ? "," : "", dv->name,
+                  dispatch_variant_text(a, dv), t);
+        if (v) free(t);
+        else first = t;
+    }
+    sb_puts(&b, "\n  ]},");
+    const char *rest = first ? strchr(first, '{') : NULL;
+    sb_puts(&b, rest ? rest + 1 : "}\n");
+    free(first);
+    return sb_take(&b);
+}
+
+/* --emit=plan or --explain of a dispatched program: the rules, then each variant's */
+static char *dispatch_each(Arena *a, const Dispatch *ds, const EmitOptions *eo, EmitKind kind) {
+    if (kind == EMIT_REPORT) return dispatch_report(a, ds, eo);
+    StrBuf b;
+    sb_init(&b);
+    const char *hash = kind == EMIT_PLAN ? "#" : "";
+    sb_printf(&b, "%s dispatch table %s: the first rule that holds at launch picks the variant\n", hash, path_base(ds->path));
+    for (int r = 0; r < ds->rules.n; r++) {
+        const DispatchVariant *v = &ds->variants.v[ds->rules.v[r].variant];
+        sb_printf(&b, "%s  %-40s -> %s (%s)%s\n", hash, dispatch_rule_text(a, &ds->rules.v[r]), v->name,
+                  dispatch_variant_text(a, v), ds->rules.v[r].never ? ": left out, a param test fails" : "");
+    }
+    if (ds->kernels.n) {
+        sb_printf(&b, "%s  dispatched kernels:", hash);
+        for (int i = 0; i < ds->kernels.n; i++) sb_printf(&b, " %s", ds->kernels.v[i]);
+        sb_puts(&b, " (the others: the last rule's variant)\n");
     }
     for (int v = 0; v < ds->variants.n; v++) {
         const DispatchVariant *dv = &ds->variants.v[v];
-        char *t = kind == EMIT_PLAN ? plan_dump(dv->plan)
-                  : json           ? emit_report(a, dv->plan, dv->prog, eo)
-                                   : emit_explain(a, dv->plan, dv->prog, eo);
-        if (json) sb_printf(&b, "%s\n{\"variant\": \"%s\", \"defines\": \"%s\", \"report\":\n%s}", v ? "," : "", dv->name,
-                            dispatch_variant_text(a, dv), t);
-        else sb_printf(&b, "\n%s variant %s (%s)\n%s", kind == EMIT_PLAN ? "#" : "====", dv->name, dispatch_variant_text(a, dv), t);
+        char *t = kind == EMIT_PLAN ? plan_dump(dv->plan) : emit_explain(a, dv->plan, dv->prog, eo);
+        sb_printf(&b, "\n%s variant %s (%s)\n%s", kind == EMIT_PLAN ? "#" : "====", dv->name, dispatch_variant_text(a, dv), t);
         free(t);
     }
-    if (json) sb_puts(&b, "\n  ]\n}\n");
     return sb_take(&b);
 }
 
@@ -351,8 +389,18 @@ int main(int argc, char **argv) {
     if (!opt.dispatch) {
         rc = compile(&arena, &diag, &opt, opt.defines, opt.ndefines, &prog, &plan, &text);
         if (rc || text) goto ast_done;
+        /* the table the .tk names: unless --no-dispatch, or the command line sets a param the
+         * table's variants set (that -D picks the variant) */
+        if (prog.dispatch && !opt.no_dispatch && implicit_dispatch(&arena, &opt, prog.dispatch)) {
+            opt.dispatch = prog.dispatch;
+            rc = compile_dispatch(&arena, &diag, &opt, opt.dispatch, &ds);
+            if (rc) goto done;
+            prog = *ds.variants.v[0].prog;
+            plan = *ds.variants.v[0].plan;
+            vec_push(&arena, &prog.files, (const char *)ds.path);
+        }
     } else {
-        rc = compile_dispatch(&arena, &diag, &opt, &ds);
+        rc = compile_dispatch(&arena, &diag, &opt, opt.dispatch, &ds);
         if (rc) goto done;
         prog = *ds.variants.v[0].prog;
         plan = *ds.variants.v[0].plan;

@@ -23,6 +23,17 @@ static char *resolve_import(Arena *a, Diag *d, Span from, const char *path) {
     return arena_printf(a, "%.*s/%s", (int)(slash - importer), importer, path);
 }
 
+void parse_dispatch(ParseCtx *pc, const char *path, Span s) {
+    if (pc->depth > 0) return; /* an imported file's table is not the importing program's */
+    if (pc->prog->dispatch) {
+        diag_error(pc->diag, s, "a second dispatch table: a program names at most one");
+        return;
+    }
+    pc->prog->dispatch = resolve_import(pc->arena, pc->diag, s, path);
+    pc->prog->dispatch_written = path;
+    pc->prog->dispatch_span = s;
+}
+
 bool parse_file(Arena *a, Diag *d, Program *prog, const char *path, Span from, int depth) {
     const char *full = from.file >= 0 ? resolve_import(a, d, from, path) : path;
     /* the same file under another spelling (lib/../x.tk) is the same file */

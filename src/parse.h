@@ -26,5 +26,9 @@ typedef struct ParseCtx {
 /* Parses path into prog; returns false if it could not be read (already reported). Imports
  * are parsed in place, once each, relative to the importing file. */
 bool parse_file(Arena *a, Diag *d, Program *prog, const char *path, Span from, int depth);
+/* `dispatch "table";` (the parser's action): the table the driver compiles the program with,
+ * resolved against the file that names it; the main file's only (an imported file's is not the
+ * importing program's table), once */
+void parse_dispatch(ParseCtx *pc, const char *path, Span s);
 
 #endif

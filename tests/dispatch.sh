@@ -28,6 +28,7 @@ fail() {
 }
 
 cp "$root/kernels.tk/attn_fwd.tk" attn_fwd.tk
+cp "$root/kernels.tk/attn_fwd.dispatch" attn_fwd.dispatch
 mkdir inc && cp "$root/kernels.tk/inc/"*.tk inc/
 
 # bad TEXT PATTERN: the table TEXT gets exit 1 and a "t.dispatch:L:C: error: ..." matching PATTERN
@@ -129,7 +130,7 @@ grep -q '^==== variant short' out || fail "--explain does not explain variant sh
 checks=$((checks + 1))
 "$tkc" attn_fwd.tk --dispatch "$table" --emit=report >report.json 2>err || fail "--emit=report with --dispatch failed"
 if command -v python3 >/dev/null 2>&1; then
-    python3 -c "import json,sys; d=json.load(open('report.json')); assert d['rules'][-1]['when'] == 'otherwise'; assert len(d['variants']) >= 2" \
+    python3 -c "import json,sys; d=json.load(open('report.json')); assert d['dispatch']['rules'][-1]['when'] == 'otherwise'; assert len(d['dispatch']['variants']) >= 2; assert d['kernels'][0]['name'] == 'attn_fwd'" \
         2>py.log || { fail "--emit=report with --dispatch is not the expected JSON"; head -n 3 py.log; }
 fi
 checks=$((checks + 1))
@@ -158,6 +159,31 @@ printf 'variant long SHORT=0\nvariant short SHORT=1\nwhen D == 64 && N <= 2560: 
 grep -q '^    if (N <= 2560LL) {' p64.cu || fail "D = 64: the rule's run-time test is missing"
 grep -q 'if (N <= 2560LL)' p128.cu && fail "D = 128: the rule whose param test fails was emitted"
 grep -q 'left out, a param test fails' p128.cu || fail "D = 128: the .cu does not say the rule is left out"
+
+# `dispatch "TABLE";` in the .tk: the table applies without a flag; --no-dispatch, or a -D of a
+# param a variant sets, compiles the program once; the main file's table only (an imported
+# file's is ignored), once
+checks=$((checks + 1))
+printf 'dispatch "attn_fwd.dispatch";\n' >auto.tk
+cat attn_fwd.tk | grep -v '^dispatch ' >>auto.tk
+"$tkc" auto.tk -o auto.cu 2>err || fail "a .tk naming its dispatch table failed to compile"
+grep -q '^namespace tkc_v_short {' auto.cu || fail "dispatch \"TABLE\": the table was not applied"
+"$tkc" auto.tk --no-dispatch -o plain.cu 2>err && ! grep -q '^namespace tkc_v_' plain.cu || fail "--no-dispatch still dispatched"
+"$tkc" auto.tk -D SHORT=1 -o short.cu 2>err && ! grep -q '^namespace tkc_v_' short.cu || fail "-D SHORT=1 still dispatched"
+"$tkc" auto.tk -D D=64 -o d64.cu 2>err && grep -q '^namespace tkc_v_short {' d64.cu || fail "-D D=64 (no variant sets D) did not dispatch"
+"$tkc" auto.tk --emit=ast 2>err | grep -q '^  dispatch "' || fail "the syntax tree does not show the dispatch statement"
+"$tkc" auto.tk --dispatch attn_fwd.dispatch --no-dispatch >out 2>err; [ $? -eq 2 ] || fail "--dispatch with --no-dispatch: expected exit 2"
+checks=$((checks + 1))
+printf 'dispatch "a.dispatch";\ndispatch "b.dispatch";\n' >twice.tk
+"$tkc" twice.tk --check >out 2>err
+if [ $? -ne 1 ] || ! grep -q "twice.tk:2:10: error: a second dispatch table" err; then fail "two dispatch statements: expected an error at the second"; fi
+printf 'dispatch "x.dispatch";\n' >inc_d.tk
+printf 'import "inc_d.tk";\n' >imp.tk
+printf 'kernel k(in X: bf16[M, 64], out Y: bf16[M, 64]) {\n  grid (m: cdiv(M, 64));\n  shared x: bf16[64, 64];\n  reg r: bf16[64, 64];\n  setup { x <- X[block.m, 0]; }\n  finish { r <- x; Y[block.m, 0] <- r; }\n}\n' >>imp.tk
+"$tkc" imp.tk -o imp.cu 2>err
+if [ $? -ne 0 ] || grep -q '^namespace tkc_v_' imp.cu; then
+    fail "a dispatch statement in an imported file: expected it ignored (the table x.dispatch does not exist)"; sed 's/^/    /' err | head -n 4
+fi
 
 # which variant runs: `require M > P` fails for P = 100000 (TKC_ERR_REQUIRE, 5) and holds for P = 0,
 # whose launcher then finds the null tensor (TKC_ERR_NULL, 1): the status code names the variant

@@ -31,8 +31,9 @@ fail() {
     failed=$((failed + 1))
 }
 
-# the files kernels.tk imports, at the same relative paths
+# the files kernels.tk imports and the dispatch tables it names, at the same relative paths
 [ -d "$root/kernels.tk/inc" ] && cp -r "$root/kernels.tk/inc" .
+for t in "$root"/kernels.tk/*.dispatch; do [ -f "$t" ] && cp "$t" .; done
 for src in "$root"/kernels.tk/*.tk; do
     name=$(basename "$src" .tk)
     cp "$src" "$name.tk"

@@ -45,8 +45,13 @@ STATUS = [("TKC_OK", 0), ("TKC_ERR_NULL", 1), ("TKC_ERR_ALIGN", 2), ("TKC_ERR_DI
 
 def common(rep, decls, where):
     """what every report must hold, whatever the kernel"""
-    check(list(rep) == ["tkc_version", "source", "params", "limits", "status_codes", "kernels"],
-          f"{where}: top-level keys {list(rep)}")
+    keys = ["tkc_version", "source", "params", "limits", "status_codes", "kernels"]
+    if "dispatch" in rep:  # a dispatched program: the rules, and every variant's own report
+        d = rep["dispatch"]
+        check(list(d) == ["table", "rules", "variants"] and d["rules"] and d["rules"][-1]["when"] == "otherwise" and
+              all(list(v) == ["variant", "defines", "report"] for v in d["variants"]), f"{where}: dispatch {list(d)}")
+        keys = ["dispatch"] + keys
+    check(list(rep) == keys, f"{where}: top-level keys {list(rep)}")
     check(rep["limits"] == {"shared_memory": 232448, "shared_memory_base_slack": 1024, "register_file": 65536},
           f"{where}: limits {rep['limits']}")
     check([(s["name"], s["value"]) for s in rep["status_codes"]] == STATUS, f"{where}: status codes")

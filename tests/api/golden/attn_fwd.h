@@ -6,9 +6,9 @@
  * -gencode=arch=compute_90a,code=sm_90a -c X.cu); link with that object and the CUDA runtime. This
  * header needs only a C99 (or later) or C++ compiler: no CUDA include path.
  *
- * Built with params D = 128, CAUSAL = 0, SHORT = 0, BQ = 128, BKV = 176, SETUP_STAGES = 1,
- * PERSISTENT = 1, CLUSTER = 2, STAGES = 2, OVERLAP = 1, PINGPONG = 1, LOOKAHEAD = 1, STAGING = 1,
- * NARROW_TAIL = 1.
+ * Built with the dispatch table attn_fwd.dispatch that the .tk names: 2 variants behind each
+ * launcher, which picks one at every launch by the first rule that holds: D == 128 && CAUSAL == 0
+ * && N <= 1280: short (SHORT=1); otherwise: long (SHORT=0).
  */
 #ifndef TKC_ATTN_FWD_TK_H
 #define TKC_ATTN_FWD_TK_H
