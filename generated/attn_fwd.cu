@@ -46,25 +46,8 @@ enum {
 #pragma nv_diag_suppress 177
 #pragma nv_diag_suppress 550
 
-// ---- variant long: SHORT=0 ----
-namespace tkc_v_long {
-
+// the template fragments and host helpers every variant below uses
 namespace {
-
-constexpr int D = 128;
-constexpr int CAUSAL = 0;
-constexpr int SHORT = 0;  // set by -D
-constexpr int BQ = 128;
-constexpr int BKV = 176;
-constexpr int SETUP_STAGES = 1;
-constexpr int PERSISTENT = 1;
-constexpr int CLUSTER = 2;
-constexpr int STAGES = 2;
-constexpr int OVERLAP = 1;
-constexpr int PINGPONG = 1;
-constexpr int LOOKAHEAD = 1;
-constexpr int STAGING = 1;
-constexpr int NARROW_TAIL = 1;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -316,6 +299,21 @@ TKC_DEVICE uint32_t tkc_tile_offset(int rows, int cols, int elem, int span, int 
     return a ^ (((a >> 7) & mask) << 4);
 }
 
+// The k-th work tile (k = 0, 1, ...) of block b among g blocks when the tiles go in pairs
+// (2p, 2p + 1), a long tile and its short partner on a folded axis; -1 when block b has no
+// k-th tile. Rounds in which every block takes a whole pair come first. The n - 2g*rounds tiles
+// left over are spread so that as many blocks as possible get one: blocks [0, n - 2g*rounds - g)
+// take a pair, the rest one tile each.
+TKC_DEVICE int tkc_pair_walk(int k, int b, int g, int n) {
+    const int rounds = n / (2 * g);
+    if (k / 2 < rounds) return 2 * ((k / 2) * g + b) + (k & 1);
+    const int base = 2 * g * rounds, rest = n - base, pairs = rest > g ? rest - g : 0;
+    const int kk = k - 2 * rounds;
+    if (b < pairs) return kk < 2 ? base + 2 * b + kk : -1;
+    const int t = base + pairs + b;
+    return kk == 0 && t < n ? t : -1;
+}
+
 template <int TB, int SA>
 TKC_DEVICE void tkc_wgmma_m64n128k16_rs_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {
     asm volatile(
@@ -326,6 +324,19 @@ TKC_DEVICE void tkc_wgmma_m64n128k16_rs_bf16(float *d, uint32_t a0, uint32_t a1,
         "{%64, %65, %66, %67}, %68, p, %70, 1, %71;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TB));
+}
+
+
+template <int TA, int TB, int SA>
+TKC_DEVICE void tkc_wgmma_m64n128k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, p, %67, 1, %68, %69;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB));
 }
 
 
@@ -377,6 +388,28 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 [[maybe_unused]] static inline long long tkc_h_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 [[maybe_unused]] static inline long long tkc_h_min(long long a, long long b) { return a < b ? a : b; }
 [[maybe_unused]] static inline long long tkc_h_max(long long a, long long b) { return a > b ? a : b; }
+
+}  // namespace
+
+// ---- variant long: SHORT=0 ----
+namespace tkc_v_long {
+
+namespace {
+
+constexpr int D = 128;
+constexpr int CAUSAL = 0;
+constexpr int SHORT = 0;  // set by -D
+constexpr int BQ = 128;
+constexpr int BKV = 176;
+constexpr int SETUP_STAGES = 1;
+constexpr int PERSISTENT = 1;
+constexpr int CLUSTER = 2;
+constexpr int STAGES = 2;
+constexpr int OVERLAP = 1;
+constexpr int PINGPONG = 1;
+constexpr int LOOKAHEAD = 1;
+constexpr int STAGING = 1;
+constexpr int NARROW_TAIL = 1;
 
 // ================================================================================================
 // kernel attn_fwd: the plan tkc chose (tkc --emit=plan prints the same)
@@ -1281,280 +1314,6 @@ constexpr int PINGPONG = 1;
 constexpr int LOOKAHEAD = 1;
 constexpr int STAGING = 1;
 constexpr int NARROW_TAIL = 1;
-
-// The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
-// asks for 1 KiB of slack to pay for it.
-TKC_DEVICE unsigned char *tkc_align_smem(unsigned char *p) {
-    return (unsigned char *)(((uintptr_t)p + 1023) & ~(uintptr_t)1023);
-}
-TKC_DEVICE uint32_t tkc_smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-// ceiling division in 64 bits: a + b - 1 must not wrap for a near 2^31 (the launcher accepts
-// dimensions up to 2^31 - 1), or a grid extent comes out negative and the kernel does nothing
-TKC_DEVICE int tkc_cdiv(int a, int b) { return (int)(((long long)a + b - 1) / b); }
-
-
-// mbarriers: an 8-byte phase counter in shared memory. A phase completes when the expected
-// arrivals have arrived and the expected transaction bytes have landed.
-TKC_DEVICE void tkc_mbar_init(uint32_t bar, int count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-TKC_DEVICE void tkc_mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
-TKC_DEVICE void tkc_mbar_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-TKC_DEVICE void tkc_mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-// Waits until the phase with the given parity has completed (parity 1 on a fresh barrier
-// returns at once: it names the phase "before" the first).
-TKC_DEVICE void tkc_mbar_wait(uint32_t bar, int parity) {
-    uint32_t done;
-    do {
-        asm volatile(
-            "{\n\t.reg .pred p;\n\t"
-            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-            "selp.b32 %0, 1, 0, p;\n\t}"
-            : "=r"(done)
-            : "r"(bar), "r"(parity)
-            : "memory");
-    } while (!done);
-}
-
-
-// TMA tile loads: global (through a tensor map) -> shared, completing on an mbarrier.
-// Coordinates are element indices, innermost dimension first.
-TKC_DEVICE void tkc_tma_load_2d(uint32_t dst, const CUtensorMap *map, int c0, int c1, uint32_t bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(bar)
-        : "memory");
-}
-TKC_DEVICE void tkc_tma_load_3d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, uint32_t bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
-        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-        : "memory");
-}
-TKC_DEVICE void tkc_tma_load_4d(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2, int c3, uint32_t bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(dst),
-        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
-        : "memory");
-}
-TKC_DEVICE void tkc_tma_prefetch_map(const CUtensorMap *map) {
-    asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
-}
-
-
-// TMA tile stores: shared -> global. Out-of-bounds parts of the box are clipped. Each thread
-// that issues stores tracks them as bulk groups.
-TKC_DEVICE void tkc_tma_store_2d(const CUtensorMap *map, int c0, int c1, uint32_t src) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"((uint64_t)map),
-                 "r"(c0), "r"(c1), "r"(src)
-                 : "memory");
-}
-TKC_DEVICE void tkc_tma_store_3d(const CUtensorMap *map, int c0, int c1, int c2, uint32_t src) {
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"((uint64_t)map),
-                 "r"(c0), "r"(c1), "r"(c2), "r"(src)
-                 : "memory");
-}
-TKC_DEVICE void tkc_tma_store_4d(const CUtensorMap *map, int c0, int c1, int c2, int c3, uint32_t src) {
-    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];" ::"l"((uint64_t)map),
-                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src)
-                 : "memory");
-}
-TKC_DEVICE void tkc_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-// at most N of this thread's bulk groups may still be reading shared memory
-template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
-    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
-}
-// at most N of this thread's bulk groups may still be incomplete
-template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
-// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
-TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-
-
-// wgmma ordering: fence before a product whose registers were touched, commit closes a group,
-// wait_group<N> returns when at most N groups are in flight.
-TKC_DEVICE void tkc_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-TKC_DEVICE void tkc_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N> TKC_DEVICE void tkc_wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
-}
-// Pins values in registers at this point, so the compiler neither moves nor reuses the
-// registers an asynchronous product reads or writes (no instruction is generated).
-TKC_DEVICE void tkc_pin(float &x) { asm volatile("" : "+f"(x)::"memory"); }
-TKC_DEVICE void tkc_pin(uint32_t &x) { asm volatile("" : "+r"(x)::"memory"); }
-// A shared-memory matrix descriptor (see src/hopper.h for the bit layout).
-TKC_DEVICE uint64_t tkc_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo, uint32_t mode) {
-    return (uint64_t)((smem_addr & 0x3FFFFu) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFFu) << 16) |
-           ((uint64_t)((sbo >> 4) & 0x3FFFu) << 32) | ((uint64_t)mode << 62);
-}
-
-
-// Moves registers between warpgroups: the producer gives some up, the consumers take them.
-template <int N> TKC_DEVICE void tkc_setmaxnreg_dec() {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
-}
-template <int N> TKC_DEVICE void tkc_setmaxnreg_inc() {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
-}
-
-
-// Named barriers 1..15 (0 is __syncthreads); the thread count is a multiple of 32.
-TKC_DEVICE void tkc_bar_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-TKC_DEVICE void tkc_bar_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
-
-// Each lane of a warp gives one 16-byte row address; lane l's register i holds row l/4,
-// columns 2(l%4) and 2(l%4)+1 of 8x8 matrix i.
-TKC_DEVICE void tkc_stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
-                 "r"(r2), "r"(r3)
-                 : "memory");
-}
-
-
-// Fast math on fp32 values and 16-bit packing.
-TKC_DEVICE float tkc_exp2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-TKC_DEVICE uint32_t tkc_pack_bf16(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-TKC_DEVICE uint32_t tkc_pack_fp16(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-TKC_DEVICE float tkc_bf16_lo(uint32_t v) { return __uint_as_float(v << 16); }
-TKC_DEVICE float tkc_bf16_hi(uint32_t v) { return __uint_as_float(v & 0xFFFF0000u); }
-TKC_DEVICE float tkc_fp16_lo(uint32_t v) { return __half2float(__ushort_as_half((unsigned short)(v & 0xFFFFu))); }
-TKC_DEVICE float tkc_fp16_hi(uint32_t v) { return __half2float(__ushort_as_half((unsigned short)(v >> 16))); }
-TKC_DEVICE float tkc_round_bf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
-TKC_DEVICE float tkc_round_fp16(float x) { return __half2float(__float2half_rn(x)); }
-
-
-// Host side: the tensor-map encoder comes from the driver through the runtime, so programs
-// need not link libcuda.
-static PFN_cuTensorMapEncodeTiled_v12000 tkc_encode_tiled() {
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-    if (!fn) {
-        void *p = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-            q != cudaDriverEntryPointSuccess || !p)
-            return nullptr;
-        fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
-    }
-    return fn;
-}
-// dims and box innermost first; strides in bytes for dims 1..rank-1
-static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, const void *ptr, const uint64_t *dims,
-                         const uint64_t *strides, const uint32_t *box, int swizzle) {
-    PFN_cuTensorMapEncodeTiled_v12000 enc = tkc_encode_tiled();
-    if (!enc) return false;
-    const uint32_t elem_strides[5] = {1, 1, 1, 1, 1};
-    CUresult r = enc(map, type, (cuuint32_t)rank, const_cast<void *>(ptr), dims, strides, box, elem_strides,
-                     CU_TENSOR_MAP_INTERLEAVE_NONE, (CUtensorMapSwizzle)swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    return r == CUDA_SUCCESS;
-}
-
-// The k-th work tile (k = 0, 1, ...) of block b among g blocks when the tiles go in pairs
-// (2p, 2p + 1), a long tile and its short partner on a folded axis; -1 when block b has no
-// k-th tile. Rounds in which every block takes a whole pair come first. The n - 2g*rounds tiles
-// left over are spread so that as many blocks as possible get one: blocks [0, n - 2g*rounds - g)
-// take a pair, the rest one tile each.
-TKC_DEVICE int tkc_pair_walk(int k, int b, int g, int n) {
-    const int rounds = n / (2 * g);
-    if (k / 2 < rounds) return 2 * ((k / 2) * g + b) + (k & 1);
-    const int base = 2 * g * rounds, rest = n - base, pairs = rest > g ? rest - g : 0;
-    const int kk = k - 2 * rounds;
-    if (b < pairs) return kk < 2 ? base + 2 * b + kk : -1;
-    const int t = base + pairs + b;
-    return kk == 0 && t < n ? t : -1;
-}
-
-// Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
-// tiles of every dtype share; src/hopper.c acc_fragment_pos is the reference): in each 64-row block
-// warp w holds rows 16w .. 16w + 15; lane l holds rows lrow = 16w + l / 4 and lrow + 8, and in each
-// 8-column slab columns lcol = 2 (l % 4) and lcol + 1. Value i of a tile of cols columns:
-TKC_DEVICE int tkc_frag_row(int lrow, int i, int cols) { return lrow + 8 * ((i >> 1) & 1) + 64 * (i / (cols / 2)); }
-TKC_DEVICE int tkc_frag_col(int lcol, int i, int cols) { return lcol + 8 * ((i % (cols / 2)) >> 2) + (i & 1); }
-// slot r of a per_row vector (the rows a thread holds) and slot k of a per_col one (its columns)
-TKC_DEVICE int tkc_rowvec_row(int lrow, int r) { return lrow + 8 * (r & 1) + 64 * (r >> 1); }
-TKC_DEVICE int tkc_colvec_col(int lcol, int k) { return lcol + 8 * (k >> 1) + (k & 1); }
-
-
-// The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
-// swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
-// cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
-// 16-byte chunk index is XORed with the 128-byte line index (period 2, 4, 8 lines for spans of
-// 32, 64, 128 B). Every argument but r and c is a constant where tkc calls it, so the compiler
-// folds all but the lane-dependent part.
-TKC_DEVICE uint32_t tkc_tile_offset(int rows, int cols, int elem, int span, int r, int c) {
-    if (span == 0) return (uint32_t)((r * cols + c) * elem);
-    const int ac = span / elem;
-    const uint32_t a = (uint32_t)((c / ac) * rows * span + r * span + (c % ac) * elem);
-    const uint32_t mask = span == 128 ? 7u : span == 64 ? 3u : 1u;
-    return a ^ (((a >> 7) & mask) << 4);
-}
-
-template <int TB, int SA>
-TKC_DEVICE void tkc_wgmma_m64n128k16_rs_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "{%64, %65, %66, %67}, %68, p, %70, 1, %71;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TB));
-}
-
-
-template <int TA, int TB, int SA>
-TKC_DEVICE void tkc_wgmma_m64n128k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, p, %67, 1, %68, %69;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB));
-}
-
-
-// one element of a global tensor, as a scalar (kernel-level lets)
-__device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { return p[i]; }
-__device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
-__device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }
-__device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }
-// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
-// 16-byte multiples below 2^40 bytes; threads accept any positive strides.
-[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,
-                                         int elem, bool tma) {
-    int64_t c = 1;
-    for (int d = rank - 1; d >= 0; --d) {
-        st[d] = given ? given[d] : c;
-        c *= dims[d];
-        if (st[d] < 1) return false;
-        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))
-            return false;
-    }
-    return true;
-}
-[[maybe_unused]] static inline long long tkc_h_cdiv(long long a, long long b) { return (a + b - 1) / b; }
-[[maybe_unused]] static inline long long tkc_h_min(long long a, long long b) { return a < b ? a : b; }
-[[maybe_unused]] static inline long long tkc_h_max(long long a, long long b) { return a > b ? a : b; }
 
 // ================================================================================================
 // kernel attn_fwd: the plan tkc chose (tkc --emit=plan prints the same)

@@ -646,57 +646,30 @@ void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char
     sb_puts(out, "// the template library carries helpers a given kernel may not use\n#pragma nv_diag_suppress 177\n#pragma nv_diag_suppress 550\n\n");
 }
 
-/* the program's params, the fragments its kernels use, the host helpers and the kernels (in an
- * anonymous namespace), then the launchers: extern "C", or, for a variant of a dispatched
- * program (in_variant), plain C++ functions of the variant's namespace */
-void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, bool in_variant) {
-    Em em = {.a = a, .o = o, .slot = "tkc_setup_slot", .in_variant = in_variant};
-    Em *e = &em;
-    StrBuf body;
-    sb_init(&body);
-    e->b = &body;
-    for (int i = 0; i < p->kernels.n; i++) {
-        e->pk = p->kernels.v[i];
-        e->sk = e->pk->sk;
-        if (i) sb_blank(&body);
-        emit_kernel(e);
-    }
-    StrBuf launch;
-    sb_init(&launch);
-    e->b = &launch;
-    for (int i = 0; i < p->kernels.n; i++) {
-        e->pk = p->kernels.v[i];
-        e->sk = e->pk->sk;
-        sb_blank(&launch);
-        emit_launcher(e);
-    }
-    sb_puts(out, "namespace {\n\n");
-    for (int i = 0; i < prog->params.n; i++) {
-        const Param *pa = prog->params.v[i];
-        sb_printf(out, "constexpr int %s = %" PRId64 ";%s\n", pa->name, pa->sym->cval, pa->overridden ? "  // set by -D" : "");
-    }
-    if (prog->params.n) sb_putc(out, '\n');
-    /* the fragments the kernels use, in a fixed order: tkc_ptx.cuh's as they appear in the
-     * file, tkc_sched.cuh's (one so far), then the wgmma shapes sorted by name */
+/* the template fragments a program's kernels use (frags, in a fixed order: tkc_ptx.cuh's as they
+ * appear in the file, tkc_sched.cuh's, tkc_layout.cuh's and tkc_philox.cuh's, then the wgmma
+ * shapes sorted by name) and the host helpers of the launchers: once per file, whatever the
+ * number of variants that use them */
+void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
     static const char *const order[] = {"smem",       "mbarrier",   "tma_load",      "tma_load_1d", "cluster",  "tma_store",
                                         "tma_reduce", "wgmma_sync", "setmaxnreg",    "named_barrier", "shared_f32", "stmatrix",
                                         "ldmatrix",   "shared_v2",  "math",          "red",         "rows_edge", "zero",      "host"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
-        for (int i = 0; i < e->frags.n; i++)
-            if (!strcmp(e->frags.v[i].name, order[k]) && !strcmp(e->frags.v[i].file, "tkc_ptx.cuh")) {
+        for (int i = 0; i < frags->n; i++)
+            if (!strcmp(frags->v[i].name, order[k]) && !strcmp(frags->v[i].file, "tkc_ptx.cuh")) {
                 put_fragment(out, "tkc_ptx.cuh", order[k]);
                 sb_putc(out, '\n');
             }
-    for (int i = 0; i < e->frags.n; i++)
-        if (!strcmp(e->frags.v[i].file, "tkc_sched.cuh") || !strcmp(e->frags.v[i].file, "tkc_layout.cuh") ||
-            !strcmp(e->frags.v[i].file, "tkc_philox.cuh")) {
-            put_fragment(out, e->frags.v[i].file, e->frags.v[i].name);
+    for (int i = 0; i < frags->n; i++)
+        if (!strcmp(frags->v[i].file, "tkc_sched.cuh") || !strcmp(frags->v[i].file, "tkc_layout.cuh") ||
+            !strcmp(frags->v[i].file, "tkc_philox.cuh")) {
+            put_fragment(out, frags->v[i].file, frags->v[i].name);
             sb_putc(out, '\n');
         }
-    const char **w = ARENA_NEW_N(a, const char *, e->frags.n);
+    const char **w = ARENA_NEW_N(a, const char *, frags->n);
     int nw = 0;
-    for (int i = 0; i < e->frags.n; i++)
-        if (!strcmp(e->frags.v[i].file, "wgmma.cuh")) w[nw++] = e->frags.v[i].name;
+    for (int i = 0; i < frags->n; i++)
+        if (!strcmp(frags->v[i].file, "wgmma.cuh")) w[nw++] = frags->v[i].name;
     for (int i = 1; i < nw; i++)
         for (int j = i; j > 0 && strcmp(w[j - 1], w[j]) > 0; j--) {
             const char *t = w[j];
@@ -729,6 +702,51 @@ void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, c
     sb_puts(out, "[[maybe_unused]] static inline long long tkc_h_cdiv(long long a, long long b) { return (a + b - 1) / b; }\n");
     sb_puts(out, "[[maybe_unused]] static inline long long tkc_h_min(long long a, long long b) { return a < b ? a : b; }\n");
     sb_puts(out, "[[maybe_unused]] static inline long long tkc_h_max(long long a, long long b) { return a > b ? a : b; }\n\n");
+}
+
+/* the program's params, the fragments its kernels use, the host helpers and the kernels (in an
+ * anonymous namespace), then the launchers: extern "C", or, for a variant of a dispatched
+ * program (in_variant), plain C++ functions of the variant's namespace. With shared, the
+ * fragments and helpers are not written but added to shared (the dispatched file writes them
+ * once, ahead of every variant) */
+void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, bool in_variant,
+                    FragVec *shared) {
+    Em em = {.a = a, .o = o, .slot = "tkc_setup_slot", .in_variant = in_variant};
+    Em *e = &em;
+    StrBuf body;
+    sb_init(&body);
+    e->b = &body;
+    for (int i = 0; i < p->kernels.n; i++) {
+        e->pk = p->kernels.v[i];
+        e->sk = e->pk->sk;
+        if (i) sb_blank(&body);
+        emit_kernel(e);
+    }
+    StrBuf launch;
+    sb_init(&launch);
+    e->b = &launch;
+    for (int i = 0; i < p->kernels.n; i++) {
+        e->pk = p->kernels.v[i];
+        e->sk = e->pk->sk;
+        sb_blank(&launch);
+        emit_launcher(e);
+    }
+    sb_puts(out, "namespace {\n\n");
+    for (int i = 0; i < prog->params.n; i++) {
+        const Param *pa = prog->params.v[i];
+        sb_printf(out, "constexpr int %s = %" PRId64 ";%s\n", pa->name, pa->sym->cval, pa->overridden ? "  // set by -D" : "");
+    }
+    if (prog->params.n) sb_putc(out, '\n');
+    if (shared) {
+        for (int i = 0; i < e->frags.n; i++) {
+            bool seen = false;
+            for (int k = 0; k < shared->n && !seen; k++)
+                seen = !strcmp(shared->v[k].file, e->frags.v[i].file) && !strcmp(shared->v[k].name, e->frags.v[i].name);
+            if (!seen) vec_push(a, shared, e->frags.v[i]);
+        }
+    } else {
+        emit_cuda_shared(a, out, &e->frags);
+    }
     sb_puts(out, body.s ? body.s : "");
     sb_puts(out, "\n}  // namespace\n");
     sb_puts(out, launch.s ? launch.s : "");
@@ -766,7 +784,7 @@ char *emit_cuda_single(Arena *a, const Plan *p, const Program *prog, const EmitO
     StrBuf out;
     sb_init(&out);
     emit_cuda_head(&out, p, o, NULL);
-    emit_cuda_body(a, &out, p, prog, o, false);
+    emit_cuda_body(a, &out, p, prog, o, false, NULL);
     char *text = sb_take(&out);
     return o->line_directives ? emit_cuda_lines(text) : text;
 }

@@ -110,11 +110,22 @@ static char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
     sb_init(&out);
     emit_cuda_head(&out, v0->plan, o, note.s);
     sb_free(&note);
+    /* each variant's kernels and launchers, then the fragments and helpers they use, written once */
+    FragVec frags = {0};
+    StrBuf *bodies = ARENA_NEW_N(a, StrBuf, ds->variants.n);
+    for (int v = 0; v < ds->variants.n; v++) {
+        sb_init(&bodies[v]);
+        emit_cuda_body(a, &bodies[v], ds->variants.v[v].plan, ds->variants.v[v].prog, o, true, &frags);
+    }
+    sb_puts(&out, "// the template fragments and host helpers every variant below uses\nnamespace {\n\n");
+    emit_cuda_shared(a, &out, &frags);
+    sb_puts(&out, "}  // namespace\n\n");
     for (int v = 0; v < ds->variants.n; v++) {
         const DispatchVariant *dv = &ds->variants.v[v];
         sb_printf(&out, "// ---- variant %s: %s ----\nnamespace tkc_v_%s {\n\n", dv->name, dispatch_variant_text(a, dv), dv->name);
-        emit_cuda_body(a, &out, dv->plan, dv->prog, o, true);
+        sb_puts(&out, bodies[v].s ? bodies[v].s : "");
         sb_printf(&out, "\n}  // namespace tkc_v_%s\n\n", dv->name);
+        sb_free(&bodies[v]);
     }
     sb_printf(&out, "// ---- the launchers (%s) ----\n", path_base(ds->path));
     for (int k = 0; k < v0->plan->kernels.n; k++) put_launcher(a, &out, ds, v0->plan->kernels.v[k]);

@@ -12,6 +12,7 @@
 typedef struct Frag {
     const char *file, *name;
 } Frag;
+typedef Vec(Frag) FragVec;
 enum { STEP_NONE, STEP_FIRST, STEP_LOOP };
 
 typedef struct Hoisted {
@@ -25,7 +26,7 @@ typedef struct Em {
     StrBuf *b;                  /* where code goes now */
     const PlanKernel *pk;
     const SemaKernel *sk;
-    Vec(Frag) frags;            /* template fragments needed, in first-use order */
+    FragVec frags;              /* template fragments needed, in first-use order */
     int tmp;                    /* counter for temporaries */
     int mode;                   /* what is being emitted: STEP_FIRST, STEP_LOOP or STEP_NONE */
     const char *slot;           /* setup_stages = 2: the copy of the setup tiles the code being emitted reads */
@@ -59,7 +60,9 @@ typedef struct Ctx {
 /* emit_cuda.c */
 void need(Em *e, const char *file, const char *frag);
 void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char *api_note);
-void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, bool in_variant);
+void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, bool in_variant,
+                    FragVec *shared);
+void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags);
 char *emit_cuda_lines(char *text);
 /* the .cu of a program compiled once (emit_cuda, in emit_dispatch.c, calls it without --dispatch) */
 char *emit_cuda_single(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o);
