@@ -3,6 +3,11 @@
 # reference and times it against its baselines in the same process, and writes results.csv,
 # logs and SASS counts to $OUT (default bench/out). The last thing printed is a short table.
 #   bench/run_gpu.sh [--quick] [gemm] [attn] [gemm_cluster] [features] [sanitize] [determinism]
+#                    [based] [hedgehog] [fftconv] [mamba2] [linear_decode] [tune_attn]
+# based, hedgehog, fftconv, mamba2, linear_decode, tune_attn: the kernel's own script (bench/NAME.py;
+# linear_decode.py over bench/linear.py's libraries; tune_attn.py writes $OUT/attn_fwd.dispatch, the
+# table to commit as kernels.tk/attn_fwd.dispatch), built into $LIB/NAME unless SKIP_BUILD, its log
+# in $OUT/NAME.log (its last lines printed).
 # --quick: correctness only, small shapes. features: one small program per back-end construct
 # (bench/features/*.tk) checked against PyTorch (bench/features.py; its own builds, in
 # $LIB/features; a program tkc or nvcc rejects is a FAIL row; about two minutes). TKC=path uses a prebuilt tkc (where flex/bison are
@@ -70,8 +75,30 @@ SMI=$!
 trap 'kill $SMI 2>/dev/null' EXIT
 
 HARNESS_SUITES=0 FEATURES=0 SANITIZE=0 DETERMINISM=0
+# the kernels with a script of their own: build (here or there) and gpu commands
+script_build() {
+    case $1 in
+        based|hedgehog|fftconv|mamba2) python3 bench/$1.py build --tkc "$TKC" --out "$LIB/$1" ;;
+        linear_decode) python3 bench/linear.py --tkc "$TKC" --out "$LIB/linear" --build-only ;;
+        tune_attn) python3 bench/tune_attn.py build --tkc "$TKC" --out "$LIB/tune_attn" ;;
+    esac
+}
+script_run() {
+    case $1 in
+        based|hedgehog|fftconv|mamba2) python3 -u bench/$1.py gpu --lib "$LIB/$1" --out "$OUT/$1" $QUICK ;;
+        linear_decode) python3 -u bench/linear_decode.py --lib "$LIB/linear" --out "$OUT/linear_decode" ;;
+        tune_attn) python3 -u bench/tune_attn.py run --lib "$LIB/tune_attn" --out "$OUT/tune_attn" --write "$OUT/attn_fwd.dispatch" ;;
+    esac
+}
 for s in "${SUITES[@]}"; do
     case $s in
+        based|hedgehog|fftconv|mamba2|linear_decode|tune_attn)
+            if [ -z "${SKIP_BUILD:-}" ]; then script_build "$s" >"$OUT/$s.build.log" 2>&1 || { echo "suite $s: build failed"; tail -5 "$OUT/$s.build.log"; }; fi ;;
+    esac
+done
+for s in "${SUITES[@]}"; do
+    case $s in
+        based|hedgehog|fftconv|mamba2|linear_decode|tune_attn) ;;
         features) FEATURES=1 ;;
         sanitize) SANITIZE=1 ;;
         determinism) DETERMINISM=1 ;;
@@ -116,6 +143,16 @@ for s in "${SUITES[@]}"; do
         [ $rc -ne 0 ] && { status=1; echo "suite determinism: exit $rc (1 = an output differed between runs or a launch failed, 124 = timed out)"; }
         continue
     fi
+    case $s in
+        based|hedgehog|fftconv|mamba2|linear_decode|tune_attn)
+            # one script per kernel: checks against its reference, then times it against its baselines
+            timeout "${SUITE_TIMEOUT:-300}" bash -c "$(declare -f script_run); QUICK='$QUICK' LIB='$LIB' OUT='$OUT' script_run $s" \
+                >"$OUT/$s.log" 2>&1
+            rc=$?
+            tail -n 8 "$OUT/$s.log"
+            [ $rc -ne 0 ] && { status=1; echo "suite $s: exit $rc (124 = timed out)"; }
+            continue ;;
+    esac
     timeout "${SUITE_TIMEOUT:-300}" python3 -u bench/harness.py run --lib "$LIB" --suite "$s" $QUICK \
         --csv "$OUT/results.csv" >"$OUT/$s.log" 2>&1
     rc=$?
@@ -130,5 +167,5 @@ for so in "$LIB"/libgemm.so "$LIB"/libattn_d128.so; do
     printf "# SASS %s: HGMMA %s UTMALDG %s UTMASTG %s\n" "$(basename "$so")" "$(grep -c HGMMA "$sass")" \
         "$(grep -c UTMALDG "$sass")" "$(grep -c UTMASTG "$sass")" | tee -a "$OUT/sass.txt"
 done
-python3 bench/table.py "$OUT/results.csv" "$OUT/smi.csv"
+[ -f "$OUT/results.csv" ] && python3 bench/table.py "$OUT/results.csv" "$OUT/smi.csv"
 exit $status
