@@ -7,8 +7,8 @@
 #      kernel object is sm_90a code;
 #   3. in each build, check the dependencies: touching nothing rebuilds nothing ("ninja: no work
 #      to do"); touching tiles.tk, which matmul.tk imports, regenerates matmul.cu (tkc's depfile)
-#      and recompiles and relinks exactly what depends on it; touching matmul.tk does the same;
-#      touching main.cpp does not run tkc.
+#      and recompiles and relinks exactly what depends on it; touching matmul.tk does the same, and
+#      so does touching matmul.dispatch (the DISPATCH table); touching main.cpp does not run tkc.
 # No GPU is used. Exit status 0 pass, 1 fail, 77 skipped (no nvcc).
 #   package.sh --source DIR --work DIR [--cmake CMAKE] [--nvcc NVCC] [--ninja NINJA] [--cc CC]
 set -euo pipefail
@@ -118,6 +118,7 @@ check_generator() {
         if [ -n "$f" ] && [ -f "$f" ]; then ok "built ${f#$b/}"; else fail "missing after the build: ${f:-an object}"; return; fi
     done
     if grep -q 'tiles.tk' "$cu.d"; then ok "matmul.cu.d names the imported tiles.tk"; else fail "matmul.cu.d: $(cat "$cu.d")"; fi
+    if grep -q '^namespace tkc_v_shallow {' "$cu"; then ok "matmul.cu holds the dispatch table's variants"; else fail "matmul.cu: no variant namespaces (DISPATCH)"; fi
     # nvcc compiles matmul.cu for sm_90a and nothing else, whatever the project's architectures
     local cmd
     cmd=$(grep -- '-c [^ ]*/matmul\.cu' "$b/compile_commands.json" | head -n1 || true)
@@ -175,6 +176,7 @@ check_generator() {
     rebuild "$APP/tiles.tk" -- "${ordered[@]}"
     rebuild --
     rebuild "$APP/matmul.tk" -- "${ordered[@]}"
+    rebuild "$APP/matmul.dispatch" -- "${ordered[@]}"
     rebuild "$APP/main.cpp" -- main.cpp.o gemm_app
     rebuild --
 }
