@@ -307,8 +307,20 @@ static void decide_params(Diag *d, Dispatch *ds) {
             }
             dc->is_static = true;
             dc->holds = compare(prod, dc->op, dc->value);
-            ru->never |= !dc->holds;
+            if (!dc->holds) ru->left_out = "a param test fails";
         }
+    }
+    /* after a rule with no run-time test left, none is reached */
+    bool always = false;
+    for (int r = 0; r < ds->rules.n; r++) {
+        DispatchRule *ru = &ds->rules.v[r];
+        if (always) {
+            if (!ru->left_out) ru->left_out = "an earlier rule always holds";
+            continue;
+        }
+        bool runtime = false;
+        for (int c = 0; c < ru->conds.n; c++) runtime |= !ru->conds.v[c].is_static;
+        always = !ru->left_out && !runtime;
     }
 }
 
@@ -356,19 +368,29 @@ bool dispatch_check(Arena *a, Diag *d, Dispatch *ds) {
     return d->nerrors == errors0;
 }
 
-char *dispatch_rule_text(Arena *a, const DispatchRule *r) {
-    if (!r->conds.n) return arena_strdup(a, "otherwise");
+char *dispatch_rule_text(Arena *a, const DispatchRule *r, bool c_code) {
+    if (!r->conds.n && !c_code) return arena_strdup(a, "otherwise");
     StrBuf b;
     sb_init(&b);
     for (int c = 0; c < r->conds.n; c++) {
         const DispatchCond *dc = &r->conds.v[c];
-        if (c) sb_puts(&b, " && ");
+        if (c_code && dc->is_static) continue; /* decided by tkc: it holds, or the rule is left out */
+        if (b.len) sb_puts(&b, " && ");
         for (int j = 0; j < dc->dims.n; j++) sb_printf(&b, "%s%s", j ? " * " : "", dc->dims.v[j]);
-        sb_printf(&b, " %s %lld", dispatch_op_text[dc->op], (long long)dc->value);
+        sb_printf(&b, " %s %lld%s", dispatch_op_text[dc->op], (long long)dc->value, c_code ? "LL" : "");
     }
-    char *t = arena_strdup(a, b.s);
+    char *t = arena_strdup(a, b.s ? b.s : "");
     sb_free(&b);
     return t;
+}
+
+void dispatch_rules_lines(StrBuf *b, Arena *a, const Dispatch *ds, const char *prefix) {
+    for (int r = 0; r < ds->rules.n; r++) {
+        const DispatchRule *ru = &ds->rules.v[r];
+        const DispatchVariant *v = &ds->variants.v[ru->variant];
+        sb_printf(b, "%s  %-40s -> %s (%s)%s%s\n", prefix, dispatch_rule_text(a, ru, false), v->name,
+                  dispatch_variant_text(a, v), ru->left_out ? ": left out, " : "", ru->left_out ? ru->left_out : "");
+    }
 }
 
 char *dispatch_variant_text(Arena *a, const DispatchVariant *v) {

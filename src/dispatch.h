@@ -40,7 +40,8 @@ typedef struct DispatchRule {
     Vec(DispatchCond) conds;    /* all must hold; none: `otherwise` */
     int variant;
     Span span;
-    bool never;                 /* a compile-time condition does not hold: the rule is left out */
+    const char *left_out;       /* why the rule is not in the launcher (a param test fails, or an
+                                 * earlier rule always holds), or NULL: it applies */
 } DispatchRule;
 
 typedef struct DispatchVariant {
@@ -67,12 +68,15 @@ extern const char *const dispatch_op_text[];
 int dispatch_parse(Arena *a, Diag *d, const char *path, Dispatch *out);
 /* After every variant compiled: the dispatched kernels exist in every variant with one launcher,
  * and every name a rule tests is a run-time dimension of each of them or a param with one value
- * in every variant (whose conditions it decides here: is_static, holds, never). */
+ * in every variant (whose conditions it decides here: is_static, holds, left_out). */
 bool dispatch_check(Arena *a, Diag *d, Dispatch *ds);
 /* is kernel `name` dispatched (else it comes from the last rule's variant) */
 bool dispatch_covers(const Dispatch *ds, const char *name);
-/* "N <= 1536 && B * H <= 8" (or "otherwise") */
-char *dispatch_rule_text(Arena *a, const DispatchRule *r);
+/* "N <= 1536 && B * H <= 8" (or "otherwise"); with c_code, the launcher's C condition: only the
+ * run-time tests, the integers as long long ("" when none is left) */
+char *dispatch_rule_text(Arena *a, const DispatchRule *r, bool c_code);
+/* every rule, a line each: "PREFIX  RULE -> VARIANT (DEFINES)[: left out, WHY]" */
+void dispatch_rules_lines(StrBuf *b, Arena *a, const Dispatch *ds, const char *prefix);
 /* "SHORT=1, BN=128" */
 char *dispatch_variant_text(Arena *a, const DispatchVariant *v);
 

@@ -19,22 +19,6 @@ static void call_args(StrBuf *b, const KernelApi *k) {
     sb_puts(b, k->params.n ? ", stream" : "stream");
 }
 
-/* the C condition of a rule: products of at most two dimensions, each checked first, fit int64 */
-static char *rule_c(Arena *a, const DispatchRule *r) {
-    StrBuf b;
-    sb_init(&b);
-    for (int c = 0; c < r->conds.n; c++) {
-        const DispatchCond *dc = &r->conds.v[c];
-        if (dc->is_static) continue;  /* decided by tkc: it holds, or the rule is left out */
-        if (b.len) sb_puts(&b, " && ");
-        for (int j = 0; j < dc->dims.n; j++) sb_printf(&b, "%s%s", j ? " * " : "", dc->dims.v[j]);
-        sb_printf(&b, " %s %lldLL", dispatch_op_text[dc->op], (long long)dc->value);
-    }
-    char *t = arena_strdup(a, b.s ? b.s : "");
-    sb_free(&b);
-    return t;
-}
-
 static void put_launcher(Arena *a, StrBuf *out, const Dispatch *ds, const PlanKernel *pk) {
     const KernelApi *api = api_of(a, pk);
     StrBuf sig, args;
@@ -63,29 +47,33 @@ static void put_launcher(Arena *a, StrBuf *out, const Dispatch *ds, const PlanKe
     /* the dimensions the rules read, checked as every variant's launcher checks them, so that the
      * products below cannot overflow */
     Vec(const char *) seen = {0};
-    for (int r = 0; r < ds->rules.n; r++)
-        for (int c = 0; c < ds->rules.v[r].conds.n; c++)
-            for (int j = 0; j < ds->rules.v[r].conds.v[c].dims.n && !ds->rules.v[r].never && !ds->rules.v[r].conds.v[c].is_static; j++) {
-                const char *d = ds->rules.v[r].conds.v[c].dims.v[j];
+    for (int r = 0; r < ds->rules.n; r++) {
+        if (ds->rules.v[r].left_out) continue;
+        for (int c = 0; c < ds->rules.v[r].conds.n; c++) {
+            const DispatchCond *dc = &ds->rules.v[r].conds.v[c];
+            if (dc->is_static) continue;
+            for (int j = 0; j < dc->dims.n; j++) {
                 bool dup = false;
-                for (int q = 0; q < seen.n; q++) dup |= !strcmp(seen.v[q], d);
+                for (int q = 0; q < seen.n; q++) dup |= !strcmp(seen.v[q], dc->dims.v[j]);
                 if (dup) continue;
-                vec_push(a, &seen, d);
-                sb_printf(out, "    if (%s < 1 || %s > 2147483647LL) return TKC_ERR_DIM;\n", d, d);
+                vec_push(a, &seen, dc->dims.v[j]);
+                sb_printf(out, "    if (%s < 1 || %s > 2147483647LL) return TKC_ERR_DIM;\n", dc->dims.v[j], dc->dims.v[j]);
             }
+        }
+    }
+    /* the rules the table keeps (dispatch_check left out the others), in order */
     for (int r = 0; r < ds->rules.n; r++) {
         const DispatchRule *ru = &ds->rules.v[r];
-        if (ru->never) continue;
+        if (ru->left_out) continue;
         const DispatchVariant *v = &ds->variants.v[ru->variant];
-        const char *why = arena_printf(a, "%s: %s (%s)", ru->conds.n ? arena_printf(a, "when %s", dispatch_rule_text(a, ru)) : "otherwise",
+        const char *why = arena_printf(a, "%s: %s (%s)", ru->conds.n ? arena_printf(a, "when %s", dispatch_rule_text(a, ru, false)) : "otherwise",
                                        v->name, dispatch_variant_text(a, v));
-        const char *cond = rule_c(a, ru);
+        const char *cond = dispatch_rule_text(a, ru, true);
         if (*cond) {
             sb_printf(out, "    if (%s) {  // %s\n", cond, why);
             sb_printf(out, "        tkc_%s_variant = %d;\n        return tkc_v_%s::tkc_%s(%s);\n    }\n", k, ru->variant, v->name, k, args.s);
         } else {
             sb_printf(out, "    tkc_%s_variant = %d;  // %s\n    return tkc_v_%s::tkc_%s(%s);\n", k, ru->variant, why, v->name, k, args.s);
-            break;  /* the rules after one that always holds are never reached */
         }
     }
     sb_puts(out, "}\n\n");
@@ -101,11 +89,7 @@ static char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
     sb_printf(&note, "// Dispatched by %s: %d variants of the program, each in a namespace of its own; the extern \"C\"\n",
               path_base(ds->path), ds->variants.n);
     sb_puts(&note, "// launchers at the end pick one at every launch, by the first of these rules that holds:\n");
-    for (int r = 0; r < ds->rules.n; r++) {
-        const DispatchVariant *v = &ds->variants.v[ds->rules.v[r].variant];
-        sb_printf(&note, "//   %-40s -> %s (%s)%s\n", dispatch_rule_text(a, &ds->rules.v[r]), v->name, dispatch_variant_text(a, v),
-                  ds->rules.v[r].never ? ": left out, a param test fails" : "");
-    }
+    dispatch_rules_lines(&note, a, ds, "// ");
     StrBuf out;
     sb_init(&out);
     emit_cuda_head(&out, v0->plan, o, note.s);

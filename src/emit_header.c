@@ -249,9 +249,9 @@ char *emit_header(Arena *a, const Plan *p, const Program *prog, const EmitOption
         StrBuf vs;
         sb_init(&vs);
         for (int r = 0; r < ds->rules.n; r++) {
-            if (ds->rules.v[r].never) continue;  /* a param test failed for this build */
+            if (ds->rules.v[r].left_out) continue;  /* not in this build's launcher */
             const DispatchVariant *v = &ds->variants.v[ds->rules.v[r].variant];
-            sb_printf(&vs, "%s%s: %s (%s)", vs.len ? "; " : "", dispatch_rule_text(a, &ds->rules.v[r]), v->name, dispatch_variant_text(a, v));
+            sb_printf(&vs, "%s%s: %s (%s)", vs.len ? "; " : "", dispatch_rule_text(a, &ds->rules.v[r], false), v->name, dispatch_variant_text(a, v));
         }
         sb_puts(&b, " *\n");
         bool named = prog->dispatch && !strcmp(prog->dispatch, ds->path); /* by the .tk's `dispatch` */

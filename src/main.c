@@ -253,46 +253,36 @@ static int compile(Arena *a, Diag *d, const Options *opt, Define *defs, int ndef
     return 0;
 }
 
-/* the table a .tk names applies unless a -D of the command line sets a param one of its variants
- * sets (then the command line has picked the variant). A table that cannot be read or parsed
- * applies, so that compiling it reports why. */
-static bool implicit_dispatch(Arena *a, const Options *opt, const char *table) {
-    Diag quiet;
-    FILE *null = fopen("/dev/null", "w");
-    if (!null) return true;
-    diag_init(&quiet, a, null);
-    Dispatch ds;
-    bool use = true;
-    if (dispatch_parse(a, &quiet, table, &ds) == 0)
-        for (int v = 0; v < ds.variants.n && use; v++)
-            for (int i = 0; i < ds.variants.v[v].ndefines && use; i++)
-                for (int j = 0; j < opt->ndefines && use; j++)
-                    use = strcmp(ds.variants.v[v].defines[i].name, opt->defines[j].name) != 0;
-    fclose(null);
-    return use;
+/* a variant of ds that sets a param a -D of the command line sets too (*name: the param), or NULL */
+static const DispatchVariant *define_clash(const Options *opt, const Dispatch *ds, const char **name) {
+    for (int v = 0; v < ds->variants.n; v++)
+        for (int i = 0; i < ds->variants.v[v].ndefines; i++)
+            for (int j = 0; j < opt->ndefines; j++)
+                if (!strcmp(ds->variants.v[v].defines[i].name, opt->defines[j].name)) {
+                    *name = opt->defines[j].name;
+                    return &ds->variants.v[v];
+                }
+    return NULL;
 }
 
-/* --dispatch: every variant of the table compiled with the command line's -D and its own */
-static int compile_dispatch(Arena *a, Diag *d, const Options *opt, const char *table, Dispatch *ds) {
-    int r = dispatch_parse(a, d, table, ds);
-    if (r) return r;
+/* every variant of a parsed table compiled with the command line's -D and its own, then the
+ * table checked against them */
+static int compile_variants(Arena *a, Diag *d, const Options *opt, Dispatch *ds) {
+    const char *clash;
+    const DispatchVariant *cv = define_clash(opt, ds, &clash);
+    if (cv) {
+        diag_error(d, cv->span, "variant '%s' sets %s, which -D on the command line sets too", cv->name, clash);
+        return 1;
+    }
     for (int v = 0; v < ds->variants.n; v++) {
         DispatchVariant *dv = &ds->variants.v[v];
         int n = opt->ndefines + dv->ndefines;
         Define *defs = arena_alloc(a, sizeof(Define) * (size_t)(n + 1));
         for (int i = 0; i < opt->ndefines; i++) defs[i] = opt->defines[i];
-        for (int i = 0; i < dv->ndefines; i++) {
-            for (int j = 0; j < opt->ndefines; j++)
-                if (!strcmp(opt->defines[j].name, dv->defines[i].name)) {
-                    diag_error(d, dv->span, "variant '%s' sets %s, which -D on the command line sets too", dv->name,
-                               dv->defines[i].name);
-                    return 1;
-                }
-            defs[opt->ndefines + i] = dv->defines[i];
-        }
+        for (int i = 0; i < dv->ndefines; i++) defs[opt->ndefines + i] = dv->defines[i];
         dv->prog = ARENA_NEW(a, Program);
         dv->plan = ARENA_NEW(a, Plan);
-        r = compile(a, d, opt, defs, n, dv->prog, dv->plan, NULL);
+        int r = compile(a, d, opt, defs, n, dv->prog, dv->plan, NULL);
         if (r) {
             diag_note(d, dv->span, "while compiling variant '%s' (%s)", dv->name, dispatch_variant_text(a, dv));
             return r;
@@ -301,7 +291,6 @@ static int compile_dispatch(Arena *a, Diag *d, const Options *opt, const char *t
     return dispatch_check(a, d, ds) ? 0 : 1;
 }
 
-/* --emit=plan, report or explain of a dispatched program: the rules, then each variant's */
 /* --emit=report of a dispatched program: the first variant's report (the launchers are the same
  * in every variant), with a "dispatch" member holding the rules and every variant's own report */
 static char *dispatch_report(Arena *a, const Dispatch *ds, const EmitOptions *eo) {
@@ -310,8 +299,8 @@ static char *dispatch_report(Arena *a, const Dispatch *ds, const EmitOptions *eo
     sb_printf(&b, "{\n  \"dispatch\": {\"table\": \"%s\", \"rules\": [", path_base(ds->path));
     for (int r = 0; r < ds->rules.n; r++)
         sb_printf(&b, "%s\n    {\"when\": \"%s\", \"variant\": \"%s\", \"applies\": %s}", r ? "," : "",
-                  dispatch_rule_text(a, &ds->rules.v[r]), ds->variants.v[ds->rules.v[r].variant].name,
-                  ds->rules.v[r].never ? "false" : "true");
+                  dispatch_rule_text(a, &ds->rules.v[r], false), ds->variants.v[ds->rules.v[r].variant].name,
+                  ds->rules.v[r].left_out ? "false" : "true");
     sb_puts(&b, "\n  ], \"variants\": [");
     char *first = NULL;
     for (int v = 0; v < ds->variants.n; v++) {
@@ -336,11 +325,7 @@ static char *dispatch_each(Arena *a, const Dispatch *ds, const EmitOptions *eo, 
     sb_init(&b);
     const char *hash = kind == EMIT_PLAN ? "#" : "";
     sb_printf(&b, "%s dispatch table %s: the first rule that holds at launch picks the variant\n", hash, path_base(ds->path));
-    for (int r = 0; r < ds->rules.n; r++) {
-        const DispatchVariant *v = &ds->variants.v[ds->rules.v[r].variant];
-        sb_printf(&b, "%s  %-40s -> %s (%s)%s\n", hash, dispatch_rule_text(a, &ds->rules.v[r]), v->name,
-                  dispatch_variant_text(a, v), ds->rules.v[r].never ? ": left out, a param test fails" : "");
-    }
+    dispatch_rules_lines(&b, a, ds, hash);
     if (ds->kernels.n) {
         sb_printf(&b, "%s  dispatched kernels:", hash);
         for (int i = 0; i < ds->kernels.n; i++) sb_printf(&b, " %s", ds->kernels.v[i]);
@@ -386,22 +371,29 @@ int main(int argc, char **argv) {
     char *text = NULL;
     Plan plan = {0};
     Dispatch ds = {0};
+    bool dispatched = false;
     if (!opt.dispatch) {
         rc = compile(&arena, &diag, &opt, opt.defines, opt.ndefines, &prog, &plan, &text);
         if (rc || text) goto ast_done;
         /* the table the .tk names: unless --no-dispatch, or the command line sets a param the
          * table's variants set (that -D picks the variant) */
-        if (prog.dispatch && !opt.no_dispatch && implicit_dispatch(&arena, &opt, prog.dispatch)) {
-            opt.dispatch = prog.dispatch;
-            rc = compile_dispatch(&arena, &diag, &opt, opt.dispatch, &ds);
+        if (prog.dispatch && !opt.no_dispatch) {
+            rc = dispatch_parse(&arena, &diag, prog.dispatch, &ds);
             if (rc) goto done;
-            prog = *ds.variants.v[0].prog;
-            plan = *ds.variants.v[0].plan;
-            vec_push(&arena, &prog.files, (const char *)ds.path);
+            const char *clash;
+            if (!define_clash(&opt, &ds, &clash)) {
+                rc = compile_variants(&arena, &diag, &opt, &ds);
+                if (rc) goto done;
+                dispatched = true;
+            }
         }
     } else {
-        rc = compile_dispatch(&arena, &diag, &opt, opt.dispatch, &ds);
+        rc = dispatch_parse(&arena, &diag, opt.dispatch, &ds);
+        if (!rc) rc = compile_variants(&arena, &diag, &opt, &ds);
         if (rc) goto done;
+        dispatched = true;
+    }
+    if (dispatched) {
         prog = *ds.variants.v[0].prog;
         plan = *ds.variants.v[0].plan;
         vec_push(&arena, &prog.files, (const char *)ds.path);  /* the depfile: a changed table rebuilds too */
@@ -412,12 +404,12 @@ int main(int argc, char **argv) {
                       .output_name = opt.output && strcmp(opt.output, "-") ? opt.output : "<stdout>",
                       .line_directives = opt.line_directives,
                       .diag = &diag,
-                      .dispatch = opt.dispatch ? &ds : NULL};
+                      .dispatch = dispatched ? &ds : NULL};
     switch (opt.emit) {
-    case EMIT_PLAN: text = opt.dispatch ? dispatch_each(&arena, &ds, &eo, EMIT_PLAN) : plan_dump(&plan); break;
+    case EMIT_PLAN: text = dispatched ? dispatch_each(&arena, &ds, &eo, EMIT_PLAN) : plan_dump(&plan); break;
     case EMIT_HEADER: text = emit_header(&arena, &plan, &prog, &eo); break;
-    case EMIT_REPORT: text = opt.dispatch ? dispatch_each(&arena, &ds, &eo, EMIT_REPORT) : emit_report(&arena, &plan, &prog, &eo); break;
-    case EMIT_EXPLAIN: text = opt.dispatch ? dispatch_each(&arena, &ds, &eo, EMIT_EXPLAIN) : emit_explain(&arena, &plan, &prog, &eo); break;
+    case EMIT_REPORT: text = dispatched ? dispatch_each(&arena, &ds, &eo, EMIT_REPORT) : emit_report(&arena, &plan, &prog, &eo); break;
+    case EMIT_EXPLAIN: text = dispatched ? dispatch_each(&arena, &ds, &eo, EMIT_EXPLAIN) : emit_explain(&arena, &plan, &prog, &eo); break;
     case EMIT_TORCH:
         rc = opt.check ? 0 : emit_torch(&arena, &plan, &prog, &eo, opt.output);
         if (!rc) rc = write_depfile(&opt, &prog);
