@@ -705,13 +705,12 @@ void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
 }
 
 /* the program's params, the fragments its kernels use, the host helpers and the kernels (in an
- * anonymous namespace), then the launchers: extern "C", or, for a variant of a dispatched
- * program (in_variant), plain C++ functions of the variant's namespace. With shared, the
+ * anonymous namespace), then the extern "C" launchers. For a variant of a dispatched program
+ * (shared set), the launchers are plain C++ functions of the variant's namespace, and the
  * fragments and helpers are not written but added to shared (the dispatched file writes them
  * once, ahead of every variant) */
-void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, bool in_variant,
-                    FragVec *shared) {
-    Em em = {.a = a, .o = o, .slot = "tkc_setup_slot", .in_variant = in_variant};
+void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, FragVec *shared) {
+    Em em = {.a = a, .o = o, .slot = "tkc_setup_slot", .in_variant = shared != NULL};
     Em *e = &em;
     StrBuf body;
     sb_init(&body);
@@ -784,7 +783,7 @@ char *emit_cuda_single(Arena *a, const Plan *p, const Program *prog, const EmitO
     StrBuf out;
     sb_init(&out);
     emit_cuda_head(&out, p, o, NULL);
-    emit_cuda_body(a, &out, p, prog, o, false, NULL);
+    emit_cuda_body(a, &out, p, prog, o, NULL);
     char *text = sb_take(&out);
     return o->line_directives ? emit_cuda_lines(text) : text;
 }

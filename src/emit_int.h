@@ -60,8 +60,7 @@ typedef struct Ctx {
 /* emit_cuda.c */
 void need(Em *e, const char *file, const char *frag);
 void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char *api_note);
-void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, bool in_variant,
-                    FragVec *shared);
+void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, FragVec *shared);
 void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags);
 char *emit_cuda_lines(char *text);
 /* the .cu of a program compiled once (emit_cuda, in emit_dispatch.c, calls it without --dispatch) */
