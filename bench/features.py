@@ -344,6 +344,28 @@ def ref_rmsnorm(t, d):
     return {"S": s, "Y": y}
 
 
+def ref_keep_acc(p, seed):
+    """bench/features/keep_acc.tk: keep() + 2 rand() of the flat index 64 i + c + 5."""
+    def ref(t, d):
+        pr = _philox_ref()
+        n = d["M"] * 64 + 5
+        k = pr.keep(seed, p, (n,), device=DEV)[5:].reshape(d["M"], 64)
+        u = pr.uniform(seed, (n,), device=DEV)[5:].reshape(d["M"], 64)
+        return {"O": (k.float() + 2.0 * u.float()).double()}   # one fp32 rounding, as the kernel
+    return ref
+
+
+def ref_keep_rows(p, seed, off):
+    """bench/features/keep_rows.tk: where(keep(), X, 0) + rand() of the flat index off + 256 i + c."""
+    def ref(t, d):
+        pr = _philox_ref()
+        n = d["M"] * 256 + off
+        k = pr.keep(seed, p, (n,), device=DEV)[off:].reshape(d["M"], 256)
+        u = pr.uniform(seed, (n,), device=DEV)[off:].reshape(d["M"], 256)
+        return {"O": (hp(t["X"]) * k.double() + u.double()).float().double()}
+    return ref
+
+
 def ref_layernorm(p, seed):
     """kernels.tk/layernorm.tk: S = R + dropout(X) (Philox mask of bench/philox_ref.py),
     Y = (S - mean) rsqrt(var + 1e-5) W + B."""
@@ -351,7 +373,7 @@ def ref_layernorm(p, seed):
         x = hp(t["X"])
         if p > 0:
             pr = _philox_ref()
-            keep = pr.keep_mask(seed, p, tuple(x.shape), device=x.device)
+            keep = pr.keep(seed, p, tuple(x.shape), device=x.device)   # layernorm.tk's keep()
             x = x * keep.double() * float(pr.dropout_scale(p))
         s = hp(t["R"]) + x
         mean = s.mean(dim=1, keepdim=True)
@@ -576,6 +598,19 @@ FEATURES = {
         tk="../../kernels.tk/layernorm.tk", defines={"D": 1024},
         cases=[dict(M=m) for m in (1, 100, 333)], strided=[dict(M=333)],
         scalars={"p": 0.1, "seed": 1234}, ref=ref_layernorm(0.1, 1234)),
+    "keep_acc": dict(
+        what="(r) keep() and rand() in the accumulator layout: one Philox call an element, offset 5",
+        cases=[dict(M=m) for m in (64, 100, 333)], strided=[dict(M=100)],
+        scalars={"seed": 977, "p": 0.3}, tol={"O": 0}, ref=ref_keep_acc(0.3, 977)),
+    "keep_rows": dict(
+        what="(r) rowwise keep() beside rand(), offset 0: eight keep() elements (four rand()) a Philox call",
+        cases=[dict(M=m) for m in (4, 100, 333)], strided=[dict(M=100)],
+        scalars={"seed": 31, "p": 0.1, "off": 0}, tol={"O": 0}, ref=ref_keep_rows(0.1, 31, 0)),
+    "keep_rows_odd": dict(
+        what="(r) rowwise keep() beside rand(), offset 3: one Philox call an element, the same mapping",
+        tk="keep_rows.tk",
+        cases=[dict(M=m) for m in (4, 100, 333)], strided=[dict(M=100)],
+        scalars={"seed": 31, "p": 0.1, "off": 3}, tol={"O": 0}, ref=ref_keep_rows(0.1, 31, 3)),
     "col_reduce_1wg": dict(
         what="(e) colsum/colmax/colmin with 1 consumer",
         tk="col_reduce.tk", defines={"CONSUMERS": 1},

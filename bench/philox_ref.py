@@ -9,6 +9,10 @@ mapping written out at the top of that file).
   u = (word >> 8) * 2**-24 in [0, 1); dropout keeps element i iff (word >> 8) >= ceil(p * 2**24)
   with p rounded to fp32 first (the kernels take p as a float), i.e. iff u >= p.
 
+  keep(seed, offset, p), the language's 16-bit dropout mask: element i -> group g = i // 8 of
+  stream 1, counter (lo32(g), hi32(g), 0, 1), element 8g + k takes half k % 2 (0: low 16 bits) of
+  word k // 2; kept iff half >= ceil(fp32(p) * 2**16) clamped to [0, 2**16].
+
 Three implementations of the same words: plain Python ints (philox4x32_10, the readable one),
 numpy (uint64 arithmetic: a 32 x 32-bit product fits exactly) and torch (int64, which has no
 unsigned 64-bit multiply, so the multiply-high is done in 16-bit halves; works on CPU and CUDA).
@@ -19,7 +23,8 @@ unsigned 64-bit multiply, so the multiply-high is done in 16-bit halves; works o
   python3 bench/philox_ref.py --c-vectors    the fixed values tests/unit/test_philox.c holds
 
 From Python: keep_mask(seed, p, shape, device=...) -> bool tensor (torch, or numpy without
-torch), uniform(seed, shape, ...), dropout_ref(x, seed, p) -> fp32 tensor.
+torch: rand() >= p), keep(seed, p, shape, ...) -> the same for keep(), uniform(seed, shape, ...),
+dropout_ref(x, seed, p[, bits=16]) -> fp32 tensor.
 """
 import argparse
 import math
@@ -30,6 +35,7 @@ M0, M1 = 0xD2511F53, 0xCD9E8D57      # round multipliers
 W0, W1 = 0x9E3779B9, 0xBB67AE85      # Weyl constants of the key schedule
 MASK32 = 0xFFFFFFFF
 TWO24 = 1 << 24
+TWO16 = 1 << 16
 
 # Random123 tests/kat_vectors, the three "philox4x32 10" lines: counter[4], key[2] -> output[4]
 KAT = [
@@ -55,10 +61,11 @@ def philox4x32_10(ctr, key, rounds=10):
     return (c0, c1, c2, c3)
 
 
-def group_words(seed, g):
-    """The four words of group g (elements 4g .. 4g + 3) under seed (both 64-bit)."""
+def group_words(seed, g, stream=0):
+    """The four words of group g of a stream (0: rand(), elements 4g .. 4g + 3; 1: keep(), elements
+    8g .. 8g + 7) under seed (both 64-bit)."""
     seed, g = int(seed) & (2**64 - 1), int(g) & (2**64 - 1)
-    return philox4x32_10((g & MASK32, g >> 32, 0, 0), (seed & MASK32, seed >> 32))
+    return philox4x32_10((g & MASK32, g >> 32, 0, stream), (seed & MASK32, seed >> 32))
 
 
 def u01(w):
@@ -81,8 +88,25 @@ def threshold(p):
     return int(math.ceil(p * TWO24))
 
 
+def threshold16(p):
+    """keep()'s threshold: ceil(fp32(p) * 2**16) clamped to [0, 2**16]; NaN and p <= 0 give 0."""
+    p = f32(p)
+    if not p > 0.0:
+        return 0
+    if p >= 1.0:
+        return TWO16
+    return int(math.ceil(p * TWO16))
+
+
 def uniform_scalar(seed, i):
     return u01(group_words(seed, int(i) >> 2)[int(i) & 3])
+
+
+def keep_scalar(seed, i, p):
+    """keep() of element i: its 16 bits (stream 1) against threshold16(p)."""
+    i = int(i)
+    w = group_words(seed, i >> 3, stream=1)[(i & 7) >> 1]
+    return ((w >> 16) if i & 1 else (w & 0xFFFF)) >= threshold16(p)
 
 
 # ---- numpy ---------------------------------------------------------------------------------------
@@ -108,13 +132,14 @@ def philox_np(c, key, rounds=10):
     return np.stack([c0, c1, c2, c3], axis=-1)
 
 
-def group_words_np(seed, groups):
+def group_words_np(seed, groups, stream=0):
     """Words [n, 4] (uint64 holding uint32 values) of the groups (a uint64 array) under seed."""
     np = _np()
     g = np.asarray(groups, dtype=np.uint64)
     c = np.zeros(g.shape + (4,), dtype=np.uint64)
     c[..., 0] = g & np.uint64(MASK32)
     c[..., 1] = g >> np.uint64(32)
+    c[..., 3] = np.uint64(stream)
     seed = int(seed) & (2**64 - 1)
     return philox_np(c, (seed & MASK32, seed >> 32))
 
@@ -144,11 +169,11 @@ def philox_torch(c, key, rounds=10):
     return torch.stack([c0, c1, c2, c3], dim=-1)
 
 
-def group_words_torch(seed, groups):
+def group_words_torch(seed, groups, stream=0):
     """Words [n, 4] (int64 holding uint32 values) of groups (an int64 tensor, 0 <= g < 2**63)."""
     import torch
     g = groups.to(torch.int64)
-    c = torch.stack([g & MASK32, g >> 32, torch.zeros_like(g), torch.zeros_like(g)], dim=-1)
+    c = torch.stack([g & MASK32, g >> 32, torch.zeros_like(g), torch.full_like(g, stream)], dim=-1)
     seed = int(seed) & (2**64 - 1)
     return philox_torch(c, (seed & MASK32, seed >> 32))
 
@@ -182,6 +207,32 @@ def _words_of_elements(seed, n, device=None, backend=None):
     return w.reshape(-1)[:n]
 
 
+def _halves_of_elements(seed, n, device=None, backend=None):
+    """keep()'s 16 bits of each element 0 .. n-1 (stream 1, eight elements a group): torch int64
+    or numpy uint64 [n]."""
+    backend = backend or ("torch" if _have_torch() else "numpy")
+    ng = (n + 7) // 8
+    if backend == "torch":
+        import torch
+        parts = []
+        for g0 in range(0, ng, CHUNK_GROUPS):
+            g = torch.arange(g0, min(ng, g0 + CHUNK_GROUPS), device=device, dtype=torch.int64)
+            w = group_words_torch(seed, g, stream=1)                         # [n, 4]
+            parts.append(torch.stack([w & 0xFFFF, w >> 16], dim=-1).reshape(-1))  # word-major, low half first
+        h = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64, device=device)
+        return h[:n]
+    np = _np()
+    w = group_words_np(seed, np.arange(ng, dtype=np.uint64), stream=1)
+    h = np.stack([w & np.uint64(0xFFFF), w >> np.uint64(16)], axis=-1)
+    return h.reshape(-1)[:n]
+
+
+def keep(seed, p, shape, device=None, backend=None):
+    """keep(seed, offset, p)'s mask (True: kept) over a tensor of this logical shape, offset 0."""
+    n = math.prod(shape)
+    return (_halves_of_elements(seed, n, device, backend) >= threshold16(p)).reshape(shape)
+
+
 def uniform(seed, shape, device=None, backend=None):
     """u of every element of a tensor of this (logical) shape, keyed by flat row-major index."""
     n = math.prod(shape)
@@ -201,10 +252,11 @@ def keep_mask(seed, p, shape, device=None, backend=None):
     return (w >= t).reshape(shape)
 
 
-def dropout_ref(x, seed, p):
-    """x (a torch tensor, any strides: the mask follows the logical index) after dropout, fp32."""
-    keep = keep_mask(seed, p, tuple(x.shape), device=x.device)
-    return x.float() * keep * dropout_scale(p)
+def dropout_ref(x, seed, p, bits=24):
+    """x (a torch tensor, any strides: the mask follows the logical index) after dropout, fp32:
+    bits 24 the mask of rand() >= p, 16 that of keep()."""
+    m = (keep if bits == 16 else keep_mask)(seed, p, tuple(x.shape), device=x.device)
+    return x.float() * m * dropout_scale(p)
 
 
 def dropout_scale(p):
@@ -296,12 +348,33 @@ def selftest():
         check(f"p=0 keeps all, p=1 none ({b})", bool(m0.all()) and not bool(m1.any()))
         m2 = keep_mask(seed + 1, 0.3, (1000, 1024), backend=b)
         check(f"another seed, another mask ({b})", bool((m != m2).any()))
+    # keep(): the 16-bit threshold, the scalar definition against every backend, the kept
+    # fraction, and stream 1 apart from rand()'s stream 0
+    check("threshold16", [threshold16(p) for p in (0.0, -1.0, float("nan"), 1.0, 2.0, 0.5, 0.1, 1 - 2**-20)]
+          == [0, 0, 0, TWO16, TWO16, 1 << 15, 6554, TWO16])
+    refk = [keep_scalar(seed, i, 0.3) for i in range(0, n, 13)]
+    check("keep_scalar halves", all(
+        keep_scalar(seed, 8 * g + k, 0.5) == ((((group_words(seed, g, 1)[k >> 1] >> (16 * (k & 1))) & 0xFFFF)) >= 1 << 15)
+        for g in (0, 5, 2**33) for k in range(8)))
+    for b in backends:
+        m = keep(seed, 0.3, (n,), backend=b)
+        check(f"keep {b} == python", [bool(m[i]) for i in range(0, n, 13)] == refk)
+        m = keep(seed, 0.1, (1000, 1024), backend=b)
+        frac = float(m.sum()) / (1000 * 1024)
+        want = 1 - threshold16(0.1) / TWO16
+        check(f"keep fraction {b} {frac:.5f}", abs(frac - want) < 4 * math.sqrt(want * (1 - want) / (1000 * 1024)))
+        m0, m1 = keep(seed, 0.0, (33, 7), backend=b), keep(seed, 1.0, (33, 7), backend=b)
+        check(f"keep p=0 all, p=1 none ({b})", bool(m0.all()) and not bool(m1.any()))
+    check("streams 0 and 1 differ", group_words(seed, 3, 0) != group_words(seed, 3, 1))
     if "torch" in backends:
         import torch
         x = torch.randn(37, 40).t()                    # strided: the mask follows the logical index
         d = dropout_ref(x, seed, 0.25)
         m = keep_mask(seed, 0.25, (40, 37))
         check("dropout_ref", torch.equal(d, torch.where(m, x.float() * dropout_scale(0.25), 0.0)))
+        d16 = dropout_ref(x, seed, 0.25, bits=16)
+        m16 = keep(seed, 0.25, (40, 37))
+        check("dropout_ref 16", torch.equal(d16, torch.where(m16, x.float() * dropout_scale(0.25), 0.0)))
         check("dropout scale", dropout_scale(0.25) == f32(1 / 0.75) and dropout_scale(1.0) == 0.0)
     print(f"philox_ref selftest ({', '.join(['python'] + backends)}): {passes} passed, {len(fails)} failed")
     return 1 if fails else 0
@@ -316,7 +389,11 @@ def c_vectors():
         print(f"group 0x{g:x}: " + ", ".join(f"0x{w:08X}u" for w in group_words(seed, g)))
     for i in (0, 1, 2, 3, 4, 4097, 2**33 + 3):
         print(f"element {i}: u = {uniform_scalar(seed, i)!r} (24-bit {int(uniform_scalar(seed, i) * TWO24)})")
-    print("threshold(0.1) =", threshold(0.1))
+    print("threshold(0.1) =", threshold(0.1), " threshold16(0.1) =", threshold16(0.1))
+    for g in (0, 2**32 + 7):
+        print(f"stream 1 group 0x{g:x}: " + ", ".join(f"0x{w:08X}u" for w in group_words(seed, g, 1)))
+    for i in (0, 1, 7, 8, 4097, 2**33 + 3):
+        print(f"keep element {i}, p = 0.5: {int(keep_scalar(seed, i, 0.5))}")
 
 
 def main():

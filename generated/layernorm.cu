@@ -265,6 +265,35 @@ TKC_DEVICE uint32_t tkc_philox_threshold(float p) {
     return t;
 }
 
+// keep(): needs the philox fragment before it.
+// The four words of group g of stream 1 (keep(): elements 8g .. 8g + 7) under seed.
+TKC_DEVICE void tkc_philox_group16(uint64_t seed, uint64_t g, uint32_t w[4]) {
+    w[0] = (uint32_t)g;
+    w[1] = (uint32_t)(g >> 32);
+    w[2] = 0;
+    w[3] = 1;
+    tkc_philox4x32_10(w, (uint32_t)seed, (uint32_t)(seed >> 32));
+}
+// keep()'s threshold of probability p: ceil(p * 2^16) clamped to [0, 2^16] (NaN: 0).
+// Selects, not branches: called once an element, it must fold into one value for the tile.
+TKC_DEVICE uint32_t tkc_philox_threshold16(float p) {
+    const float x = p > 0.0f ? (p < 1.0f ? p * 65536.0f : 65536.0f) : 0.0f;  // exact: a power-of-two scaling
+    const uint32_t t = (uint32_t)x;
+    return t + ((float)t < x ? 1u : 0u);
+}
+// keep() of element 8g + k (the caller knows the group: rowwise chunks of 8 columns whose first
+// index is a multiple of 8 share one call): 1 iff its 16 bits are at least the threshold t.
+TKC_DEVICE int tkc_philox_keep_gk(uint64_t seed, uint64_t g, int k, uint32_t t) {
+    uint32_t v[4];
+    tkc_philox_group16(seed, g, v);
+    const uint32_t w = tkc_philox_pick(v, (unsigned)(k >> 1) & 3u);
+    return ((k & 1) ? (w >> 16) : (w & 0xFFFFu)) >= t;
+}
+// keep() of element i alone (a whole call for one element: for edges, other layouts and tests).
+TKC_DEVICE int tkc_philox_keep(uint64_t seed, uint64_t i, uint32_t t) {
+    return tkc_philox_keep_gk(seed, i >> 3, (int)(i & 7), t);
+}
+
 // one element of a global tensor, as a scalar (kernel-level lets)
 __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { return p[i]; }
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
@@ -309,7 +338,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       x <- X[block.m, 0]
 //       r <- R[block.m, 0]
 //       if (DROPOUT && p > 0.0)
-//         s = fp32(r) + where(rand(seed, block.m * RB * D) >= p, fp32(x) * scale, 0.0)  [fp32[4, 1024] in registers, row layout]
+//         s = fp32(r) + where(keep(seed, block.m * RB * D, p), fp32(x) * scale, 0.0)  [fp32[4, 1024] in registers, row layout]
 //       else
 //         s = fp32(r) + fp32(x)  [fp32[4, 1024] in registers, row layout]
 //       mean = rowsum(s) * (1.0 / D)  [fp32[4] per_row in registers, row layout]
@@ -426,13 +455,13 @@ __global__ void __launch_bounds__(128, 5) tkc_layernorm_kernel(const __nv_bfloat
             }
         }
         if ((DROPOUT && (p > 0.0f))) {
-            // s = fp32(r) + where(rand(seed, block.m * RB * D) >= p, fp32(x) * scale, 0.0)
-            if ((((long long)(((block_m * RB) * D))) & 3) == 0) {  // rand(): four elements per Philox call
+            // s = fp32(r) + where(keep(seed, block.m * RB * D, p), fp32(x) * scale, 0.0)
+            if ((((long long)(((block_m * RB) * D))) & 7) == 0) {  // keep(): eight elements per Philox call
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + ((tkc_philox_uniform_gw((uint64_t)(uint32_t)(seed), (uint64_t)((long long)(((block_m * RB) * D)) >> 2) + (uint64_t)((tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) >> 2), (tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) & 3) >= p) ? (((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])) * scale) : 0.0f));
-            } else {  // rand(): one Philox call per element
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + (tkc_philox_keep_gk((uint64_t)(uint32_t)(seed), (uint64_t)((long long)(((block_m * RB) * D)) >> 3) + (uint64_t)((tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) >> 3), (tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) & 7, tkc_philox_threshold16(p)) ? (((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])) * scale) : 0.0f));
+            } else {  // keep(): one Philox call per element
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + ((tkc_philox_uniform((uint64_t)(uint32_t)(seed), (uint64_t)(long long)(((block_m * RB) * D)) + (uint64_t)tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + (uint64_t)tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) >= p) ? (((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])) * scale) : 0.0f));
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + (tkc_philox_keep((uint64_t)(uint32_t)(seed), (uint64_t)(long long)(((block_m * RB) * D)) + (uint64_t)tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + (uint64_t)tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4), tkc_philox_threshold16(p)) ? (((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])) * scale) : 0.0f));
             }
         } else {
             // s = fp32(r) + fp32(x)

@@ -143,6 +143,7 @@ typedef enum {
     X(FN_FP32, "fp32", 1, "convert to fp32")                                                     \
     X(FN_I32, "i32", 1, "convert a scalar to a 32-bit integer (truncating)")                     \
     X(FN_RAND, "rand", 2, "rand(seed, offset): uniform [0, 1) per element, counter-based")     \
+    X(FN_KEEP, "keep", 3, "keep(seed, offset, p): 1 where dropout keeps an element (1 - p)")   \
     X(FN_PREV, "prev", 1, "prev(t): the ring tile loaded by the previous pipeline step")         \
     X(FN_REAL, "real", 1, "real part of a complex tile")                                         \
     X(FN_IMAG, "imag", 1, "imaginary part of a complex tile")                                    \

@@ -240,6 +240,7 @@ static const char *vecslot(Em *e, const Ctx *c, VecLayout lay) { return lay == V
 
 static const char *tile_value(Em *e, const char *name, DType dt, const char *idx) {
     if (!is16(dt)) return arena_printf(e->a, "%s[%s]", name, idx);
+    need(e, "tkc_ptx.cuh", "math");   /* tkc_bf16_lo/hi and the fp16 pair */
     const char *k = dt == DT_BF16 ? "bf16" : "fp16";
     return arena_printf(e->a, "((%s & 1) ? tkc_%s_hi(%s[%s >> 1]) : tkc_%s_lo(%s[%s >> 1]))", idx, k, name, idx, k, name,
                         idx);
@@ -364,6 +365,32 @@ static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c) {
             sb_printf(b, "), (uint64_t)(long long)(");
             scalar_expr(e, b, A[1], false);
             sb_printf(b, ") + (uint64_t)%s * %d + (uint64_t)%s)", row_expr(e, c), c->cols, col_expr(e, c, 0));
+            return;
+        case FN_KEEP:
+            /* dropout's mask at 16 bits an element (tkc_philox.cuh: eight consecutive elements of
+             * stream 1 share one call); the threshold is uniform, computed once by the compiler */
+            need(e, "tkc_philox.cuh", "philox");
+            need(e, "tkc_philox.cuh", "philox16");
+            if (e->rand_aligned) {
+                /* offset = 8 g0: element 8 g0 + rc is element rc % 8 of group g0 + rc / 8 */
+                const char *rc = arena_printf(e->a, "(%s * %d + %s)", row_expr(e, c), c->cols, col_expr(e, c, 0));
+                sb_puts(b, "tkc_philox_keep_gk((uint64_t)(uint32_t)(");
+                scalar_expr(e, b, A[0], false);
+                sb_printf(b, "), (uint64_t)((long long)(");
+                scalar_expr(e, b, A[1], false);
+                sb_printf(b, ") >> 3) + (uint64_t)(%s >> 3), %s & 7, tkc_philox_threshold16(", rc, rc);
+                scalar_expr(e, b, A[2], false);
+                sb_puts(b, "))");
+                return;
+            }
+            sb_puts(b, "tkc_philox_keep((uint64_t)(uint32_t)(");
+            scalar_expr(e, b, A[0], false);
+            sb_printf(b, "), (uint64_t)(long long)(");
+            scalar_expr(e, b, A[1], false);
+            sb_printf(b, ") + (uint64_t)%s * %d + (uint64_t)%s, tkc_philox_threshold16(", row_expr(e, c), c->cols,
+                      col_expr(e, c, 0));
+            scalar_expr(e, b, A[2], false);
+            sb_puts(b, "))");
             return;
         case FN_MIN: case FN_MAX:
             if (t->kind == TY_INT) break;
@@ -774,17 +801,27 @@ static const char *assign_rhs(Em *e, const PStmt *st, const char *cur, const Ctx
     }
 }
 
-/* the offsets of the rand() calls in x, as a condition that all are multiples of 4 (NULL: none) */
-static void rand_offsets(Em *e, const PExpr *x, StrBuf *cond) {
+/* the offsets of the rand() and keep() calls in x, as a condition that all are multiples of the
+ * elements one Philox call serves (4 and 8; empty: no call); *which gets bit 0 for rand(), bit 1
+ * for keep() */
+static void rand_offsets(Em *e, const PExpr *x, StrBuf *cond, int *which) {
     if (!x) return;
     switch (x->kind) {
     case PX_CALL:
-        if (x->fn == FN_RAND) sb_printf(cond, "%s(((long long)(%s)) & 3) == 0", cond->len ? " && " : "", scalar_str(e, x->args[1], false));
-        for (int i = 0; i < x->nargs; i++) rand_offsets(e, x->args[i], cond);
+        if (x->fn == FN_RAND || x->fn == FN_KEEP) {
+            sb_printf(cond, "%s(((long long)(%s)) & %d) == 0", cond->len ? " && " : "", scalar_str(e, x->args[1], false),
+                      x->fn == FN_RAND ? 3 : 7);
+            *which |= x->fn == FN_RAND ? 1 : 2;
+        }
+        for (int i = 0; i < x->nargs; i++) rand_offsets(e, x->args[i], cond, which);
         return;
-    case PX_BINARY: rand_offsets(e, x->l, cond); rand_offsets(e, x->r, cond); return;
-    case PX_UNARY: rand_offsets(e, x->l, cond); return;
-    case PX_COND: rand_offsets(e, x->l, cond); rand_offsets(e, x->r, cond); return;
+    case PX_BINARY: rand_offsets(e, x->l, cond, which); rand_offsets(e, x->r, cond, which); return;
+    case PX_UNARY: rand_offsets(e, x->l, cond, which); return;
+    case PX_COND:
+        rand_offsets(e, x->cond, cond, which);
+        rand_offsets(e, x->l, cond, which);
+        rand_offsets(e, x->r, cond, which);
+        return;
     default: return;
     }
 }
@@ -792,24 +829,29 @@ static void rand_offsets(Em *e, const PExpr *x, StrBuf *cond) {
 static void emit_reg_assign_once(Em *e, const PStmt *st, const PExpr *lhs, const char *decl_name, const Type *dt);
 
 /* `dst op= expr` for a register tile or vector (or a column slice of a tile); in a rowwise kernel a
- * statement with rand() runs in two versions, picked by whether the offsets are multiples of 4 (then
- * four consecutive elements share one Philox call) */
+ * statement with rand() or keep() runs in two versions, picked by whether the offsets are multiples
+ * of 4 (rand) and 8 (keep): then the consecutive elements of a thread's 8-column chunk share one
+ * Philox call (four a call for rand(), eight for keep()) */
 void emit_reg_assign(Em *e, const PStmt *st, const PExpr *lhs, const char *decl_name, const Type *dt) {
     StrBuf cond;
     sb_init(&cond);
-    if (e->pk->rowwise) rand_offsets(e, st->rhs, &cond);
+    int which = 0;
+    if (e->pk->rowwise) rand_offsets(e, st->rhs, &cond, &which);
     if (!cond.len) {
         sb_free(&cond);
         emit_reg_assign_once(e, st, lhs, decl_name, dt);
         return;
     }
-    L("if (%s) {  // rand(): four elements per Philox call", cond.s);
+    L("if (%s) {  // %s", cond.s,
+      which == 1 ? "rand(): four elements per Philox call"
+      : which == 2 ? "keep(): eight elements per Philox call"
+                   : "rand(): four elements per Philox call, keep(): eight");
     IN();
     e->rand_aligned = true;
     emit_reg_assign_once(e, st, lhs, decl_name, dt);
     e->rand_aligned = false;
     OUT();
-    L("} else {  // rand(): one Philox call per element");
+    L("} else {  // %s(): one Philox call per element", which == 2 ? "keep" : which == 1 ? "rand" : "rand() and keep");
     IN();
     emit_reg_assign_once(e, st, lhs, decl_name, dt);
     OUT();

@@ -638,6 +638,23 @@ static void drop_unused_regs(Lower *L) {
     pk->regs.n = n;
 }
 
+/* does a statement of ops draw random numbers (rand(), keep()) */
+static bool ops_philox(const POpList *ops) {
+    for (int i = 0; i < ops->n; i++) {
+        const POp *o = ops->v[i];
+        if (o->st && (px_calls(o->st->rhs, FN_RAND) || px_calls(o->st->rhs, FN_KEEP))) return true;
+        if (ops_philox(&o->then_ops) || ops_philox(&o->else_ops)) return true;
+    }
+    return false;
+}
+
+/* registers the Philox calls of a statement keep live beyond its values in layouts that make one
+ * call per element: the four words and two key words of each call ptxas interleaves (measured with
+ * ptxas 13.0: bench/features/keep_acc.tk, keep() and rand() in the accumulator layout, spilled at
+ * 96 registers a thread and fitted in 126). Rowwise statements make one call per chunk of 8
+ * columns and need nothing extra (layernorm.tk: 96 registers at 5 blocks per SM, no spills). */
+enum { PHILOX_REGS = 48 };
+
 /* the consumers' register estimate: register tiles + the most live temporaries + overhead */
 void estimate_regs(Lower *L) {
     PlanKernel *pk = L->pk;
@@ -652,6 +669,14 @@ void estimate_regs(Lower *L) {
     total += lets;
     pk->reg_lets = lets;
     pk->reg_overhead = 24;
+    const POpList *lists[] = {&pk->setup_ops, &pk->compute_ops, &pk->first_ops, &pk->after_ops, &pk->finish_ops};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0] && !pk->rowwise; i++)
+        if (ops_philox(lists[i])) {
+            pk->reg_overhead += PHILOX_REGS;
+            lower_note(L, "rand() / keep() outside rowwise tiles: one Philox call per element, and the calls in flight "
+                          "count %d registers more in the estimate", PHILOX_REGS);
+            break;
+        }
     pk->reg_estimate = total + pk->reg_overhead;
 }
 

@@ -477,6 +477,8 @@ const char *plan_stmt_str(Arena *a, const PStmt *st);
 void plan_ctl_text(StrBuf *b, const POp *o);
 /* does x name sym anywhere */
 bool px_mentions(const PExpr *x, const Symbol *sym);
+/* does x call the intrinsic fn anywhere */
+bool px_calls(const PExpr *x, Intrinsic fn);
 /* px_mentions, also through the initialisers of the lets x names (their trees made in a) */
 bool px_depends_on(Arena *a, const PExpr *x, const Symbol *sym);
 /* the symbol an assignment's destination names through its indices, or NULL */

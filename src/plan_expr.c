@@ -262,6 +262,27 @@ bool px_mentions(const PExpr *x, const Symbol *sym) {
     }
 }
 
+bool px_calls(const PExpr *x, Intrinsic fn) {
+    if (!x) return false;
+    switch (x->kind) {
+    case PX_MEMBER: case PX_TRANSPOSE: return px_calls(x->base, fn);
+    case PX_INDEX:
+        if (px_calls(x->base, fn)) return true;
+        for (int i = 0; i < x->nix; i++)
+            if (px_calls(x->ix[i].lo, fn) || px_calls(x->ix[i].hi, fn)) return true;
+        return false;
+    case PX_CALL:
+        if (x->fn == fn) return true;
+        for (int i = 0; i < x->nargs; i++)
+            if (px_calls(x->args[i], fn)) return true;
+        return false;
+    case PX_BINARY: return px_calls(x->l, fn) || px_calls(x->r, fn);
+    case PX_UNARY: return px_calls(x->l, fn);
+    case PX_COND: return px_calls(x->cond, fn) || px_calls(x->l, fn) || px_calls(x->r, fn);
+    default: return false;
+    }
+}
+
 bool px_depends_on(Arena *a, const PExpr *x, const Symbol *sym) {
     if (!x) return false;
     switch (x->kind) {

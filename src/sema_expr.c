@@ -773,6 +773,21 @@ static Type check_call(Sema *s, Expr *e) {
         t.varying = VARY_ROW | VARY_COL;
         return set(e, t);
     }
+    case FN_KEEP: {
+        if (!is_numeric(at[0]) || !is_numeric(at[1]) || at[0].varying || at[1].varying ||
+            at[0].kind != TY_INT || at[1].kind != TY_INT) {
+            diag_error(s->d, e->span, "keep(seed, offset, p) takes two integers and a probability");
+            return set(e, ty_err());
+        }
+        if (!is_numeric(at[2]) || at[2].varying) {
+            diag_error(s->d, A[2]->span, "the probability of keep() must be one number for the whole tile, not %s",
+                       type_str(s, at[2]));
+            return set(e, ty_err());
+        }
+        Type t = ty_int();
+        t.varying = VARY_ROW | VARY_COL;
+        return set(e, t);
+    }
     case FN_PREV: {
         Expr *x = A[0];
         if (x->kind != EX_NAME || at[0].kind != TY_TILE || at[0].space != MS_SHARED) {

@@ -17,6 +17,12 @@
 //   (word >> 8) >= tkc_philox_threshold(p) = ceil(p * 2^24): p = 0 keeps all, p = 1 drops all.
 // The counter's upper two words are zero here; they are free for a later offset (a layer or a
 // step) that must not change the seed.
+// keep(seed, offset, p), the dropout mask at 16 bits an element, eight elements a call:
+//   element i belongs to group g = i / 8 of stream 1: counter = (lo32(g), hi32(g), 0, 1), the same
+//   key and rounds; element 8g + k takes half k % 2 (0: the low 16 bits) of word k / 2;
+//   keep iff half >= tkc_philox_threshold16(p) = ceil(p * 2^16) clamped to [0, 2^16] (NaN: 0), so
+//   p acts rounded up to a multiple of 2^-16 (0.1 keeps with probability 1 - 6554 / 65536).
+//   Stream 1 keeps these words apart from rand()'s (stream 0) under the same seed.
 
 // @fragment philox
 // One round. With M0 = 0xD2511F53 and M1 = 0xCD9E8D57 and the 64-bit products M0 * c0 and
@@ -96,4 +102,33 @@ TKC_DEVICE uint32_t tkc_philox_threshold(float p) {
     uint32_t t = (uint32_t)x;
     if ((float)t < x) t++;
     return t;
+}
+// @fragment philox16
+// keep(): needs the philox fragment before it.
+// The four words of group g of stream 1 (keep(): elements 8g .. 8g + 7) under seed.
+TKC_DEVICE void tkc_philox_group16(uint64_t seed, uint64_t g, uint32_t w[4]) {
+    w[0] = (uint32_t)g;
+    w[1] = (uint32_t)(g >> 32);
+    w[2] = 0;
+    w[3] = 1;
+    tkc_philox4x32_10(w, (uint32_t)seed, (uint32_t)(seed >> 32));
+}
+// keep()'s threshold of probability p: ceil(p * 2^16) clamped to [0, 2^16] (NaN: 0).
+// Selects, not branches: called once an element, it must fold into one value for the tile.
+TKC_DEVICE uint32_t tkc_philox_threshold16(float p) {
+    const float x = p > 0.0f ? (p < 1.0f ? p * 65536.0f : 65536.0f) : 0.0f;  // exact: a power-of-two scaling
+    const uint32_t t = (uint32_t)x;
+    return t + ((float)t < x ? 1u : 0u);
+}
+// keep() of element 8g + k (the caller knows the group: rowwise chunks of 8 columns whose first
+// index is a multiple of 8 share one call): 1 iff its 16 bits are at least the threshold t.
+TKC_DEVICE int tkc_philox_keep_gk(uint64_t seed, uint64_t g, int k, uint32_t t) {
+    uint32_t v[4];
+    tkc_philox_group16(seed, g, v);
+    const uint32_t w = tkc_philox_pick(v, (unsigned)(k >> 1) & 3u);
+    return ((k & 1) ? (w >> 16) : (w & 0xFFFFu)) >= t;
+}
+// keep() of element i alone (a whole call for one element: for edges, other layouts and tests).
+TKC_DEVICE int tkc_philox_keep(uint64_t seed, uint64_t i, uint32_t t) {
+    return tkc_philox_keep_gk(seed, i >> 3, (int)(i & 7), t);
 }

@@ -120,3 +120,13 @@ __global__ void tkc_philox_probe(const __nv_bfloat16 *x, __nv_bfloat16 *y, uint6
         y[0] = __float2bfloat16(u[0] + u[3] + tkc_philox_uniform(seed, (uint64_t)n - 1));
     }
 }
+
+// keep(): eight elements a call at 16 bits each, and one element alone
+__global__ void tkc_keep_probe(const __nv_bfloat16 *x, __nv_bfloat16 *y, uint64_t seed, float p, long long n) {
+    const long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (8 * g >= n) return;
+    const uint32_t t = tkc_philox_threshold16(p);
+    for (int k = 0; k < 8; k++)
+        if (8 * g + k < n) y[8 * g + k] = tkc_philox_keep_gk(seed, (uint64_t)g, k, t) ? x[8 * g + k] : __float2bfloat16(0.0f);
+    if (g == 0) y[0] = __float2bfloat16((float)tkc_philox_keep(seed, (uint64_t)n - 1, t));
+}

@@ -184,12 +184,58 @@ static void test_statistics(void **state) {
     assert_true(same < 4);
 }
 
+/* keep(): stream 1 against bench/philox_ref.py --c-vectors, the halves of a group, the 16-bit
+ * threshold, and the kept fraction */
+static void test_keep(void **state) {
+    (void)state;
+    const uint64_t seed = 0x0123456789ABCDEFull;
+    static const uint32_t want[2][4] = {
+        {0xD0E1FE69u, 0xFEE38B5Fu, 0xE81334EEu, 0x6AD4EDF0u},   /* stream 1, group 0 */
+        {0xFDDD7CCBu, 0x8D27B319u, 0xAB087B03u, 0xE3CDE3EEu},   /* stream 1, group 2^32 + 7 */
+    };
+    const uint64_t groups[2] = {0, (1ull << 32) + 7};
+    for (int v = 0; v < 2; v++) {
+        uint32_t w[4];
+        tkc_philox_group16(seed, groups[v], w);
+        for (int j = 0; j < 4; j++) assert_int_equal(w[j], want[v][j]);
+        for (int k = 0; k < 8; k++) {   /* element 8g + k: half k % 2 of word k / 2 */
+            const uint32_t h = (want[v][k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
+            for (uint32_t t = 0; t <= 65536u; t += 4099u)
+                assert_int_equal(tkc_philox_keep_gk(seed, groups[v], k, t), h >= t);
+            assert_int_equal(tkc_philox_keep(seed, 8 * groups[v] + (uint64_t)k, 0x8000u), h >= 0x8000u);
+        }
+    }
+    /* the python vectors' keep at p = 0.5: elements 0, 1, 7, 8, 4097, 2^33 + 3 */
+    const uint64_t el[6] = {0, 1, 7, 8, 4097, (1ull << 33) + 3};
+    const int kept[6] = {1, 1, 0, 0, 1, 0};
+    for (int i = 0; i < 6; i++) assert_int_equal(tkc_philox_keep(seed, el[i], tkc_philox_threshold16(0.5f)), kept[i]);
+    assert_int_equal(tkc_philox_threshold16(0.0f), 0);
+    assert_int_equal(tkc_philox_threshold16(-1.0f), 0);
+    assert_int_equal(tkc_philox_threshold16(NAN), 0);
+    assert_int_equal(tkc_philox_threshold16(1.0f), 65536);
+    assert_int_equal(tkc_philox_threshold16(0.5f), 32768);
+    assert_int_equal(tkc_philox_threshold16(0.1f), 6554);
+    assert_int_equal(tkc_philox_threshold16(1.0f - 1.0f / (1 << 20)), 65536);
+    /* p = 0 keeps everything, p = 1 nothing; about 1 - 6554 / 65536 kept at p = 0.1 */
+    const int n = 1 << 18;
+    int k0 = 0, k1 = 0, k = 0;
+    for (int i = 0; i < n; i++) {
+        k0 += tkc_philox_keep(7, (uint64_t)i, tkc_philox_threshold16(0.0f));
+        k1 += tkc_philox_keep(7, (uint64_t)i, tkc_philox_threshold16(1.0f));
+        k += tkc_philox_keep(7, (uint64_t)i, tkc_philox_threshold16(0.1f));
+    }
+    assert_int_equal(k0, n);
+    assert_int_equal(k1, 0);
+    const double frac = (double)k / n, want_frac = 1.0 - 6554.0 / 65536.0;   /* sigma ~ 5.9e-4 */
+    assert_true(frac > want_frac - 0.003 && frac < want_frac + 0.003);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_answers),    cmocka_unit_test(test_one_round),
         cmocka_unit_test(test_float_mapping),    cmocka_unit_test(test_element_groups),
         cmocka_unit_test(test_python_reference), cmocka_unit_test(test_threshold),
-        cmocka_unit_test(test_statistics),
+        cmocka_unit_test(test_statistics),       cmocka_unit_test(test_keep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
