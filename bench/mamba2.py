@@ -5,7 +5,8 @@ fp64 PyTorch reference of the SSD recurrence, then times it in CUDA graphs.
     python3 bench/mamba2.py simulate                   # CPU only (numpy): the kernel's chunked math
     python3 bench/mamba2.py build --tkc build/tkc --out .carry/mamba2   # needs nvcc, no GPU
     python3 bench/mamba2.py gpu --lib .carry/mamba2 [--out DIR] [--quick] [--rounds N]
-    python3 bench/mamba2.py triton --mamba-ssm DIR [--t 2048]   # mamba-ssm's Triton baseline
+    python3 bench/mamba2.py triton --mamba-ssm DIR [--lib LIB] [--t 2048 ...] [--ns 64 128]
+                                                       # mamba-ssm's Triton baseline (and tkc's, with --lib)
 
 `build` runs tkc for each variant (d_state NS = 64 and 128, BPS = 2 and 1 blocks per SM), compiles
 each to a shared library with nvcc (sm_90a) and writes manifest.json: the variants, the launcher's
@@ -149,9 +150,10 @@ def build(args):
     dirty = bool(subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "src", "kernels.tk/mamba2.tk",
                                  "templates"], capture_output=True, text=True).stdout.strip())
     man = dict(commit=commit, dirty=dirty, variants=[])
+    extra = [d for d in args.defines.split(",") if d]
     for ns, bps in VARIANTS:
-        name = variant_name(ns, bps)
-        defs = ["-D", "NS=%d" % ns, "-D", "BPS=%d" % bps]
+        name = variant_name(ns, bps) + "".join("_" + d.replace("=", "") for d in extra)
+        defs = ["-D", "NS=%d" % ns, "-D", "BPS=%d" % bps] + sum((["-D", d] for d in extra), [])
         rep = json.loads(subprocess.run([args.tkc, TK_FILE, "--emit=report"] + defs, check=True, capture_output=True,
                                         text=True).stdout)
         decl = rep["kernels"][0]["launcher"]["declaration"]
@@ -280,10 +282,11 @@ def gpu(args):
         print(json.dumps(row), flush=True)
 
     print("# libraries built from %s%s" % (man["commit"], " (with uncommitted changes)" if man["dirty"] else ""))
-    libs = {}
+    libs, names = {}, {}
     for v in man["variants"]:
         assert v["declaration"] == DECL, v["declaration"]
         libs[(v["NS"], v["BPS"])] = launcher(ctypes.CDLL(os.path.join(os.path.abspath(args.lib), v["lib"])))
+        names[(v["NS"], v["BPS"])] = v["name"]
     keep = []
 
     def run(fn, d, Y):
@@ -305,7 +308,7 @@ def gpu(args):
             err = ((Y.double() - want).norm() / want.norm().clamp(min=1e-30)).item()
             finite = bool(torch.isfinite(Y).all().item())
             ok = err < 1e-2 and finite
-            emit(dict(kind="check", variant=variant_name(ns, bps), NS=ns, BPS=bps, B=B, H=H, T=T, layout=layout,
+            emit(dict(kind="check", variant=names[(ns, bps)], NS=ns, BPS=bps, B=B, H=H, T=T, layout=layout,
                       rel_err=err, finite=finite, status="ok" if ok else "FAIL"))
     print("# checks took %.1f s" % (time.time() - t0), flush=True)
 
@@ -318,7 +321,7 @@ def gpu(args):
                 Y = torch.empty(B, T, H, PD, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
                 ms, how = time_graph(torch, lambda: run(fn, d, Y), args.rounds)
                 fl = flops(B, H, T, ns)
-                emit(dict(kind="time", variant=variant_name(ns, bps), NS=ns, BPS=bps, B=B, H=H, P=PD, T=T, flops=fl,
+                emit(dict(kind="time", variant=names[(ns, bps)], NS=ns, BPS=bps, B=B, H=H, P=PD, T=T, flops=fl,
                           ms=ms, tflops=fl / ms / 1e9, timed=how))
                 del d, Y
     with open(os.path.join(args.out, "mamba2.jsonl"), "w") as f:
@@ -336,9 +339,36 @@ def gpu(args):
 
 # ---- mamba-ssm's Triton baseline --------------------------------------------------------------
 
+def graph_of(torch, f):
+    """f captured 10 times in a CUDA graph (after a warm call): the replay, and how it is timed"""
+    f()
+    torch.cuda.synchronize()
+    try:
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            f()
+        torch.cuda.current_stream().wait_stream(s)
+        with torch.cuda.graph(g):
+            for _ in range(10):
+                f()
+        return g.replay, "graph", g
+    except Exception as ex:
+        print("# timed without a CUDA graph (%s)" % str(ex)[:160])
+
+        def run():
+            for _ in range(10):
+                f()
+        return run, "eager", None
+
+
 def triton_baseline(args):
     """mamba_chunk_scan_combined from mamba-ssm's Triton files alone (the package root needs its CUDA
-    extensions): a stub package 'mamba_ssm' whose path is the unpacked source's mamba_ssm folder."""
+    extensions): a stub package 'mamba_ssm' whose path is the unpacked source's mamba_ssm folder.
+    With --lib (a `build` output) tkc's variants of each d_state run in the same process on the same
+    inputs, alternated with the Triton function round by round (one warm and one timed replay of a
+    10-call CUDA graph each per round, median of the rounds)."""
     import importlib
     import types
     import torch
@@ -352,6 +382,15 @@ def triton_baseline(args):
         sys.modules["mamba_ssm." + sub] = m
     sc = importlib.import_module("mamba_ssm.ops.triton.ssd_combined")
     f = sc.mamba_chunk_scan_combined
+    libs, names = {}, {}
+    if args.lib and os.path.exists(os.path.join(args.lib, "manifest.json")):
+        with open(os.path.join(args.lib, "manifest.json")) as fh:
+            man = json.load(fh)
+        for v in man["variants"]:
+            assert v["declaration"] == DECL, v["declaration"]
+            libs[(v["NS"], v["BPS"])] = launcher(ctypes.CDLL(os.path.join(os.path.abspath(args.lib), v["lib"])))
+            names[(v["NS"], v["BPS"])] = v["name"]
+    keep = []
     rows = []
     B, H = 16, 32
     for T in args.t:
@@ -367,18 +406,50 @@ def triton_baseline(args):
             sub = dict(X=(x * d["dt"][..., None]).bfloat16().transpose(1, 2)[:1, :2], Aa=d["Aa"][:1, :2],
                        Cm=d["Cm"][:1], Bm=d["Bm"][:1])
             want = reference(torch, sub["X"], sub["Aa"], sub["Cm"], sub["Bm"])
-            got = y.transpose(1, 2)[:1, :2].double()
-            err = ((got - want).norm() / want.norm()).item()
-            ms, how = time_graph(torch, lambda: f(x, d["dt"], d["A"], Bg, Cg, Q), args.rounds)
+            impls = {"mamba_ssm_triton": (lambda: f(x, d["dt"], d["A"], Bg, Cg, Q),
+                                          ((y.transpose(1, 2)[:1, :2].double() - want).norm() / want.norm()).item())}
+            for (lns, bps), fn in libs.items():
+                if lns != ns:
+                    continue
+                Y = torch.empty(B, T, H, PD, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+
+                def run(fn=fn, Y=Y):
+                    call(fn, d["X"], d["Aa"], d["Cm"], d["Bm"], Y, torch.cuda.current_stream().cuda_stream, keep)
+                run()
+                torch.cuda.synchronize()
+                err = ((Y[:1, :2].double() - want).norm() / want.norm()).item()
+                impls[names[(ns, bps)]] = (run, err)
+            graphs = {k: graph_of(torch, fn) for k, (fn, _) in impls.items()}
+            ts = {k: [] for k in impls}
+            for _ in range(args.rounds):
+                for k, (rep, _, _) in graphs.items():
+                    rep()
+                    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    e0.record()
+                    rep()
+                    e1.record()
+                    torch.cuda.synchronize()
+                    ts[k].append(e0.elapsed_time(e1) / 10)
             fl = flops(B, H, T, ns)
-            row = dict(kind="time", variant="mamba_ssm_triton", NS=ns, B=B, H=H, P=PD, T=T, flops=fl, ms=ms,
-                       tflops=fl / ms / 1e9, timed=how, rel_err=err, first_call_s=first)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+            for k in impls:
+                ms = statistics.median(ts[k])
+                row = dict(kind="time", variant=k, NS=ns, B=B, H=H, P=PD, T=T, flops=fl, ms=ms, tflops=fl / ms / 1e9,
+                           timed=graphs[k][1], rel_err=impls[k][1])
+                if k == "mamba_ssm_triton":
+                    row["first_call_s"] = first
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+            del graphs, impls, d
+            torch.cuda.empty_cache()
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "mamba2_triton.jsonl"), "w") as fh:
+        for r in rows:
+            fh.write(json.dumps(r) + "\n")
     for r in rows:
-        print("mamba-ssm triton B16 H32 P64 N%d T%d: %.3f ms, %.1f TFLOP/s (rel_err %.1e)" % (
-            r["NS"], r["T"], r["ms"], r["tflops"], r["rel_err"]))
-    return 0
+        print("%-18s B16 H32 P64 N%d T%d: %.3f ms, %.1f TFLOP/s (rel_err %.1e)" % (
+            r["variant"], r["NS"], r["T"], r["ms"], r["tflops"], r["rel_err"]))
+    bad = [r for r in rows if not r["rel_err"] < 1e-2]
+    return 1 if bad else 0
 
 
 def main():
@@ -387,9 +458,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=("build", "gpu", "triton"))
     ap.add_argument("--tkc", default=os.path.join(ROOT, "build", "tkc"))
-    ap.add_argument("--lib", default=os.path.join(ROOT, ".carry", "mamba2"))
+    ap.add_argument("--lib", default=os.path.join(ROOT, ".carry", "mamba2"), help="build's output (triton mode: also time these)")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp") + "/mamba2")
     ap.add_argument("--quick", action="store_true", help="a few checks, no timing")
+    ap.add_argument("--defines", default="", help="build: more -D for every variant, comma-separated (STAGES=3)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--mamba-ssm", default="", help="the unpacked mamba-ssm 2.3.2 source (triton mode)")
     ap.add_argument("--t", type=int, nargs="*", default=[2048])

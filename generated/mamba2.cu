@@ -46,6 +46,7 @@ namespace {
 constexpr int P = 64;
 constexpr int NS = 64;
 constexpr int BPS = 2;
+constexpr int STAGES = 3;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -346,29 +347,29 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
 //   consumer registers (estimate): 192 of 232 = a 2 + cs 2 + csc 16 + er 2 + s 32 + y 32 + ht 32 + br 16 + cs_v5 16 + y_operand 16 + temporaries (peak) 2 + overhead 24
 //   grid: b = B, h = H; one block per work tile; order row_major
-//   pipeline: j < cdiv(T, 64); 2 stages
+//   pipeline: j < cdiv(T, 64); 3 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
-//     0         16,384    c           bf16[64, 64]       128B     2       ring (group c)
-//     16,384    16,384    bm          bf16[64, 64]       128B     2       ring (group bm)
-//     32,768    16,384    x           bf16[64, 64]       128B     2       ring (group x)
-//     49,152    512       at          fp32[64]           none     2       ring (group at)
-//     50,176    8,192     hs          bf16[64, 64]       128B     1       scratch
-//     58,368    8,192     bs          bf16[64, 64]       128B     1       scratch
-//     66,560    256       cs_relayout fp32[64]           none     1       scratch
-//     66,816    16        rowscan     fp32[1, 4]         none     1       scratch
-//     67,584    16,384    staging     bf16[64, 64]       128B     2       staging
-//     83,968    128       barriers
-//     total 84,096 + 1,024 base alignment = 85,120 of 232,448
+//     0         24,576    c           bf16[64, 64]       128B     3       ring (group c)
+//     24,576    24,576    bm          bf16[64, 64]       128B     3       ring (group bm)
+//     49,152    24,576    x           bf16[64, 64]       128B     3       ring (group x)
+//     73,728    768       at          fp32[64]           none     3       ring (group at)
+//     74,752    8,192     hs          bf16[64, 64]       128B     1       scratch
+//     82,944    8,192     bs          bf16[64, 64]       128B     1       scratch
+//     91,136    256       cs_relayout fp32[64]           none     1       scratch
+//     91,392    16        rowscan     fp32[1, 4]         none     1       scratch
+//     92,160    16,384    staging     bf16[64, 64]       128B     2       staging
+//     108,544   192       barriers
+//     total 108,736 + 1,024 base alignment = 109,760 of 232,448
 //   barriers:
-//     full_c[2] at 83,968: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_c[2] at 83,984: count 1 (one elected thread per consumer warpgroup releases the stage)
-//     full_bm[2] at 84,000: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_bm[2] at 84,016: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
-//     full_x[2] at 84,032: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_x[2] at 84,048: count 1 (one elected thread per consumer warpgroup releases the stage)
-//     full_at[2] at 84,064: count 1, 256 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_at[2] at 84,080: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_c[3] at 108,544: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_c[3] at 108,568: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     full_bm[3] at 108,592: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_bm[3] at 108,616: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_x[3] at 108,640: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_x[3] at 108,664: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     full_at[3] at 108,688: count 1, 256 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_at[3] at 108,712: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
 //   named barriers:
 //     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
 //     scratch: id 2, 128 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
@@ -486,37 +487,37 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..1 are consumers (setmaxnreg.inc 232); 256 threads
 //     - prefix sum (cumsum) of per_row vectors: 3 shuffles scan the 8 rows of each half of a warp's 16, and the totals of the 16-row groups (4 in all) meet in 'rowscan' (one fp32 each) between two named barriers; each thread adds the totals of the groups before its own, in one order
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
-//     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - pipeline: 3 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constant__ CUtensorMap tm_Cm_64x64, const __grid_constant__ CUtensorMap tm_Bm_64x64, const __grid_constant__ CUtensorMap tm_X_64x64, const __grid_constant__ CUtensorMap tm_Aa_v64, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ X, const float *__restrict__ Aa, const __nv_bfloat16 *__restrict__ Cm, const __nv_bfloat16 *__restrict__ Bm, __nv_bfloat16 *__restrict__ Y, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
-    const uint32_t c_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t bm_smem = tkc_smem_addr(tkc_smem + 16384);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t x_smem = tkc_smem_addr(tkc_smem + 32768);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t at_smem = tkc_smem_addr(tkc_smem + 49152);  // ring fp32[1, 64], swizzle none, 2 x 256 B
-    const uint32_t hs_smem = tkc_smem_addr(tkc_smem + 50176);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t bs_smem = tkc_smem_addr(tkc_smem + 58368);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t cs_relayout_smem = tkc_smem_addr(tkc_smem + 66560);  // scratch fp32[1, 64], swizzle none, 1 x 256 B
-    const uint32_t rowscan_smem = tkc_smem_addr(tkc_smem + 66816);  // scratch fp32[1, 4], swizzle none, 1 x 16 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 67584);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t full_c = tkc_smem_addr(tkc_smem + 83968);  // 2 mbarriers
-    const uint32_t empty_c = tkc_smem_addr(tkc_smem + 83984);  // 2 mbarriers
-    const uint32_t full_bm = tkc_smem_addr(tkc_smem + 84000);  // 2 mbarriers
-    const uint32_t empty_bm = tkc_smem_addr(tkc_smem + 84016);  // 2 mbarriers
-    const uint32_t full_x = tkc_smem_addr(tkc_smem + 84032);  // 2 mbarriers
-    const uint32_t empty_x = tkc_smem_addr(tkc_smem + 84048);  // 2 mbarriers
-    const uint32_t full_at = tkc_smem_addr(tkc_smem + 84064);  // 2 mbarriers
-    const uint32_t empty_at = tkc_smem_addr(tkc_smem + 84080);  // 2 mbarriers
+    const uint32_t c_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[64, 64], swizzle 128B, 3 x 8192 B
+    const uint32_t bm_smem = tkc_smem_addr(tkc_smem + 24576);  // ring bf16[64, 64], swizzle 128B, 3 x 8192 B
+    const uint32_t x_smem = tkc_smem_addr(tkc_smem + 49152);  // ring bf16[64, 64], swizzle 128B, 3 x 8192 B
+    const uint32_t at_smem = tkc_smem_addr(tkc_smem + 73728);  // ring fp32[1, 64], swizzle none, 3 x 256 B
+    const uint32_t hs_smem = tkc_smem_addr(tkc_smem + 74752);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
+    const uint32_t bs_smem = tkc_smem_addr(tkc_smem + 82944);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
+    const uint32_t cs_relayout_smem = tkc_smem_addr(tkc_smem + 91136);  // scratch fp32[1, 64], swizzle none, 1 x 256 B
+    const uint32_t rowscan_smem = tkc_smem_addr(tkc_smem + 91392);  // scratch fp32[1, 4], swizzle none, 1 x 16 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 92160);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
+    const uint32_t full_c = tkc_smem_addr(tkc_smem + 108544);  // 3 mbarriers
+    const uint32_t empty_c = tkc_smem_addr(tkc_smem + 108568);  // 3 mbarriers
+    const uint32_t full_bm = tkc_smem_addr(tkc_smem + 108592);  // 3 mbarriers
+    const uint32_t empty_bm = tkc_smem_addr(tkc_smem + 108616);  // 3 mbarriers
+    const uint32_t full_x = tkc_smem_addr(tkc_smem + 108640);  // 3 mbarriers
+    const uint32_t empty_x = tkc_smem_addr(tkc_smem + 108664);  // 3 mbarriers
+    const uint32_t full_at = tkc_smem_addr(tkc_smem + 108688);  // 3 mbarriers
+    const uint32_t empty_at = tkc_smem_addr(tkc_smem + 108712);  // 3 mbarriers
     if (threadIdx.x == 0) {
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_c + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_c + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_bm + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_bm + 8 * tkc_s, 4);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_x + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_x + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_at + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_at + 8 * tkc_s, 4);
+        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(full_c + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(empty_c + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(full_bm + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(empty_bm + 8 * tkc_s, 4);
+        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(full_x + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(empty_x + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(full_at + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(empty_at + 8 * tkc_s, 4);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -564,7 +565,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                     tkc_mbar_expect_tx(full_at + 8 * tkc_stage, 256);
                     // at <- Aa[block.b, block.h, j]  (1 box of 1 x 64)
                     tkc_tma_load_3d(at_smem + (uint32_t)tkc_stage * 256, &tm_Aa_v64, j * 64, block_h, block_b, full_at + 8 * tkc_stage);
-                    if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
+                    if (++tkc_stage == 3) { tkc_stage = 0; tkc_phase ^= 1; }
                 }
                 tkc_tile_phase ^= 1;
             }
@@ -858,7 +859,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 }
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
-                if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
+                if (++tkc_stage == 3) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             for (int j = 1; j < tkc_steps; ++j) {  // the steady state
                 tkc_mbar_wait(full_at + 8 * tkc_stage, tkc_phase);  // at landed
@@ -1112,7 +1113,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 }
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
-                if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
+                if (++tkc_stage == 3) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
             tkc_wgmma_wait<0>();  // the last step's products
@@ -1214,11 +1215,11 @@ extern "C" int tkc_mamba2(const void *X, const int64_t *X_strides, const void *A
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_mamba2_cuda = cudaFuncSetAttribute(tkc_mamba2_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 85120)) != cudaSuccess)
+        if ((tkc_mamba2_cuda = cudaFuncSetAttribute(tkc_mamba2_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 109760)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_mamba2_kernel<<<grid, 256, 85120, (cudaStream_t)stream>>>(tm_Cm_64x64, tm_Bm_64x64, tm_X_64x64, tm_Aa_v64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const float *)Aa, (const __nv_bfloat16 *)Cm, (const __nv_bfloat16 *)Bm, (__nv_bfloat16 *)Y, (int)B, (int)H, (int)T);
+    tkc_mamba2_kernel<<<grid, 256, 109760, (cudaStream_t)stream>>>(tm_Cm_64x64, tm_Bm_64x64, tm_X_64x64, tm_Aa_v64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const float *)Aa, (const __nv_bfloat16 *)Cm, (const __nv_bfloat16 *)Bm, (__nv_bfloat16 *)Y, (int)B, (int)H, (int)T);
     return (tkc_mamba2_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
