@@ -3,7 +3,7 @@
 PyTorch autograd of attention in fp32, then time against PyTorch SDPA's backward (cuDNN and
 FlashAttention backends) in the same process.
 
-    python3 bench/attn_bwd.py --tkc .carry/tkc [--out DIR] [--quick] [--lib DIR]
+    python3 bench/attn_bwd.py --tkc .carry/tkc [--out DIR] [--quick] [--lib DIR] [--n 1024 4096] [--fa4]
     python3 bench/attn_bwd.py --tkc .carry/tkc --out DIR --build-only      # nvcc only, no GPU
 
 Builds attn_fwd.tk (for O and the log-sum-exp L the backward consumes) and attn_bwd.tk with nvcc
@@ -11,7 +11,9 @@ into shared libraries and calls the C launchers through ctypes. The backward is 
 three kernels (Dl = rowsum(dO O); dK, dV in fp32, which the launcher zeroes first; dQ in fp32), on
 inputs made once by the forward; D = 64 and 128, dQ by attn_bwd_dq without atomics (checked
 bit-identical over two runs, with dK and dV when no query heads share a KV head); the baselines' backward is timed as torch.autograd.grad on a saved
-forward graph. FLOPs = 2.5 x the forward's 4 B H N^2 D (halved when causal). CUDA events, median
+forward graph, and forward + backward as the forward then torch.autograd.grad (tkc: attn_fwd then the
+three). --fa4 adds FlashAttention-4's CuTe-DSL kernels (flash_attn.cute.flash_attn_func on [B, N, H, D]
+copies; its gradients compared with tkc's, and its first call, JIT included, reported). FLOPs = 2.5 x the forward's 4 B H N^2 D (halved when causal). CUDA events, median
 of rounds, tkc and baselines alternated.
 """
 import argparse
@@ -21,6 +23,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -66,6 +69,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--lib", default="", help="libraries built before by --build-only")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--n", type=int, nargs="*", default=[4096], help="sequence lengths timed (B16 H16)")
+    ap.add_argument("--fa4", action="store_true", help="also FlashAttention-4 (flash_attn.cute; start through "
+                    "peer-python.py of ../shared/tools/peer-wheels.sh)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rows = []
@@ -82,6 +88,12 @@ def main():
         return 0
     import torch
     import torch.nn.functional as F
+    fa4 = None
+    if args.fa4:
+        try:
+            from flash_attn.cute import flash_attn_func as fa4
+        except Exception as ex:
+            print("# fa4 not importable: %s" % str(ex)[:300])
     for (D, mode), causal in [(m, c) for m in modes for c in (0, 1)]:
         fwd, bwd = libs[("attn_fwd", (D, causal))], libs[("attn_bwd", (D, causal))]
         s = torch.cuda.current_stream().cuda_stream
@@ -103,6 +115,11 @@ def main():
                 call(bwd.tkc_attn_bwd_prep, (o, do, dl), (B, H, N), (), s)
                 call(bwd.tkc_attn_bwd, (q, k, v, do, lse, dl, dk, dv), (B, H, N, HKV), (scale,), s)
                 call(bwd.tkc_attn_bwd_dq, (q, k, v, do, lse, dl, dq), (B, H, N, HKV), (scale,), s)
+
+            def run_fb():   # forward (O and L again) then the backward: what a training step runs
+                call(fwd.tkc_attn_fwd, (q, k, v, o, lse), (B, H, N, HKV), (scale,), s)
+                run()
+            run.fwd_bwd = run_fb
             return run, (dq, dk, dv)
 
         # correctness: fp32 autograd of the same attention (GQA by repeating K and V)
@@ -139,47 +156,89 @@ def main():
             print(json.dumps(row), flush=True)
         if args.quick:
             continue
-        # timing, B16 H16 N4096
-        B, H, N = 16, 16, 4096
-        q, k, v, do = (torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16) for _ in range(4))
-        scale = D ** -0.5
-        run, _ = tkc_grads(q, k, v, do, scale)
-        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
-        backends = {}
-        for name, be in (("cudnn", torch.nn.attention.SDPBackend.CUDNN_ATTENTION),
-                         ("flash", torch.nn.attention.SDPBackend.FLASH_ATTENTION)):
-            try:
-                with torch.nn.attention.sdpa_kernel(be):
-                    o = F.scaled_dot_product_attention(qg, kg, vg, is_causal=bool(causal), scale=scale)
-                    torch.autograd.grad(o, (qg, kg, vg), do, retain_graph=True)
+        # timing, B16 H16 at each N: the backward alone, and forward + backward (a training step's
+        # attention: for tkc the forward kernel then the three backward ones; for the baselines the
+        # forward then torch.autograd.grad)
+        for N in args.n:
+            B, H = 16, 16
+            q, k, v, do = (torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+            scale = D ** -0.5
+            run, tkc_out = tkc_grads(q, k, v, do, scale)
+            qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+            bwd_impls, fb_impls = dict(tkc=run), dict(tkc=run.fwd_bwd)
+            for name, be in (("cudnn", torch.nn.attention.SDPBackend.CUDNN_ATTENTION),
+                             ("flash", torch.nn.attention.SDPBackend.FLASH_ATTENTION)):
+                try:
+                    with torch.nn.attention.sdpa_kernel(be):
+                        o = F.scaled_dot_product_attention(qg, kg, vg, is_causal=bool(causal), scale=scale)
+                        torch.autograd.grad(o, (qg, kg, vg), do, retain_graph=True)
 
                     def brun(o=o):
                         torch.autograd.grad(o, (qg, kg, vg), do, retain_graph=True)
-                    backends[name] = brun
-            except Exception as ex:  # a backend that does not take the case
-                print("# %s: %s" % (name, str(ex)[:200]))
-        impls = dict(tkc=run, **backends)
-        times = {n: [] for n in impls}
-        for r in range(args.rounds):
-            order = list(impls) if r % 2 == 0 else list(impls)[::-1]
-            for n in order:
-                f = impls[n]
-                f()
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                e0.record()
-                for _ in range(5):
-                    f()
-                e1.record()
-                torch.cuda.synchronize()
-                times[n].append(e0.elapsed_time(e1) / 5)
-        flops = 2.5 * 4 * B * H * N * N * D / (2 if causal else 1)
-        row = dict(kind="time", mode=mode, causal=causal, B=B, H=H, N=N, D=D)
-        for n, ts in times.items():
-            ms = statistics.median(ts)
-            row[n + "_ms"] = ms
-            row[n + "_tflops"] = flops / ms / 1e9
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+
+                    def fbrun(be=be):
+                        with torch.nn.attention.sdpa_kernel(be):
+                            o2 = F.scaled_dot_product_attention(qg, kg, vg, is_causal=bool(causal), scale=scale)
+                        torch.autograd.grad(o2, (qg, kg, vg), do)
+                    bwd_impls[name], fb_impls[name] = brun, fbrun
+                except Exception as ex:  # a backend that does not take the case
+                    print("# %s: %s" % (name, str(ex)[:200]))
+            if fa4 is not None:   # FlashAttention-4's CuTe-DSL kernels take [B, N, H, D]
+                try:
+                    q4, k4, v4 = (t.transpose(1, 2).contiguous().requires_grad_() for t in (q, k, v))
+                    do4 = do.transpose(1, 2).contiguous()
+
+                    def fa4_fwd():
+                        o4 = fa4(q4, k4, v4, softmax_scale=scale, causal=bool(causal))
+                        return o4[0] if isinstance(o4, tuple) else o4
+                    t0 = time.time()
+                    o4 = fa4_fwd()
+                    torch.autograd.grad(o4, (q4, k4, v4), do4, retain_graph=True)
+                    torch.cuda.synchronize()
+                    print("# fa4 D%d causal=%d N%d: first forward + backward %.1f s (its JIT)" % (D, causal, N, time.time() - t0))
+                    # FA4 against tkc on these inputs: same function, bf16 outputs
+                    g4 = torch.autograd.grad(o4, (q4, k4, v4), do4, retain_graph=True)
+                    run()
+                    torch.cuda.synchronize()
+                    fa4_err = {"err_" + n: ((a.float() - b.float().transpose(1, 2)).norm() / b.float().norm()).item()
+                               for n, a, b in (("dQ", tkc_out[0], g4[0]), ("dK", tkc_out[1], g4[1]), ("dV", tkc_out[2], g4[2]))}
+                    row = dict(kind="fa4_vs_tkc", causal=causal, B=B, H=H, N=N, D=D, first_call_s=time.time() - t0,
+                               **fa4_err, status="ok" if all(e < 2e-2 for e in fa4_err.values()) else "FAIL")
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+
+                    def fa4_b(o4=o4):
+                        torch.autograd.grad(o4, (q4, k4, v4), do4, retain_graph=True)
+
+                    def fa4_fb():
+                        torch.autograd.grad(fa4_fwd(), (q4, k4, v4), do4)
+                    bwd_impls["fa4"], fb_impls["fa4"] = fa4_b, fa4_fb
+                except Exception as ex:
+                    print("# fa4: %s" % str(ex)[:300])
+            flops = 2.5 * 4 * B * H * N * N * D / (2 if causal else 1)
+            for what, impls, fl in (("bwd", bwd_impls, flops), ("fwd_bwd", fb_impls, flops * 3.5 / 2.5)):
+                times = {n: [] for n in impls}
+                for r in range(args.rounds):
+                    order = list(impls) if r % 2 == 0 else list(impls)[::-1]
+                    for n in order:
+                        f = impls[n]
+                        f()
+                        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        e0.record()
+                        for _ in range(5):
+                            f()
+                        e1.record()
+                        torch.cuda.synchronize()
+                        times[n].append(e0.elapsed_time(e1) / 5)
+                row = dict(kind="time", what=what, mode=mode, causal=causal, B=B, H=H, N=N, D=D)
+                for n, ts in times.items():
+                    ms = statistics.median(ts)
+                    row[n + "_ms"] = ms
+                    row[n + "_tflops"] = fl / ms / 1e9
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+            del q, k, v, do, qg, kg, vg, bwd_impls, fb_impls
+            torch.cuda.empty_cache()
     with open(os.path.join(args.out, "attn_bwd.jsonl"), "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
@@ -187,8 +246,13 @@ def main():
     print("attn_bwd: %d checks, %d failed" % (sum(1 for r in rows if r["kind"] == "check"), len(bad)))
     for r in rows:
         if r["kind"] == "time":
-            print("D%d %-6s causal=%d B16 H16 N4096: tkc %.1f TFLOP/s%s" % (r["D"], r["mode"], r["causal"], r["tkc_tflops"], "".join(
-                ", %s %.1f" % (n, r[n + "_tflops"]) for n in ("cudnn", "flash") if n + "_tflops" in r)))
+            print("%-7s D%d causal=%d B16 H16 N%d: tkc %.1f TFLOP/s%s" % (
+                r["what"], r["D"], r["causal"], r["N"], r["tkc_tflops"], "".join(
+                    ", %s %.1f (%.2fx)" % (n, r[n + "_tflops"], r["tkc_tflops"] / r[n + "_tflops"])
+                    for n in ("fa4", "cudnn", "flash") if n + "_tflops" in r)))
+        elif r["kind"] == "fa4_vs_tkc":
+            print("fa4 vs tkc D%d causal=%d N%d: dQ %.1e dK %.1e dV %.1e (FA4's first call %.1f s)" % (
+                r["D"], r["causal"], r["N"], r["err_dQ"], r["err_dK"], r["err_dV"], r["first_call_s"]))
     return 1 if bad else 0
 
 

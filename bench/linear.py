@@ -88,6 +88,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--lib", default="", help="a folder with linear_act0..3.so built before (--build-only)")
     ap.add_argument("--build-only", action="store_true", help="build the four libraries into --out and stop")
+    ap.add_argument("--ms", default="", help="the M values timed (default 128,1024,4096,16384)")
+    ap.add_argument("--acts", default="0,2", help="the activations timed (0 none, 2 gelu_tanh)")
+    ap.add_argument("--quack", action="store_true", help="also quack's CuTe-DSL GEMM (quack.gemm_interface.gemm, "
+                    "bias fused, no activation; start through peer-python.py of ../shared/tools/peer-wheels.sh)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     if a.build_only:
@@ -132,12 +136,18 @@ def main():
                                                                                     K, err, "ok" if ok else "WRONG"))
 
     # speed: bf16 result, bias + activation, against F.linear (+ the activation) in bf16
-    ms = [1024, 4096] if a.quick else [128, 1024, 4096, 16384]
+    ms = [int(m) for m in a.ms.split(",")] if a.ms else [1024, 4096] if a.quick else [128, 1024, 4096, 16384]
+    qgemm = None
+    if a.quack:
+        try:
+            from quack.gemm_interface import gemm as qgemm
+        except Exception as ex:
+            print("# quack not importable: %s" % str(ex)[:300])
     shapes = SHAPES[:2] if a.quick else SHAPES
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for M in ms:
         for (N, K) in shapes:
-            for act in (0, 2):
+            for act in [int(v) for v in a.acts.split(",")]:
                 x = torch.randn(M, K, device=dev).bfloat16()
                 w = (torch.randn(N, K, device=dev) / K ** 0.5).bfloat16()
                 b = torch.randn(N, device=dev).bfloat16()
@@ -146,6 +156,19 @@ def main():
                     "tkc": lambda: launch(libs[act].tkc_linear_bias, [x, w, b, y], [M, K, N], stream),
                     "cublas": lambda: activation(torch, torch.nn.functional.linear(x, w, b), act),
                 }
+                if qgemm is not None and act == 0:   # quack: Y = X @ W^T + b, W^T as a (K, N) view
+                    yq = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+                    try:
+                        qgemm(x, w.t(), out=yq, bias=b)
+                        torch.cuda.synchronize()
+                        rq = x.float() @ w.float().t() + b.float()
+                        eq = ((yq.float() - rq).norm() / rq.norm()).item()
+                        if not eq < 1e-2:
+                            print("# quack M %d N %d K %d: rel err %.2e (not timed)" % (M, N, K, eq))
+                        else:
+                            impls["quack"] = lambda: qgemm(x, w.t(), out=yq, bias=b)
+                    except Exception as ex:
+                        print("# quack M %d N %d K %d: %s" % (M, N, K, str(ex)[:200]))
                 if M <= SPLITK_MAX_M:  # split-K at a few split counts (the best is reported as tkc_splitk)
                     p = torch.empty(M, N, device=dev, dtype=torch.float32)
                     for sp in SPLITS:
@@ -166,9 +189,10 @@ def main():
                 tf = {k: 2 * M * N * K / (t * 1e-3) / 1e12 for k, t in med.items()}
                 sk = {k: v for k, v in tf.items() if k.startswith("splitk")}
                 best = max([("tkc", tf["tkc"])] + list(sk.items()), key=lambda kv: kv[1])
-                rows.append((M, N, K, ACTS[act], tf["tkc"], tf["cublas"], best[1], best[0]))
-                print("time M %5d N %6d K %5d act %-9s tkc %6.1f TFLOP/s  cublas %6.1f  ratio %.3f%s" % (
+                rows.append((M, N, K, ACTS[act], tf["tkc"], tf["cublas"], best[1], best[0], tf.get("quack")))
+                print("time M %5d N %6d K %5d act %-9s tkc %6.1f TFLOP/s  cublas %6.1f  ratio %.3f%s%s" % (
                     M, N, K, ACTS[act], tf["tkc"], tf["cublas"], tf["tkc"] / tf["cublas"],
+                    "  quack %.1f (tkc/quack %.3f)" % (tf["quack"], tf["tkc"] / tf["quack"]) if "quack" in tf else "",
                     "  | " + " ".join("%s %.1f" % kv for kv in sk.items()) + "  best %s ratio %.3f" % (
                         best[0], best[1] / tf["cublas"]) if sk else ""))
     for M in ms:
@@ -180,6 +204,13 @@ def main():
                     g *= v
                 print("M %5d: geometric mean tkc / cublas %.3f over %d shapes, worst %.3f (%s)" % (
                     M, g ** (1 / len(rs)), len(rs), min(rs), what))
+        qs = [r[4] / r[8] for r in rows if r[0] == M and r[8]]
+        if qs:
+            g = 1.0
+            for v in qs:
+                g *= v
+            print("M %5d: geometric mean tkc / quack %.3f over %d shapes, worst %.3f (linear_bias, no activation)" % (
+                M, g ** (1 / len(qs)), len(qs), min(qs)))
     print("correctness: %d wrong" % bad)
     return 1 if bad else 0
 
