@@ -20,6 +20,10 @@ run and process; each size's tick says which run. Writes, into --out:
                            own kernels (bench/tk_baselines.py rows, *-tk-baselines.jsonl)
   linear_decode.png        linear layers at M = 1 and 16 against cuBLAS and the weight's copy
                            (bench/linear_decode.py rows, *-linear-decode*.jsonl; the newest file)
+  norms.png                layernorm, rmsnorm, softmax, rotary against quack, eager PyTorch and the
+                           copy roof (bench/norms.py rows, *-norms.jsonl; the newest file)
+  attn_bwd.png             attention backward and forward + backward against FlashAttention-4, cuDNN
+                           and FlashAttention 2 (bench/attn_bwd.py --fa4 rows; the newest file)
 The PNGs are byte-for-byte reproducible with the same matplotlib and FreeType: fixed size, dpi
 and fonts, and no software version or date in the PNG metadata.
 """
@@ -37,10 +41,14 @@ DEFAULT_GPU = "NVIDIA H200"  # every recorded run so far (bench/RESULTS.md); a '
 
 TKC_COLOR = "#1f5fa8"
 BASE_COLORS = {"cublas": "#9a9a9a", "cudnn": "#9a9a9a", "flash": "#cfcfcf", "tk": "#9a9a9a", "copy": "#cfcfcf",
-               "cublas_linear": "#9a9a9a"}
+               "cublas_linear": "#9a9a9a", "fa4": "#6b6b6b", "quack": "#6b6b6b", "eager": "#e3e3e3",
+               "roof": "#cfcfcf", "tkc_p0": "#7fa7d6"}
 BASE_NAMES = {"cublas": "cuBLAS (torch.matmul)", "cudnn": "cuDNN (PyTorch SDPA)",
               "flash": "FlashAttention 2 (PyTorch SDPA)", "tk": "ThunderKittens (its own kernel, same run)",
-              "copy": "device copy of the weight (read + write)", "cublas_linear": "cuBLAS (F.linear, with the bias)"}
+              "copy": "device copy of the weight (read + write)", "cublas_linear": "cuBLAS (F.linear, with the bias)",
+              "fa4": "FlashAttention-4 (CuTe-DSL, SM90)", "quack": "quack (CuTe-DSL)", "eager": "PyTorch eager",
+              "roof": "device copy of the same bytes (fastest of three)",
+              "tkc_p0": "tkc at p = 0 (its DROPOUT = 0 build: quack's function)"}
 
 
 # ---- reading ----------------------------------------------------------------------------------
@@ -177,9 +185,9 @@ def field(baseline):
     return "tflops_" + ("base" if baseline in ("cublas", "cublas_linear") else baseline)
 
 
-def bars(ax, labels, rows, bases, ymax=None):
+def bars(ax, labels, rows, bases, ymax=None, ratio_to=None, unit="TFLOP/s"):
     """Grouped bars: tkc and each baseline per problem size, values on top, the ratio of tkc to the
-    best baseline under the tick."""
+    best baseline (or to the baselines ratio_to names, each) under the tick."""
     n = 1 + len(bases)
     width = 0.8 / n
     xs = list(range(len(rows)))
@@ -200,14 +208,18 @@ def bars(ax, labels, rows, bases, ymax=None):
                     color="#222222")
     ticks = []
     for label, row in zip(labels, rows):
-        base = [row.get(field(b)) for b in bases]
-        base = [v for v in base if isinstance(v, (int, float))]
-        ratio = f"\n{row['tflops_tkc'] / max(base):.2f}x" if base else ""
+        if ratio_to:
+            ratio = "".join(f"\n{row['tflops_tkc'] / row[field(b)]:.2f}x {b}" for b in ratio_to
+                            if isinstance(row.get(field(b)), (int, float)))
+        else:
+            base = [row.get(field(b)) for b in bases]
+            base = [v for v in base if isinstance(v, (int, float))]
+            ratio = f"\n{row['tflops_tkc'] / max(base):.2f}x" if base else ""
         ticks.append(f"{label}\nrun {row['_run'].number}{ratio}")
     ax.set_xticks(xs)
     ax.set_xticklabels(ticks, fontsize=7.5)
     ax.set_ylim(0, ymax or top * 1.18)
-    ax.set_ylabel("TFLOP/s")
+    ax.set_ylabel(unit)
     ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
     ax.set_xlim(-0.6, len(rows) - 0.4)
 
@@ -356,6 +368,76 @@ def plot_linear_decode(plt, runs, out):
     plt.close(fig)
 
 
+NORMS = [("layernorm", "dropout (p = 0.1) + residual + LayerNorm"), ("rmsnorm", "residual + RMSNorm"),
+         ("softmax", "row softmax"), ("rotary", "rotary, B16 N4096 H16")]
+
+
+def plot_norms(plt, runs, out):
+    """The newest bench/norms.py file: effective GB/s of the memory-bound kernels at M = 65536."""
+    files = sorted((r for r in runs if r.name.endswith("-norms.jsonl") and any("gbps" in x for x in r.rows)), key=Run.key)
+    if not files:
+        print("no norms rows", file=sys.stderr)
+        return
+    run = files[-1]
+    by = {}
+    for r in run.rows:
+        if isinstance(r.get("gbps"), (int, float)) and r.get("status") == "ok":
+            by.setdefault((r["kernel"], r["shape"]), {})[r["impl"]] = r["gbps"]
+    fig, axes = plt.subplots(1, len(NORMS), figsize=(15, 5.4), gridspec_kw={"width_ratios": [5, 4, 4, 4]})
+    for ax, (kern, title) in zip(axes, NORMS):
+        shapes = [sh for (k, sh) in by if k == kern and (kern == "rotary" or sh.startswith("M=65536 "))]
+        shapes.sort(key=lambda sh: [int(v) if v.isdigit() else v for v in re.split(r"(\d+)", sh)])
+        rows = []
+        for sh in shapes:
+            g = by[(kern, sh)]
+            roof = max(g.get(c, 0) for c in ("copy", "copy_loop", "copy_sm"))
+            rows.append(dict(tflops_tkc=g.get("tkc"), tflops_tkc_p0=g.get("tkc_p0"), tflops_quack=g.get("quack"),
+                             tflops_eager=g.get("eager"), tflops_roof=roof or None, _run=run))
+        bases = (["tkc_p0"] if kern == "layernorm" else []) + ["quack", "eager", "roof"]
+        labels = [sh.replace("M=65536 ", "").replace("B=16 N=4096 H=16 ", "").replace(" ", "\n") for sh in shapes]
+        bars(ax, labels, rows, bases, ymax=4900, ratio_to=["quack", "roof"], unit="GB/s (bytes that must move / time)")
+        ax.set_title(title + ("" if kern == "rotary" else ", M = 65536"), fontsize=8.5)
+        if ax is not axes[0]:
+            ax.set_ylabel("")
+    header(fig, f"Memory-bound kernels: tkc vs quack, PyTorch and a device copy, bf16, {run.gpu}",
+           "quack's LayerNorm has no dropout: it is residual + LayerNorm, the function of tkc's p = 0 bar; roof: the "
+           "fastest device copy of the same bytes", list(axes))
+    footer(fig, f"{run.gpu}, run {run.number} ({run.date}; bench/runs/{run.name}). CUDA graphs over input sets of 3x "
+                "the L2, median of 5 alternated rounds, all in one process. Under each shape: tkc / quack and tkc / "
+                "the roof.")
+    fig.tight_layout(rect=(0, 0.035, 1, 0.85))
+    save(fig, os.path.join(out, "norms.png"))
+    plt.close(fig)
+
+
+def plot_attn_bwd(plt, runs, out):
+    """The newest bench/attn_bwd.py file with FlashAttention-4 rows: the backward and forward +
+    backward, B16 H16, by head dim, mask and N."""
+    files = sorted((r for r in runs if "attn-bwd" in r.name and any("fa4_tflops" in x for x in r.rows)), key=Run.key)
+    if not files:
+        print("no attention backward rows with FA4", file=sys.stderr)
+        return
+    run = files[-1]
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5.2))
+    for ax, what, title in ((axes[0], "bwd", "backward alone"), (axes[1], "fwd_bwd", "forward + backward")):
+        rs = sorted((r for r in run.rows if r.get("kind") == "time" and r.get("what") == what),
+                    key=lambda r: (r["D"], r["causal"], r["N"]))
+        rows = [dict(tflops_tkc=r["tkc_tflops"], tflops_fa4=r.get("fa4_tflops"), tflops_cudnn=r.get("cudnn_tflops"),
+                     tflops_flash=r.get("flash_tflops"), _run=run) for r in rs]
+        bars(ax, [f"D{r['D']}{' c' if r['causal'] else ''}\nN={r['N']}" for r in rs], rows, ["fa4", "cudnn", "flash"],
+             ratio_to=["fa4"])
+        ax.set_title(title, fontsize=9)
+    header(fig, f"Attention backward (dQ, dK, dV from O and the LSE): tkc vs FlashAttention-4, cuDNN and "
+                f"FlashAttention 2, B16 H16, bf16, {run.gpu}",
+           "tkc: kernels.tk/attn_bwd.tk (prep, dK/dV, dQ in its own pass: deterministic); 'c': causal; FLOPs 2.5x the "
+           "forward's 4BHN²D (halved when causal), forward + backward 3.5x", list(axes))
+    footer(fig, f"{run.gpu}, run {run.number} ({run.date}; bench/runs/{run.name}). Median of 5 alternated rounds of "
+                "5 calls, all in one process; the baselines' backward is torch.autograd.grad. Under each size: tkc / FA4.")
+    fig.tight_layout(rect=(0, 0.035, 1, 0.85))
+    save(fig, os.path.join(out, "attn_bwd.png"))
+    plt.close(fig)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", help="result files (default: every .jsonl and .csv in --runs)")
@@ -377,6 +459,8 @@ def main():
             plot_attn(plt, runs, args.out, D, causal)
     plot_suite_tk(plt, runs, args.out)
     plot_linear_decode(plt, runs, args.out)
+    plot_norms(plt, runs, args.out)
+    plot_attn_bwd(plt, runs, args.out)
     return 0
 
 
