@@ -91,11 +91,14 @@ def attn_scale(prm):
 
 VARIANTS = {
     "gemm": dict(tk="gemm.tk", kernels=["gemm"], cases=[
-        dict(M=200, K=136, N=264), dict(M=333, K=72, N=520), dict(M=333, K=72, N=520, strided=True)]),
+        dict(M=200, K=136, N=264), dict(M=333, K=72, N=520), dict(M=333, K=72, N=520, strided=True),
+        dict(M=77, K=43, N=51, unpadded=True),    # rows of 86 and 102 bytes: A, B and C staged
+        dict(M=77, K=43, N=51, strided=True, unpadded=True)]),
     "gemm_tn": dict(tk="gemm.tk", kernels=["gemm_tn"], cases=[
         dict(K=136, M=200, N=264), dict(K=72, M=333, N=520, strided=True)]),
     "gemm_batched": dict(tk="gemm.tk", kernels=["gemm_batched"], cases=[
-        dict(Bt=2, M=200, K=136, N=264), dict(Bt=3, M=100, K=72, N=200, strided=True)]),
+        dict(Bt=2, M=200, K=136, N=264), dict(Bt=3, M=100, K=72, N=200, strided=True),
+        dict(Bt=2, M=50, K=43, N=51, unpadded=True)]),
     "attn_fwd": dict(tk="attn_fwd.tk", scalars={"scale": attn_scale}, cases=[
         dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=240), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
     "attn_fwd_d64_causal": dict(tk="attn_fwd.tk", defines={"D": 64, "CAUSAL": 1}, scalars={"scale": attn_scale},
@@ -149,11 +152,12 @@ VARIANTS = {
 
 
 def case_dims(c):
-    return {k: v for k, v in c.items() if k != "strided"}
+    return {k: v for k, v in c.items() if k not in ("strided", "unpadded")}
 
 
 def case_label(c):
-    return " ".join(f"{k}={v}" for k, v in case_dims(c).items()) + (" strided" if c.get("strided") else "")
+    return " ".join(f"{k}={v}" for k, v in case_dims(c).items()) + (" strided" if c.get("strided") else "") + (
+        " unpadded" if c.get("unpadded") else "")
 
 
 def selected(only):
@@ -398,7 +402,7 @@ def load_variant(lib_dir, name):
     return report, lib
 
 
-def plan_tensors(report, dims, strided):
+def plan_tensors(report, dims, strided, unpadded=False):
     """name -> dict(dtype, shape, role, layout) over every kernel of the report, in order of first
     use; a tensor a kernel writes before any reads it is an output (later kernels may read it)."""
     tensors = {}
@@ -414,7 +418,8 @@ def plan_tensors(report, dims, strided):
                                               read_later=False, bulk=False)
             if t["shape"] != shape or t["dtype"] != p["dtype"]:
                 raise ValueError(f"tensor {p['name']}: kernels disagree on its shape or dtype")
-            t["pitch"] = max(t["pitch"], p.get("row_pitch_multiple_bytes") or 1)
+            if not unpadded:  # unpadded: rows of their exact length, so the launcher stages what TMA cannot take
+                t["pitch"] = max(t["pitch"], p.get("row_pitch_multiple_bytes") or 1)
             t["tma"] = t["tma"] or bool(p.get("tma"))
             if t["role"] == "out" and p["mode"] != "out":
                 t["read_later"] = True  # a later kernel reads it (attn_bwd.tk: O, L, Dl)
@@ -473,7 +478,7 @@ def launch(args):
     for ci, case in enumerate(spec["cases"]):
         dims, strided = case_dims(case), bool(case.get("strided"))
         rng = random.Random(1000 + 17 * ci)
-        tensors = plan_tensors(report, dims, strided)
+        tensors = plan_tensors(report, dims, strided, bool(case.get("unpadded")))
         man = dict(variant=args.variant, case=ci, label=case_label(case), dims=dims, strided=strided,
                    scalars=scalars, tool=args.tool, fake=fake or "", tensors={}, steps=[], notes=[])
         ptrs = {}

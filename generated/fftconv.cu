@@ -240,6 +240,79 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+
+// A tensor TMA cannot use where it lies (its address, or a row pitch, not a 16-byte multiple; its
+// last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
+// rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
+// launcher copies the tensor in before the kernel when the kernel reads it, back after when it
+// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
+// copies and the kernel run in stream order and nothing waits on the host.
+struct tkc_staged {
+    void *buf = nullptr;
+    cudaStream_t stream = nullptr;
+    ~tkc_staged() {
+        if (buf) cudaFreeAsync(buf, stream);
+    }
+};
+// Does TMA take the tensor as it is (st: element strides, the last 1)?
+static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
+    if ((uintptr_t)p % 16) return false;
+    for (int d = 0; d + 1 < rank; ++d)
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
+    return true;
+}
+// The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
+static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
+    return (dims[rank - 1] * elem + 15) / 16 * 16 / elem;
+}
+// Copies every row between the tensor (ptr, its strides st) and the padded copy (buf): to the
+// copy when in, else back. One 2-D copy per matrix of the two innermost dimensions, or one for
+// all when the tensor's rows are evenly spaced.
+static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const int64_t *dims, int rank, int elem, bool in,
+                                  cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem), width = dims[rank - 1] * elem;
+    int64_t rows = rank > 1 ? dims[rank - 2] : 1, mats = 1;
+    for (int d = 0; d + 2 < rank; ++d) mats *= dims[d];
+    const int64_t tpitch = rank > 1 ? st[rank - 2] : dims[rank - 1];
+    bool even = true;  // the tensor's rows evenly spaced: every leading stride the packed one
+    for (int d = rank - 3; d >= 0 && even; --d) even = st[d] == st[d + 1] * dims[d + 1];
+    if (even) rows *= mats, mats = 1;
+    for (int64_t m = 0; m < mats; ++m) {
+        int64_t off = 0, rem = m;  // the matrix's first element in the tensor
+        for (int d = rank - 3; d >= 0; --d) off += rem % dims[d] * st[d], rem /= dims[d];
+        char *b = static_cast<char *>(buf) + (size_t)(m * rows * pitch * elem), *t = static_cast<char *>(ptr) + (size_t)(off * elem);
+        cudaError_t e = in ? cudaMemcpy2DAsync(b, (size_t)(pitch * elem), t, (size_t)(tpitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s)
+                           : cudaMemcpy2DAsync(t, (size_t)(tpitch * elem), b, (size_t)(pitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
+// fills it: returns the CUDA error of the allocation or the copy.
+static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
+                             bool copy_in, cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
+    sg->stream = s;
+    cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) {
+        sg->buf = nullptr;
+        return e;
+    }
+    // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
+    // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
+    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+                : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) return e;
+    int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
+    st[rank - 1] = 1;
+    for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
+    return cudaSuccess;
+}
+
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
 // cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
@@ -1027,8 +1100,9 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
 
 }  // namespace
 // Launches fftconv on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_fftconv() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_fftconv_cuda = cudaSuccess;
 extern "C" const char *tkc_fftconv_error(void) { return cudaGetErrorString(tkc_fftconv_cuda); }
@@ -1037,42 +1111,96 @@ extern "C" int tkc_fftconv(const void *U, const int64_t *U_strides, const void *
     if (DG < 1 || DG > 2147483647LL) return TKC_ERR_DIM;
     if (!((((NN == 1024) || (NN == 2048)) || (NN == 4096)))) return TKC_ERR_REQUIRE;  // require NN == 1024 || NN == 2048 || NN == 4096
     if (!((n == NN))) return TKC_ERR_REQUIRE;  // require n == NN
-    // U: in bf16[B, DG, 64, 64], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // U: in bf16[B, DG, 64, 64], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!U) return TKC_ERR_NULL;
-    if ((uintptr_t)U % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)U % 2) return TKC_ERR_ALIGN;
     const int64_t U_dims[4] = {(int64_t)B, (int64_t)DG, (int64_t)64, (int64_t)64};
     int64_t U_st[4];
-    if (!tkc_strides(U_st, U_strides, U_dims, 4, 2, true)) return TKC_ERR_STRIDE;
-    // F1: in bf16[2, 64, 128], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(U_st, U_strides, U_dims, 4, 2, false) || U_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool U_staged = !tkc_tma_ready(U, U_st, 4, 2);
+    if (U_staged && U_dims[2] > 1 && U_st[2] < U_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // F1: in bf16[2, 64, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!F1) return TKC_ERR_NULL;
-    if ((uintptr_t)F1 % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)F1 % 2) return TKC_ERR_ALIGN;
     const int64_t F1_dims[3] = {(int64_t)2, (int64_t)64, (int64_t)128};
     int64_t F1_st[3];
-    if (!tkc_strides(F1_st, F1_strides, F1_dims, 3, 2, true)) return TKC_ERR_STRIDE;
-    // F2: in bf16[2, 64, 64], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(F1_st, F1_strides, F1_dims, 3, 2, false) || F1_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool F1_staged = !tkc_tma_ready(F1, F1_st, 3, 2);
+    if (F1_staged && F1_dims[1] > 1 && F1_st[1] < F1_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // F2: in bf16[2, 64, 64], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!F2) return TKC_ERR_NULL;
-    if ((uintptr_t)F2 % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)F2 % 2) return TKC_ERR_ALIGN;
     const int64_t F2_dims[3] = {(int64_t)2, (int64_t)64, (int64_t)64};
     int64_t F2_st[3];
-    if (!tkc_strides(F2_st, F2_strides, F2_dims, 3, 2, true)) return TKC_ERR_STRIDE;
-    // Tw: in bf16[2, 64, 128], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(F2_st, F2_strides, F2_dims, 3, 2, false) || F2_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool F2_staged = !tkc_tma_ready(F2, F2_st, 3, 2);
+    if (F2_staged && F2_dims[1] > 1 && F2_st[1] < F2_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Tw: in bf16[2, 64, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Tw) return TKC_ERR_NULL;
-    if ((uintptr_t)Tw % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Tw % 2) return TKC_ERR_ALIGN;
     const int64_t Tw_dims[3] = {(int64_t)2, (int64_t)64, (int64_t)128};
     int64_t Tw_st[3];
-    if (!tkc_strides(Tw_st, Tw_strides, Tw_dims, 3, 2, true)) return TKC_ERR_STRIDE;
-    // Kf: in bf16[DG, 2, 64, 128], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(Tw_st, Tw_strides, Tw_dims, 3, 2, false) || Tw_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool Tw_staged = !tkc_tma_ready(Tw, Tw_st, 3, 2);
+    if (Tw_staged && Tw_dims[1] > 1 && Tw_st[1] < Tw_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Kf: in bf16[DG, 2, 64, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Kf) return TKC_ERR_NULL;
-    if ((uintptr_t)Kf % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Kf % 2) return TKC_ERR_ALIGN;
     const int64_t Kf_dims[4] = {(int64_t)DG, (int64_t)2, (int64_t)64, (int64_t)128};
     int64_t Kf_st[4];
-    if (!tkc_strides(Kf_st, Kf_strides, Kf_dims, 4, 2, true)) return TKC_ERR_STRIDE;
-    // Y: out bf16[B, DG, 64, 64], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(Kf_st, Kf_strides, Kf_dims, 4, 2, false) || Kf_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool Kf_staged = !tkc_tma_ready(Kf, Kf_st, 4, 2);
+    if (Kf_staged && Kf_dims[2] > 1 && Kf_st[2] < Kf_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Y: out bf16[B, DG, 64, 64], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
-    if ((uintptr_t)Y % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[4] = {(int64_t)B, (int64_t)DG, (int64_t)64, (int64_t)64};
     int64_t Y_st[4];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 4, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 4, 2, false) || Y_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool Y_staged = !tkc_tma_ready(Y, Y_st, 4, 2);
+    if (Y_staged && Y_dims[2] > 1 && Y_st[2] < Y_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    const long long tiles = (long long)DG;
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged U_copy;
+    if (U_staged) {
+        if ((tkc_fftconv_cuda = tkc_stage(&U_copy, U, U_st, U_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        U = U_copy.buf;
+    }
+    tkc_staged F1_copy;
+    if (F1_staged) {
+        if ((tkc_fftconv_cuda = tkc_stage(&F1_copy, F1, F1_st, F1_dims, 3, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        F1 = F1_copy.buf;
+    }
+    tkc_staged F2_copy;
+    if (F2_staged) {
+        if ((tkc_fftconv_cuda = tkc_stage(&F2_copy, F2, F2_st, F2_dims, 3, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        F2 = F2_copy.buf;
+    }
+    tkc_staged Tw_copy;
+    if (Tw_staged) {
+        if ((tkc_fftconv_cuda = tkc_stage(&Tw_copy, Tw, Tw_st, Tw_dims, 3, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Tw = Tw_copy.buf;
+    }
+    tkc_staged Kf_copy;
+    if (Kf_staged) {
+        if ((tkc_fftconv_cuda = tkc_stage(&Kf_copy, Kf, Kf_st, Kf_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Kf = Kf_copy.buf;
+    }
+    void *const Y_user = Y;  // where the results go
+    int64_t Y_ust[4];
+    for (int d = 0; d < 4; ++d) Y_ust[d] = Y_st[d];
+    tkc_staged Y_copy;
+    if (Y_staged) {
+        if ((tkc_fftconv_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 4, 2, false, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Y = Y_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_U_64x64;
     {
@@ -1116,8 +1244,6 @@ extern "C" int tkc_fftconv(const void *U, const int64_t *U_strides, const void *
         const uint32_t box[4] = {64, 64, 1, 1};
         if (!tkc_make_map(&tm_Y_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, Y, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)DG;
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -1133,5 +1259,9 @@ extern "C" int tkc_fftconv(const void *U, const int64_t *U_strides, const void *
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_fftconv_kernel<<<grid, 256, 214064, (cudaStream_t)stream>>>(tm_U_64x64, tm_F1_64x64, tm_F2_64x64, tm_Tw_64x64, tm_Kf_64x64, tm_Y_64x64, (const __nv_bfloat16 *)U, (const __nv_bfloat16 *)F1, (const __nv_bfloat16 *)F2, (const __nv_bfloat16 *)Tw, (const __nv_bfloat16 *)Kf, (__nv_bfloat16 *)Y, (int)B, (int)DG, n);
-    return (tkc_fftconv_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_fftconv_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (Y_staged && (tkc_fftconv_cuda = tkc_stage_rows(Y_copy.buf, Y_user, Y_ust, Y_dims, 4, 2, false, (cudaStream_t)stream)) !=
+            cudaSuccess)
+        return TKC_ERR_LAUNCH;  // the results back where the caller's Y lies
+    return TKC_OK;
 }

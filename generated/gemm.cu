@@ -236,6 +236,79 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+
+// A tensor TMA cannot use where it lies (its address, or a row pitch, not a 16-byte multiple; its
+// last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
+// rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
+// launcher copies the tensor in before the kernel when the kernel reads it, back after when it
+// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
+// copies and the kernel run in stream order and nothing waits on the host.
+struct tkc_staged {
+    void *buf = nullptr;
+    cudaStream_t stream = nullptr;
+    ~tkc_staged() {
+        if (buf) cudaFreeAsync(buf, stream);
+    }
+};
+// Does TMA take the tensor as it is (st: element strides, the last 1)?
+static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
+    if ((uintptr_t)p % 16) return false;
+    for (int d = 0; d + 1 < rank; ++d)
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
+    return true;
+}
+// The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
+static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
+    return (dims[rank - 1] * elem + 15) / 16 * 16 / elem;
+}
+// Copies every row between the tensor (ptr, its strides st) and the padded copy (buf): to the
+// copy when in, else back. One 2-D copy per matrix of the two innermost dimensions, or one for
+// all when the tensor's rows are evenly spaced.
+static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const int64_t *dims, int rank, int elem, bool in,
+                                  cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem), width = dims[rank - 1] * elem;
+    int64_t rows = rank > 1 ? dims[rank - 2] : 1, mats = 1;
+    for (int d = 0; d + 2 < rank; ++d) mats *= dims[d];
+    const int64_t tpitch = rank > 1 ? st[rank - 2] : dims[rank - 1];
+    bool even = true;  // the tensor's rows evenly spaced: every leading stride the packed one
+    for (int d = rank - 3; d >= 0 && even; --d) even = st[d] == st[d + 1] * dims[d + 1];
+    if (even) rows *= mats, mats = 1;
+    for (int64_t m = 0; m < mats; ++m) {
+        int64_t off = 0, rem = m;  // the matrix's first element in the tensor
+        for (int d = rank - 3; d >= 0; --d) off += rem % dims[d] * st[d], rem /= dims[d];
+        char *b = static_cast<char *>(buf) + (size_t)(m * rows * pitch * elem), *t = static_cast<char *>(ptr) + (size_t)(off * elem);
+        cudaError_t e = in ? cudaMemcpy2DAsync(b, (size_t)(pitch * elem), t, (size_t)(tpitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s)
+                           : cudaMemcpy2DAsync(t, (size_t)(tpitch * elem), b, (size_t)(pitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
+// fills it: returns the CUDA error of the allocation or the copy.
+static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
+                             bool copy_in, cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
+    sg->stream = s;
+    cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) {
+        sg->buf = nullptr;
+        return e;
+    }
+    // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
+    // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
+    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+                : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) return e;
+    int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
+    st[rank - 1] = 1;
+    for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
+    return cudaSuccess;
+}
+
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
 // cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
@@ -1005,8 +1078,9 @@ __global__ void __launch_bounds__(384, 1) tkc_gemm_batched_kernel(const __grid_c
 
 }  // namespace
 // Launches gemm on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_gemm() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_gemm_cuda = cudaSuccess;
 extern "C" const char *tkc_gemm_error(void) { return cudaGetErrorString(tkc_gemm_cuda); }
@@ -1014,24 +1088,54 @@ extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, 
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    // A: in bf16[M, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // A: in bf16[M, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!A) return TKC_ERR_NULL;
-    if ((uintptr_t)A % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)A % 2) return TKC_ERR_ALIGN;
     const int64_t A_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t A_st[2];
-    if (!tkc_strides(A_st, A_strides, A_dims, 2, 2, true)) return TKC_ERR_STRIDE;
-    // B: in bf16[K, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(A_st, A_strides, A_dims, 2, 2, false) || A_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool A_staged = !tkc_tma_ready(A, A_st, 2, 2);
+    if (A_staged && A_dims[0] > 1 && A_st[0] < A_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // B: in bf16[K, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!B) return TKC_ERR_NULL;
-    if ((uintptr_t)B % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)B % 2) return TKC_ERR_ALIGN;
     const int64_t B_dims[2] = {(int64_t)K, (int64_t)N};
     int64_t B_st[2];
-    if (!tkc_strides(B_st, B_strides, B_dims, 2, 2, true)) return TKC_ERR_STRIDE;
-    // C: out bf16[M, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(B_st, B_strides, B_dims, 2, 2, false) || B_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool B_staged = !tkc_tma_ready(B, B_st, 2, 2);
+    if (B_staged && B_dims[0] > 1 && B_st[0] < B_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // C: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!C) return TKC_ERR_NULL;
-    if ((uintptr_t)C % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)C % 2) return TKC_ERR_ALIGN;
     const int64_t C_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t C_st[2];
-    if (!tkc_strides(C_st, C_strides, C_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(C_st, C_strides, C_dims, 2, 2, false) || C_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool C_staged = !tkc_tma_ready(C, C_st, 2, 2);
+    if (C_staged && C_dims[0] > 1 && C_st[0] < C_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged A_copy;
+    if (A_staged) {
+        if ((tkc_gemm_cuda = tkc_stage(&A_copy, A, A_st, A_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        A = A_copy.buf;
+    }
+    tkc_staged B_copy;
+    if (B_staged) {
+        if ((tkc_gemm_cuda = tkc_stage(&B_copy, B, B_st, B_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        B = B_copy.buf;
+    }
+    void *const C_user = C;  // where the results go
+    int64_t C_ust[2];
+    for (int d = 0; d < 2; ++d) C_ust[d] = C_st[d];
+    tkc_staged C_copy;
+    if (C_staged) {
+        if ((tkc_gemm_cuda = tkc_stage(&C_copy, C, C_st, C_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        C = C_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_A_128x64;
     {
@@ -1054,8 +1158,6 @@ extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, 
         const uint32_t box[2] = {64, 64};
         if (!tkc_make_map(&tm_C_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, C, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -1071,12 +1173,17 @@ extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, 
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_gemm_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_A_128x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)M, (int)K, (int)N);
-    return (tkc_gemm_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_gemm_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (C_staged && (tkc_gemm_cuda = tkc_stage_rows(C_copy.buf, C_user, C_ust, C_dims, 2, 2, false, (cudaStream_t)stream)) !=
+            cudaSuccess)
+        return TKC_ERR_LAUNCH;  // the results back where the caller's C lies
+    return TKC_OK;
 }
 
 // Launches gemm_tn on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_gemm_tn() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_gemm_tn_cuda = cudaSuccess;
 extern "C" const char *tkc_gemm_tn_error(void) { return cudaGetErrorString(tkc_gemm_tn_cuda); }
@@ -1084,24 +1191,54 @@ extern "C" int tkc_gemm_tn(const void *A, const int64_t *A_strides, const void *
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    // A: in bf16[K, M], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // A: in bf16[K, M], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!A) return TKC_ERR_NULL;
-    if ((uintptr_t)A % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)A % 2) return TKC_ERR_ALIGN;
     const int64_t A_dims[2] = {(int64_t)K, (int64_t)M};
     int64_t A_st[2];
-    if (!tkc_strides(A_st, A_strides, A_dims, 2, 2, true)) return TKC_ERR_STRIDE;
-    // B: in bf16[K, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(A_st, A_strides, A_dims, 2, 2, false) || A_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool A_staged = !tkc_tma_ready(A, A_st, 2, 2);
+    if (A_staged && A_dims[0] > 1 && A_st[0] < A_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // B: in bf16[K, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!B) return TKC_ERR_NULL;
-    if ((uintptr_t)B % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)B % 2) return TKC_ERR_ALIGN;
     const int64_t B_dims[2] = {(int64_t)K, (int64_t)N};
     int64_t B_st[2];
-    if (!tkc_strides(B_st, B_strides, B_dims, 2, 2, true)) return TKC_ERR_STRIDE;
-    // C: out bf16[M, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(B_st, B_strides, B_dims, 2, 2, false) || B_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool B_staged = !tkc_tma_ready(B, B_st, 2, 2);
+    if (B_staged && B_dims[0] > 1 && B_st[0] < B_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // C: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!C) return TKC_ERR_NULL;
-    if ((uintptr_t)C % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)C % 2) return TKC_ERR_ALIGN;
     const int64_t C_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t C_st[2];
-    if (!tkc_strides(C_st, C_strides, C_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(C_st, C_strides, C_dims, 2, 2, false) || C_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool C_staged = !tkc_tma_ready(C, C_st, 2, 2);
+    if (C_staged && C_dims[0] > 1 && C_st[0] < C_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged A_copy;
+    if (A_staged) {
+        if ((tkc_gemm_tn_cuda = tkc_stage(&A_copy, A, A_st, A_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        A = A_copy.buf;
+    }
+    tkc_staged B_copy;
+    if (B_staged) {
+        if ((tkc_gemm_tn_cuda = tkc_stage(&B_copy, B, B_st, B_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        B = B_copy.buf;
+    }
+    void *const C_user = C;  // where the results go
+    int64_t C_ust[2];
+    for (int d = 0; d < 2; ++d) C_ust[d] = C_st[d];
+    tkc_staged C_copy;
+    if (C_staged) {
+        if ((tkc_gemm_tn_cuda = tkc_stage(&C_copy, C, C_st, C_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        C = C_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_A_64x64;
     {
@@ -1124,8 +1261,6 @@ extern "C" int tkc_gemm_tn(const void *A, const int64_t *A_strides, const void *
         const uint32_t box[2] = {64, 64};
         if (!tkc_make_map(&tm_C_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, C, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -1141,12 +1276,17 @@ extern "C" int tkc_gemm_tn(const void *A, const int64_t *A_strides, const void *
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_gemm_tn_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_A_64x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)K, (int)M, (int)N);
-    return (tkc_gemm_tn_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_gemm_tn_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (C_staged && (tkc_gemm_tn_cuda = tkc_stage_rows(C_copy.buf, C_user, C_ust, C_dims, 2, 2, false, (cudaStream_t)stream)) !=
+            cudaSuccess)
+        return TKC_ERR_LAUNCH;  // the results back where the caller's C lies
+    return TKC_OK;
 }
 
 // Launches gemm_batched on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_gemm_batched() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_gemm_batched_cuda = cudaSuccess;
 extern "C" const char *tkc_gemm_batched_error(void) { return cudaGetErrorString(tkc_gemm_batched_cuda); }
@@ -1155,24 +1295,54 @@ extern "C" int tkc_gemm_batched(const void *A, const int64_t *A_strides, const v
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    // A: in bf16[Bt, M, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // A: in bf16[Bt, M, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!A) return TKC_ERR_NULL;
-    if ((uintptr_t)A % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)A % 2) return TKC_ERR_ALIGN;
     const int64_t A_dims[3] = {(int64_t)Bt, (int64_t)M, (int64_t)K};
     int64_t A_st[3];
-    if (!tkc_strides(A_st, A_strides, A_dims, 3, 2, true)) return TKC_ERR_STRIDE;
-    // B: in bf16[Bt, K, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(A_st, A_strides, A_dims, 3, 2, false) || A_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool A_staged = !tkc_tma_ready(A, A_st, 3, 2);
+    if (A_staged && A_dims[1] > 1 && A_st[1] < A_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // B: in bf16[Bt, K, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!B) return TKC_ERR_NULL;
-    if ((uintptr_t)B % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)B % 2) return TKC_ERR_ALIGN;
     const int64_t B_dims[3] = {(int64_t)Bt, (int64_t)K, (int64_t)N};
     int64_t B_st[3];
-    if (!tkc_strides(B_st, B_strides, B_dims, 3, 2, true)) return TKC_ERR_STRIDE;
-    // C: out bf16[Bt, M, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(B_st, B_strides, B_dims, 3, 2, false) || B_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool B_staged = !tkc_tma_ready(B, B_st, 3, 2);
+    if (B_staged && B_dims[1] > 1 && B_st[1] < B_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // C: out bf16[Bt, M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!C) return TKC_ERR_NULL;
-    if ((uintptr_t)C % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)C % 2) return TKC_ERR_ALIGN;
     const int64_t C_dims[3] = {(int64_t)Bt, (int64_t)M, (int64_t)N};
     int64_t C_st[3];
-    if (!tkc_strides(C_st, C_strides, C_dims, 3, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(C_st, C_strides, C_dims, 3, 2, false) || C_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool C_staged = !tkc_tma_ready(C, C_st, 3, 2);
+    if (C_staged && C_dims[1] > 1 && C_st[1] < C_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    const long long tiles = (long long)Bt * (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged A_copy;
+    if (A_staged) {
+        if ((tkc_gemm_batched_cuda = tkc_stage(&A_copy, A, A_st, A_dims, 3, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        A = A_copy.buf;
+    }
+    tkc_staged B_copy;
+    if (B_staged) {
+        if ((tkc_gemm_batched_cuda = tkc_stage(&B_copy, B, B_st, B_dims, 3, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        B = B_copy.buf;
+    }
+    void *const C_user = C;  // where the results go
+    int64_t C_ust[3];
+    for (int d = 0; d < 3; ++d) C_ust[d] = C_st[d];
+    tkc_staged C_copy;
+    if (C_staged) {
+        if ((tkc_gemm_batched_cuda = tkc_stage(&C_copy, C, C_st, C_dims, 3, 2, false, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        C = C_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_A_128x64;
     {
@@ -1195,8 +1365,6 @@ extern "C" int tkc_gemm_batched(const void *A, const int64_t *A_strides, const v
         const uint32_t box[3] = {64, 64, 1};
         if (!tkc_make_map(&tm_C_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, C, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)Bt * (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -1212,5 +1380,9 @@ extern "C" int tkc_gemm_batched(const void *A, const int64_t *A_strides, const v
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_gemm_batched_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_A_128x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)Bt, (int)M, (int)K, (int)N);
-    return (tkc_gemm_batched_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_gemm_batched_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (C_staged && (tkc_gemm_batched_cuda = tkc_stage_rows(C_copy.buf, C_user, C_ust, C_dims, 3, 2, false, (cudaStream_t)stream)) !=
+            cudaSuccess)
+        return TKC_ERR_LAUNCH;  // the results back where the caller's C lies
+    return TKC_OK;
 }

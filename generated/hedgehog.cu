@@ -247,6 +247,79 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+
+// A tensor TMA cannot use where it lies (its address, or a row pitch, not a 16-byte multiple; its
+// last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
+// rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
+// launcher copies the tensor in before the kernel when the kernel reads it, back after when it
+// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
+// copies and the kernel run in stream order and nothing waits on the host.
+struct tkc_staged {
+    void *buf = nullptr;
+    cudaStream_t stream = nullptr;
+    ~tkc_staged() {
+        if (buf) cudaFreeAsync(buf, stream);
+    }
+};
+// Does TMA take the tensor as it is (st: element strides, the last 1)?
+static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
+    if ((uintptr_t)p % 16) return false;
+    for (int d = 0; d + 1 < rank; ++d)
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
+    return true;
+}
+// The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
+static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
+    return (dims[rank - 1] * elem + 15) / 16 * 16 / elem;
+}
+// Copies every row between the tensor (ptr, its strides st) and the padded copy (buf): to the
+// copy when in, else back. One 2-D copy per matrix of the two innermost dimensions, or one for
+// all when the tensor's rows are evenly spaced.
+static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const int64_t *dims, int rank, int elem, bool in,
+                                  cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem), width = dims[rank - 1] * elem;
+    int64_t rows = rank > 1 ? dims[rank - 2] : 1, mats = 1;
+    for (int d = 0; d + 2 < rank; ++d) mats *= dims[d];
+    const int64_t tpitch = rank > 1 ? st[rank - 2] : dims[rank - 1];
+    bool even = true;  // the tensor's rows evenly spaced: every leading stride the packed one
+    for (int d = rank - 3; d >= 0 && even; --d) even = st[d] == st[d + 1] * dims[d + 1];
+    if (even) rows *= mats, mats = 1;
+    for (int64_t m = 0; m < mats; ++m) {
+        int64_t off = 0, rem = m;  // the matrix's first element in the tensor
+        for (int d = rank - 3; d >= 0; --d) off += rem % dims[d] * st[d], rem /= dims[d];
+        char *b = static_cast<char *>(buf) + (size_t)(m * rows * pitch * elem), *t = static_cast<char *>(ptr) + (size_t)(off * elem);
+        cudaError_t e = in ? cudaMemcpy2DAsync(b, (size_t)(pitch * elem), t, (size_t)(tpitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s)
+                           : cudaMemcpy2DAsync(t, (size_t)(tpitch * elem), b, (size_t)(pitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
+// fills it: returns the CUDA error of the allocation or the copy.
+static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
+                             bool copy_in, cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
+    sg->stream = s;
+    cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) {
+        sg->buf = nullptr;
+        return e;
+    }
+    // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
+    // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
+    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+                : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) return e;
+    int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
+    st[rank - 1] = 1;
+    for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
+    return cudaSuccess;
+}
+
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
 // cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
@@ -2967,8 +3040,9 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
 
 }  // namespace
 // Launches hedgehog on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_hedgehog() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_hedgehog_cuda = cudaSuccess;
 extern "C" const char *tkc_hedgehog_error(void) { return cudaGetErrorString(tkc_hedgehog_cuda); }
@@ -2976,36 +3050,46 @@ extern "C" int tkc_hedgehog(const void *Q, const int64_t *Q_strides, const void 
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
     if (T < 1 || T > 2147483647LL) return TKC_ERR_DIM;
-    // Q: in bf16[B, H, T, 128], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // Q: in bf16[B, H, T, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Q) return TKC_ERR_NULL;
-    if ((uintptr_t)Q % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Q % 2) return TKC_ERR_ALIGN;
     const int64_t Q_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)128};
     int64_t Q_st[4];
-    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4, 2, true)) return TKC_ERR_STRIDE;
-    // K: in bf16[B, H, T, 128], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4, 2, false) || Q_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool Q_staged = !tkc_tma_ready(Q, Q_st, 4, 2);
+    if (Q_staged && Q_dims[2] > 1 && Q_st[2] < Q_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // K: in bf16[B, H, T, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!K) return TKC_ERR_NULL;
-    if ((uintptr_t)K % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)K % 2) return TKC_ERR_ALIGN;
     const int64_t K_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)128};
     int64_t K_st[4];
-    if (!tkc_strides(K_st, K_strides, K_dims, 4, 2, true)) return TKC_ERR_STRIDE;
-    // V: in bf16[B, H, T, 128], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(K_st, K_strides, K_dims, 4, 2, false) || K_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool K_staged = !tkc_tma_ready(K, K_st, 4, 2);
+    if (K_staged && K_dims[2] > 1 && K_st[2] < K_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // V: in bf16[B, H, T, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!V) return TKC_ERR_NULL;
-    if ((uintptr_t)V % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)V % 2) return TKC_ERR_ALIGN;
     const int64_t V_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)128};
     int64_t V_st[4];
-    if (!tkc_strides(V_st, V_strides, V_dims, 4, 2, true)) return TKC_ERR_STRIDE;
-    // Wq: in bf16[H, 128, 128], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(V_st, V_strides, V_dims, 4, 2, false) || V_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool V_staged = !tkc_tma_ready(V, V_st, 4, 2);
+    if (V_staged && V_dims[2] > 1 && V_st[2] < V_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Wq: in bf16[H, 128, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Wq) return TKC_ERR_NULL;
-    if ((uintptr_t)Wq % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Wq % 2) return TKC_ERR_ALIGN;
     const int64_t Wq_dims[3] = {(int64_t)H, (int64_t)128, (int64_t)128};
     int64_t Wq_st[3];
-    if (!tkc_strides(Wq_st, Wq_strides, Wq_dims, 3, 2, true)) return TKC_ERR_STRIDE;
-    // Wk: in bf16[H, 128, 128], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(Wq_st, Wq_strides, Wq_dims, 3, 2, false) || Wq_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool Wq_staged = !tkc_tma_ready(Wq, Wq_st, 3, 2);
+    if (Wq_staged && Wq_dims[1] > 1 && Wq_st[1] < Wq_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Wk: in bf16[H, 128, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Wk) return TKC_ERR_NULL;
-    if ((uintptr_t)Wk % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Wk % 2) return TKC_ERR_ALIGN;
     const int64_t Wk_dims[3] = {(int64_t)H, (int64_t)128, (int64_t)128};
     int64_t Wk_st[3];
-    if (!tkc_strides(Wk_st, Wk_strides, Wk_dims, 3, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Wk_st, Wk_strides, Wk_dims, 3, 2, false) || Wk_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool Wk_staged = !tkc_tma_ready(Wk, Wk_st, 3, 2);
+    if (Wk_staged && Wk_dims[1] > 1 && Wk_st[1] < Wk_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
     // Alpha: in fp32[H], accessed by threads
     if (!Alpha) return TKC_ERR_NULL;
     if ((uintptr_t)Alpha % 4) return TKC_ERR_ALIGN;
@@ -3036,6 +3120,39 @@ extern "C" int tkc_hedgehog(const void *Q, const int64_t *Q_strides, const void 
     const int64_t KS_dims[3] = {(int64_t)B, (int64_t)H, (int64_t)128};
     int64_t KS_st[3];
     if (!tkc_strides(KS_st, KS_strides, KS_dims, 3, 4, false)) return TKC_ERR_STRIDE;
+    const long long tiles = (long long)B * (long long)H;
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged Q_copy;
+    if (Q_staged) {
+        if ((tkc_hedgehog_cuda = tkc_stage(&Q_copy, Q, Q_st, Q_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Q = Q_copy.buf;
+    }
+    tkc_staged K_copy;
+    if (K_staged) {
+        if ((tkc_hedgehog_cuda = tkc_stage(&K_copy, K, K_st, K_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        K = K_copy.buf;
+    }
+    tkc_staged V_copy;
+    if (V_staged) {
+        if ((tkc_hedgehog_cuda = tkc_stage(&V_copy, V, V_st, V_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        V = V_copy.buf;
+    }
+    tkc_staged Wq_copy;
+    if (Wq_staged) {
+        if ((tkc_hedgehog_cuda = tkc_stage(&Wq_copy, Wq, Wq_st, Wq_dims, 3, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Wq = Wq_copy.buf;
+    }
+    tkc_staged Wk_copy;
+    if (Wk_staged) {
+        if ((tkc_hedgehog_cuda = tkc_stage(&Wk_copy, Wk, Wk_st, Wk_dims, 3, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Wk = Wk_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_Q_64x64;
     {
@@ -3072,8 +3189,6 @@ extern "C" int tkc_hedgehog(const void *Q, const int64_t *Q_strides, const void 
         const uint32_t box[3] = {64, 128, 1};
         if (!tkc_make_map(&tm_Wk_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, Wk, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)B * (long long)H;
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;

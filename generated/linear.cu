@@ -313,6 +313,79 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+
+// A tensor TMA cannot use where it lies (its address, or a row pitch, not a 16-byte multiple; its
+// last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
+// rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
+// launcher copies the tensor in before the kernel when the kernel reads it, back after when it
+// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
+// copies and the kernel run in stream order and nothing waits on the host.
+struct tkc_staged {
+    void *buf = nullptr;
+    cudaStream_t stream = nullptr;
+    ~tkc_staged() {
+        if (buf) cudaFreeAsync(buf, stream);
+    }
+};
+// Does TMA take the tensor as it is (st: element strides, the last 1)?
+static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
+    if ((uintptr_t)p % 16) return false;
+    for (int d = 0; d + 1 < rank; ++d)
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
+    return true;
+}
+// The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
+static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
+    return (dims[rank - 1] * elem + 15) / 16 * 16 / elem;
+}
+// Copies every row between the tensor (ptr, its strides st) and the padded copy (buf): to the
+// copy when in, else back. One 2-D copy per matrix of the two innermost dimensions, or one for
+// all when the tensor's rows are evenly spaced.
+static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const int64_t *dims, int rank, int elem, bool in,
+                                  cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem), width = dims[rank - 1] * elem;
+    int64_t rows = rank > 1 ? dims[rank - 2] : 1, mats = 1;
+    for (int d = 0; d + 2 < rank; ++d) mats *= dims[d];
+    const int64_t tpitch = rank > 1 ? st[rank - 2] : dims[rank - 1];
+    bool even = true;  // the tensor's rows evenly spaced: every leading stride the packed one
+    for (int d = rank - 3; d >= 0 && even; --d) even = st[d] == st[d + 1] * dims[d + 1];
+    if (even) rows *= mats, mats = 1;
+    for (int64_t m = 0; m < mats; ++m) {
+        int64_t off = 0, rem = m;  // the matrix's first element in the tensor
+        for (int d = rank - 3; d >= 0; --d) off += rem % dims[d] * st[d], rem /= dims[d];
+        char *b = static_cast<char *>(buf) + (size_t)(m * rows * pitch * elem), *t = static_cast<char *>(ptr) + (size_t)(off * elem);
+        cudaError_t e = in ? cudaMemcpy2DAsync(b, (size_t)(pitch * elem), t, (size_t)(tpitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s)
+                           : cudaMemcpy2DAsync(t, (size_t)(tpitch * elem), b, (size_t)(pitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
+// fills it: returns the CUDA error of the allocation or the copy.
+static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
+                             bool copy_in, cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
+    sg->stream = s;
+    cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) {
+        sg->buf = nullptr;
+        return e;
+    }
+    // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
+    // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
+    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+                : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) return e;
+    int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
+    st[rank - 1] = 1;
+    for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
+    return cudaSuccess;
+}
+
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
 // cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
@@ -1747,8 +1820,9 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
 
 }  // namespace
 // Launches linear on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_linear() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_linear_cuda = cudaSuccess;
 extern "C" const char *tkc_linear_error(void) { return cudaGetErrorString(tkc_linear_cuda); }
@@ -1756,24 +1830,54 @@ extern "C" int tkc_linear(const void *X, const int64_t *X_strides, const void *W
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    // X: in bf16[M, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // X: in bf16[M, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!X) return TKC_ERR_NULL;
-    if ((uintptr_t)X % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, true)) return TKC_ERR_STRIDE;
-    // W: in bf16[N, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false) || X_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool X_staged = !tkc_tma_ready(X, X_st, 2, 2);
+    if (X_staged && X_dims[0] > 1 && X_st[0] < X_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // W: in bf16[N, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!W) return TKC_ERR_NULL;
-    if ((uintptr_t)W % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)W % 2) return TKC_ERR_ALIGN;
     const int64_t W_dims[2] = {(int64_t)N, (int64_t)K};
     int64_t W_st[2];
-    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, true)) return TKC_ERR_STRIDE;
-    // Y: out bf16[M, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, false) || W_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool W_staged = !tkc_tma_ready(W, W_st, 2, 2);
+    if (W_staged && W_dims[0] > 1 && W_st[0] < W_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Y: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
-    if ((uintptr_t)Y % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t Y_st[2];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 2, false) || Y_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool Y_staged = !tkc_tma_ready(Y, Y_st, 2, 2);
+    if (Y_staged && Y_dims[0] > 1 && Y_st[0] < Y_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged X_copy;
+    if (X_staged) {
+        if ((tkc_linear_cuda = tkc_stage(&X_copy, X, X_st, X_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        X = X_copy.buf;
+    }
+    tkc_staged W_copy;
+    if (W_staged) {
+        if ((tkc_linear_cuda = tkc_stage(&W_copy, W, W_st, W_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        W = W_copy.buf;
+    }
+    void *const Y_user = Y;  // where the results go
+    int64_t Y_ust[2];
+    for (int d = 0; d < 2; ++d) Y_ust[d] = Y_st[d];
+    tkc_staged Y_copy;
+    if (Y_staged) {
+        if ((tkc_linear_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Y = Y_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_X_128x64;
     {
@@ -1796,8 +1900,6 @@ extern "C" int tkc_linear(const void *X, const int64_t *X_strides, const void *W
         const uint32_t box[2] = {64, 64};
         if (!tkc_make_map(&tm_Y_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, Y, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -1813,12 +1915,17 @@ extern "C" int tkc_linear(const void *X, const int64_t *X_strides, const void *W
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_linear_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_256x64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (__nv_bfloat16 *)Y, (int)M, (int)K, (int)N);
-    return (tkc_linear_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_linear_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (Y_staged && (tkc_linear_cuda = tkc_stage_rows(Y_copy.buf, Y_user, Y_ust, Y_dims, 2, 2, false, (cudaStream_t)stream)) !=
+            cudaSuccess)
+        return TKC_ERR_LAUNCH;  // the results back where the caller's Y lies
+    return TKC_OK;
 }
 
 // Launches linear_bias on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_linear_bias() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_linear_bias_cuda = cudaSuccess;
 extern "C" const char *tkc_linear_bias_error(void) { return cudaGetErrorString(tkc_linear_bias_cuda); }
@@ -1826,30 +1933,60 @@ extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const vo
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    // X: in bf16[M, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // X: in bf16[M, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!X) return TKC_ERR_NULL;
-    if ((uintptr_t)X % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, true)) return TKC_ERR_STRIDE;
-    // W: in bf16[N, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false) || X_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool X_staged = !tkc_tma_ready(X, X_st, 2, 2);
+    if (X_staged && X_dims[0] > 1 && X_st[0] < X_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // W: in bf16[N, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!W) return TKC_ERR_NULL;
-    if ((uintptr_t)W % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)W % 2) return TKC_ERR_ALIGN;
     const int64_t W_dims[2] = {(int64_t)N, (int64_t)K};
     int64_t W_st[2];
-    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, false) || W_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool W_staged = !tkc_tma_ready(W, W_st, 2, 2);
+    if (W_staged && W_dims[0] > 1 && W_st[0] < W_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
     // bias: in bf16[N], accessed by threads
     if (!bias) return TKC_ERR_NULL;
     if ((uintptr_t)bias % 2) return TKC_ERR_ALIGN;
     const int64_t bias_dims[1] = {(int64_t)N};
     int64_t bias_st[1];
     if (!tkc_strides(bias_st, bias_strides, bias_dims, 1, 2, false)) return TKC_ERR_STRIDE;
-    // Y: out bf16[M, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // Y: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
-    if ((uintptr_t)Y % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t Y_st[2];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 2, false) || Y_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool Y_staged = !tkc_tma_ready(Y, Y_st, 2, 2);
+    if (Y_staged && Y_dims[0] > 1 && Y_st[0] < Y_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BNB);
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged X_copy;
+    if (X_staged) {
+        if ((tkc_linear_bias_cuda = tkc_stage(&X_copy, X, X_st, X_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        X = X_copy.buf;
+    }
+    tkc_staged W_copy;
+    if (W_staged) {
+        if ((tkc_linear_bias_cuda = tkc_stage(&W_copy, W, W_st, W_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        W = W_copy.buf;
+    }
+    void *const Y_user = Y;  // where the results go
+    int64_t Y_ust[2];
+    for (int d = 0; d < 2; ++d) Y_ust[d] = Y_st[d];
+    tkc_staged Y_copy;
+    if (Y_staged) {
+        if ((tkc_linear_bias_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Y = Y_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_X_128x64;
     {
@@ -1872,8 +2009,6 @@ extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const vo
         const uint32_t box[2] = {64, 64};
         if (!tkc_make_map(&tm_Y_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, Y, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BNB);
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -1889,12 +2024,17 @@ extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const vo
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_linear_bias_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_256x64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (const __nv_bfloat16 *)bias, bias_st[0], (__nv_bfloat16 *)Y, (int)M, (int)K, (int)N);
-    return (tkc_linear_bias_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_linear_bias_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (Y_staged && (tkc_linear_bias_cuda = tkc_stage_rows(Y_copy.buf, Y_user, Y_ust, Y_dims, 2, 2, false, (cudaStream_t)stream)) !=
+            cudaSuccess)
+        return TKC_ERR_LAUNCH;  // the results back where the caller's Y lies
+    return TKC_OK;
 }
 
 // Launches linear_bias_f32 on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_linear_bias_f32() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_linear_bias_f32_cuda = cudaSuccess;
 extern "C" const char *tkc_linear_bias_f32_error(void) { return cudaGetErrorString(tkc_linear_bias_f32_cuda); }
@@ -1902,18 +2042,22 @@ extern "C" int tkc_linear_bias_f32(const void *X, const int64_t *X_strides, cons
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    // X: in bf16[M, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // X: in bf16[M, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!X) return TKC_ERR_NULL;
-    if ((uintptr_t)X % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, true)) return TKC_ERR_STRIDE;
-    // W: in bf16[N, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false) || X_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool X_staged = !tkc_tma_ready(X, X_st, 2, 2);
+    if (X_staged && X_dims[0] > 1 && X_st[0] < X_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // W: in bf16[N, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!W) return TKC_ERR_NULL;
-    if ((uintptr_t)W % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)W % 2) return TKC_ERR_ALIGN;
     const int64_t W_dims[2] = {(int64_t)N, (int64_t)K};
     int64_t W_st[2];
-    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, false) || W_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool W_staged = !tkc_tma_ready(W, W_st, 2, 2);
+    if (W_staged && W_dims[0] > 1 && W_st[0] < W_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
     // bias: in bf16[N], accessed by threads
     if (!bias) return TKC_ERR_NULL;
     if ((uintptr_t)bias % 2) return TKC_ERR_ALIGN;
@@ -1926,6 +2070,21 @@ extern "C" int tkc_linear_bias_f32(const void *X, const int64_t *X_strides, cons
     const int64_t Y_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t Y_st[2];
     if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 4, false)) return TKC_ERR_STRIDE;
+    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN32);
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged X_copy;
+    if (X_staged) {
+        if ((tkc_linear_bias_f32_cuda = tkc_stage(&X_copy, X, X_st, X_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        X = X_copy.buf;
+    }
+    tkc_staged W_copy;
+    if (W_staged) {
+        if ((tkc_linear_bias_f32_cuda = tkc_stage(&W_copy, W, W_st, W_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        W = W_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_X_128x64;
     {
@@ -1941,8 +2100,6 @@ extern "C" int tkc_linear_bias_f32(const void *X, const int64_t *X_strides, cons
         const uint32_t box[2] = {64, 128};
         if (!tkc_make_map(&tm_W_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, W, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN32);
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -1962,8 +2119,9 @@ extern "C" int tkc_linear_bias_f32(const void *X, const int64_t *X_strides, cons
 }
 
 // Launches linear_splitk on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_linear_splitk() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_linear_splitk_cuda = cudaSuccess;
 extern "C" const char *tkc_linear_splitk_error(void) { return cudaGetErrorString(tkc_linear_splitk_cuda); }
@@ -1971,24 +2129,43 @@ extern "C" int tkc_linear_splitk(const void *X, const int64_t *X_strides, const 
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    // X: in bf16[M, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // X: in bf16[M, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!X) return TKC_ERR_NULL;
-    if ((uintptr_t)X % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, true)) return TKC_ERR_STRIDE;
-    // W: in bf16[N, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false) || X_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool X_staged = !tkc_tma_ready(X, X_st, 2, 2);
+    if (X_staged && X_dims[0] > 1 && X_st[0] < X_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // W: in bf16[N, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!W) return TKC_ERR_NULL;
-    if ((uintptr_t)W % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)W % 2) return TKC_ERR_ALIGN;
     const int64_t W_dims[2] = {(int64_t)N, (int64_t)K};
     int64_t W_st[2];
-    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, false) || W_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool W_staged = !tkc_tma_ready(W, W_st, 2, 2);
+    if (W_staged && W_dims[0] > 1 && W_st[0] < W_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
     // P: out fp32[M, N], accessed by threads
     if (!P) return TKC_ERR_NULL;
     if ((uintptr_t)P % 4) return TKC_ERR_ALIGN;
     const int64_t P_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t P_st[2];
     if (!tkc_strides(P_st, P_strides, P_dims, 2, 4, false)) return TKC_ERR_STRIDE;
+    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BNS) * (long long)splits;
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged X_copy;
+    if (X_staged) {
+        if ((tkc_linear_splitk_cuda = tkc_stage(&X_copy, X, X_st, X_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        X = X_copy.buf;
+    }
+    tkc_staged W_copy;
+    if (W_staged) {
+        if ((tkc_linear_splitk_cuda = tkc_stage(&W_copy, W, W_st, W_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        W = W_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_X_128x64;
     {
@@ -2004,8 +2181,6 @@ extern "C" int tkc_linear_splitk(const void *X, const int64_t *X_strides, const 
         const uint32_t box[2] = {64, 128};
         if (!tkc_make_map(&tm_W_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, W, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BNS) * (long long)splits;
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -2030,8 +2205,9 @@ extern "C" int tkc_linear_splitk(const void *X, const int64_t *X_strides, const 
 }
 
 // Launches linear_decode on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_linear_decode() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_linear_decode_cuda = cudaSuccess;
 extern "C" const char *tkc_linear_decode_error(void) { return cudaGetErrorString(tkc_linear_decode_cuda); }
@@ -2040,24 +2216,43 @@ extern "C" int tkc_linear_decode(const void *X, const int64_t *X_strides, const 
     if (K < 1 || K > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
     if (!((M <= 16))) return TKC_ERR_REQUIRE;  // require M <= 16
-    // X: in bf16[M, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // X: in bf16[M, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!X) return TKC_ERR_NULL;
-    if ((uintptr_t)X % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, true)) return TKC_ERR_STRIDE;
-    // W: in bf16[N, K], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false) || X_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool X_staged = !tkc_tma_ready(X, X_st, 2, 2);
+    if (X_staged && X_dims[0] > 1 && X_st[0] < X_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // W: in bf16[N, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!W) return TKC_ERR_NULL;
-    if ((uintptr_t)W % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)W % 2) return TKC_ERR_ALIGN;
     const int64_t W_dims[2] = {(int64_t)N, (int64_t)K};
     int64_t W_st[2];
-    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, false) || W_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool W_staged = !tkc_tma_ready(W, W_st, 2, 2);
+    if (W_staged && W_dims[0] > 1 && W_st[0] < W_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
     // Pt: out fp32[N, M], accessed by threads
     if (!Pt) return TKC_ERR_NULL;
     if ((uintptr_t)Pt % 4) return TKC_ERR_ALIGN;
     const int64_t Pt_dims[2] = {(int64_t)N, (int64_t)M};
     int64_t Pt_st[2];
     if (!tkc_strides(Pt_st, Pt_strides, Pt_dims, 2, 4, false)) return TKC_ERR_STRIDE;
+    const long long tiles = (long long)tkc_h_cdiv(N, BND) * (long long)splits;
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged X_copy;
+    if (X_staged) {
+        if ((tkc_linear_decode_cuda = tkc_stage(&X_copy, X, X_st, X_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        X = X_copy.buf;
+    }
+    tkc_staged W_copy;
+    if (W_staged) {
+        if ((tkc_linear_decode_cuda = tkc_stage(&W_copy, W, W_st, W_dims, 2, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        W = W_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_W_256x64;
     {
@@ -2073,8 +2268,6 @@ extern "C" int tkc_linear_decode(const void *X, const int64_t *X_strides, const 
         const uint32_t box[2] = {64, 16};
         if (!tkc_make_map(&tm_X_16x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, X, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)tkc_h_cdiv(N, BND) * (long long)splits;
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -2099,32 +2292,55 @@ extern "C" int tkc_linear_decode(const void *X, const int64_t *X_strides, const 
 }
 
 // Launches linear_splitk_out on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_linear_splitk_out() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_linear_splitk_out_cuda = cudaSuccess;
 extern "C" const char *tkc_linear_splitk_out_error(void) { return cudaGetErrorString(tkc_linear_splitk_out_cuda); }
 extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, const void *bias, const int64_t *bias_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t N, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    // P: in fp32[M, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // P: in fp32[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!P) return TKC_ERR_NULL;
-    if ((uintptr_t)P % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)P % 4) return TKC_ERR_ALIGN;
     const int64_t P_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t P_st[2];
-    if (!tkc_strides(P_st, P_strides, P_dims, 2, 4, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(P_st, P_strides, P_dims, 2, 4, false) || P_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool P_staged = !tkc_tma_ready(P, P_st, 2, 4);
+    if (P_staged && P_dims[0] > 1 && P_st[0] < P_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
     // bias: in bf16[N], accessed by threads
     if (!bias) return TKC_ERR_NULL;
     if ((uintptr_t)bias % 2) return TKC_ERR_ALIGN;
     const int64_t bias_dims[1] = {(int64_t)N};
     int64_t bias_st[1];
     if (!tkc_strides(bias_st, bias_strides, bias_dims, 1, 2, false)) return TKC_ERR_STRIDE;
-    // Y: out bf16[M, N], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // Y: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
-    if ((uintptr_t)Y % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t Y_st[2];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 2, false) || Y_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool Y_staged = !tkc_tma_ready(Y, Y_st, 2, 2);
+    if (Y_staged && Y_dims[0] > 1 && Y_st[0] < Y_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    const long long tiles = (long long)tkc_h_cdiv(M, 64) * (long long)tkc_h_cdiv(N, 128);
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged P_copy;
+    if (P_staged) {
+        if ((tkc_linear_splitk_out_cuda = tkc_stage(&P_copy, P, P_st, P_dims, 2, 4, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        P = P_copy.buf;
+    }
+    void *const Y_user = Y;  // where the results go
+    int64_t Y_ust[2];
+    for (int d = 0; d < 2; ++d) Y_ust[d] = Y_st[d];
+    tkc_staged Y_copy;
+    if (Y_staged) {
+        if ((tkc_linear_splitk_out_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Y = Y_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_P_64x32;
     {
@@ -2140,8 +2356,6 @@ extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, co
         const uint32_t box[2] = {64, 64};
         if (!tkc_make_map(&tm_Y_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, Y, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)tkc_h_cdiv(M, 64) * (long long)tkc_h_cdiv(N, 128);
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -2157,5 +2371,9 @@ extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, co
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_linear_splitk_out_kernel<<<grid, 256, 50192, (cudaStream_t)stream>>>(tm_P_64x32, tm_Y_64x64, (const float *)P, (const __nv_bfloat16 *)bias, bias_st[0], (__nv_bfloat16 *)Y, (int)M, (int)N);
-    return (tkc_linear_splitk_out_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_linear_splitk_out_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (Y_staged && (tkc_linear_splitk_out_cuda = tkc_stage_rows(Y_copy.buf, Y_user, Y_ust, Y_dims, 2, 2, false, (cudaStream_t)stream)) !=
+            cudaSuccess)
+        return TKC_ERR_LAUNCH;  // the results back where the caller's Y lies
+    return TKC_OK;
 }

@@ -233,6 +233,79 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+
+// A tensor TMA cannot use where it lies (its address, or a row pitch, not a 16-byte multiple; its
+// last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
+// rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
+// launcher copies the tensor in before the kernel when the kernel reads it, back after when it
+// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
+// copies and the kernel run in stream order and nothing waits on the host.
+struct tkc_staged {
+    void *buf = nullptr;
+    cudaStream_t stream = nullptr;
+    ~tkc_staged() {
+        if (buf) cudaFreeAsync(buf, stream);
+    }
+};
+// Does TMA take the tensor as it is (st: element strides, the last 1)?
+static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
+    if ((uintptr_t)p % 16) return false;
+    for (int d = 0; d + 1 < rank; ++d)
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
+    return true;
+}
+// The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
+static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
+    return (dims[rank - 1] * elem + 15) / 16 * 16 / elem;
+}
+// Copies every row between the tensor (ptr, its strides st) and the padded copy (buf): to the
+// copy when in, else back. One 2-D copy per matrix of the two innermost dimensions, or one for
+// all when the tensor's rows are evenly spaced.
+static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const int64_t *dims, int rank, int elem, bool in,
+                                  cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem), width = dims[rank - 1] * elem;
+    int64_t rows = rank > 1 ? dims[rank - 2] : 1, mats = 1;
+    for (int d = 0; d + 2 < rank; ++d) mats *= dims[d];
+    const int64_t tpitch = rank > 1 ? st[rank - 2] : dims[rank - 1];
+    bool even = true;  // the tensor's rows evenly spaced: every leading stride the packed one
+    for (int d = rank - 3; d >= 0 && even; --d) even = st[d] == st[d + 1] * dims[d + 1];
+    if (even) rows *= mats, mats = 1;
+    for (int64_t m = 0; m < mats; ++m) {
+        int64_t off = 0, rem = m;  // the matrix's first element in the tensor
+        for (int d = rank - 3; d >= 0; --d) off += rem % dims[d] * st[d], rem /= dims[d];
+        char *b = static_cast<char *>(buf) + (size_t)(m * rows * pitch * elem), *t = static_cast<char *>(ptr) + (size_t)(off * elem);
+        cudaError_t e = in ? cudaMemcpy2DAsync(b, (size_t)(pitch * elem), t, (size_t)(tpitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s)
+                           : cudaMemcpy2DAsync(t, (size_t)(tpitch * elem), b, (size_t)(pitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
+// fills it: returns the CUDA error of the allocation or the copy.
+static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
+                             bool copy_in, cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
+    sg->stream = s;
+    cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) {
+        sg->buf = nullptr;
+        return e;
+    }
+    // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
+    // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
+    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+                : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) return e;
+    int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
+    st[rank - 1] = 1;
+    for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
+    return cudaSuccess;
+}
+
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
 // cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
@@ -710,8 +783,9 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_attn_kernel(const __grid_co
 
 }  // namespace
 // Launches linear_attn on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_linear_attn() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_linear_attn_cuda = cudaSuccess;
 extern "C" const char *tkc_linear_attn_error(void) { return cudaGetErrorString(tkc_linear_attn_cuda); }
@@ -719,36 +793,74 @@ extern "C" int tkc_linear_attn(const void *Q, const int64_t *Q_strides, const vo
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
     if (T < 1 || T > 2147483647LL) return TKC_ERR_DIM;
-    // Q: in bf16[B, H, T, D], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // Q: in bf16[B, H, T, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Q) return TKC_ERR_NULL;
-    if ((uintptr_t)Q % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Q % 2) return TKC_ERR_ALIGN;
     const int64_t Q_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)D};
     int64_t Q_st[4];
-    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4, 2, true)) return TKC_ERR_STRIDE;
-    // K: in bf16[B, H, T, D], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4, 2, false) || Q_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool Q_staged = !tkc_tma_ready(Q, Q_st, 4, 2);
+    if (Q_staged && Q_dims[2] > 1 && Q_st[2] < Q_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // K: in bf16[B, H, T, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!K) return TKC_ERR_NULL;
-    if ((uintptr_t)K % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)K % 2) return TKC_ERR_ALIGN;
     const int64_t K_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)D};
     int64_t K_st[4];
-    if (!tkc_strides(K_st, K_strides, K_dims, 4, 2, true)) return TKC_ERR_STRIDE;
-    // V: in bf16[B, H, T, D], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(K_st, K_strides, K_dims, 4, 2, false) || K_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool K_staged = !tkc_tma_ready(K, K_st, 4, 2);
+    if (K_staged && K_dims[2] > 1 && K_st[2] < K_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // V: in bf16[B, H, T, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!V) return TKC_ERR_NULL;
-    if ((uintptr_t)V % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)V % 2) return TKC_ERR_ALIGN;
     const int64_t V_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)D};
     int64_t V_st[4];
-    if (!tkc_strides(V_st, V_strides, V_dims, 4, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(V_st, V_strides, V_dims, 4, 2, false) || V_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool V_staged = !tkc_tma_ready(V, V_st, 4, 2);
+    if (V_staged && V_dims[2] > 1 && V_st[2] < V_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
     // Slope: in fp32[H], accessed by threads
     if (!Slope) return TKC_ERR_NULL;
     if ((uintptr_t)Slope % 4) return TKC_ERR_ALIGN;
     const int64_t Slope_dims[1] = {(int64_t)H};
     int64_t Slope_st[1];
     if (!tkc_strides(Slope_st, Slope_strides, Slope_dims, 1, 4, false)) return TKC_ERR_STRIDE;
-    // O: out bf16[B, H, T, D], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // O: out bf16[B, H, T, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!O) return TKC_ERR_NULL;
-    if ((uintptr_t)O % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)O % 2) return TKC_ERR_ALIGN;
     const int64_t O_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)D};
     int64_t O_st[4];
-    if (!tkc_strides(O_st, O_strides, O_dims, 4, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(O_st, O_strides, O_dims, 4, 2, false) || O_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool O_staged = !tkc_tma_ready(O, O_st, 4, 2);
+    if (O_staged && O_dims[2] > 1 && O_st[2] < O_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    const long long tiles = (long long)B * (long long)H;
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged Q_copy;
+    if (Q_staged) {
+        if ((tkc_linear_attn_cuda = tkc_stage(&Q_copy, Q, Q_st, Q_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Q = Q_copy.buf;
+    }
+    tkc_staged K_copy;
+    if (K_staged) {
+        if ((tkc_linear_attn_cuda = tkc_stage(&K_copy, K, K_st, K_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        K = K_copy.buf;
+    }
+    tkc_staged V_copy;
+    if (V_staged) {
+        if ((tkc_linear_attn_cuda = tkc_stage(&V_copy, V, V_st, V_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        V = V_copy.buf;
+    }
+    void *const O_user = O;  // where the results go
+    int64_t O_ust[4];
+    for (int d = 0; d < 4; ++d) O_ust[d] = O_st[d];
+    tkc_staged O_copy;
+    if (O_staged) {
+        if ((tkc_linear_attn_cuda = tkc_stage(&O_copy, O, O_st, O_dims, 4, 2, false, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        O = O_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_Q_64x64;
     {
@@ -778,8 +890,6 @@ extern "C" int tkc_linear_attn(const void *Q, const int64_t *Q_strides, const vo
         const uint32_t box[4] = {64, 64, 1, 1};
         if (!tkc_make_map(&tm_O_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)B * (long long)H;
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -795,5 +905,9 @@ extern "C" int tkc_linear_attn(const void *Q, const int64_t *Q_strides, const vo
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_linear_attn_kernel<<<grid, 256, 164928, (cudaStream_t)stream>>>(tm_Q_64x64, tm_K_64x64, tm_V_64x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (const float *)Slope, Slope_st[0], (__nv_bfloat16 *)O, (int)B, (int)H, (int)T, scale);
-    return (tkc_linear_attn_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_linear_attn_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (O_staged && (tkc_linear_attn_cuda = tkc_stage_rows(O_copy.buf, O_user, O_ust, O_dims, 4, 2, false, (cudaStream_t)stream)) !=
+            cudaSuccess)
+        return TKC_ERR_LAUNCH;  // the results back where the caller's O lies
+    return TKC_OK;
 }

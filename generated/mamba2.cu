@@ -265,6 +265,79 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+
+// A tensor TMA cannot use where it lies (its address, or a row pitch, not a 16-byte multiple; its
+// last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
+// rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
+// launcher copies the tensor in before the kernel when the kernel reads it, back after when it
+// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
+// copies and the kernel run in stream order and nothing waits on the host.
+struct tkc_staged {
+    void *buf = nullptr;
+    cudaStream_t stream = nullptr;
+    ~tkc_staged() {
+        if (buf) cudaFreeAsync(buf, stream);
+    }
+};
+// Does TMA take the tensor as it is (st: element strides, the last 1)?
+static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
+    if ((uintptr_t)p % 16) return false;
+    for (int d = 0; d + 1 < rank; ++d)
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
+    return true;
+}
+// The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
+static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
+    return (dims[rank - 1] * elem + 15) / 16 * 16 / elem;
+}
+// Copies every row between the tensor (ptr, its strides st) and the padded copy (buf): to the
+// copy when in, else back. One 2-D copy per matrix of the two innermost dimensions, or one for
+// all when the tensor's rows are evenly spaced.
+static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const int64_t *dims, int rank, int elem, bool in,
+                                  cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem), width = dims[rank - 1] * elem;
+    int64_t rows = rank > 1 ? dims[rank - 2] : 1, mats = 1;
+    for (int d = 0; d + 2 < rank; ++d) mats *= dims[d];
+    const int64_t tpitch = rank > 1 ? st[rank - 2] : dims[rank - 1];
+    bool even = true;  // the tensor's rows evenly spaced: every leading stride the packed one
+    for (int d = rank - 3; d >= 0 && even; --d) even = st[d] == st[d + 1] * dims[d + 1];
+    if (even) rows *= mats, mats = 1;
+    for (int64_t m = 0; m < mats; ++m) {
+        int64_t off = 0, rem = m;  // the matrix's first element in the tensor
+        for (int d = rank - 3; d >= 0; --d) off += rem % dims[d] * st[d], rem /= dims[d];
+        char *b = static_cast<char *>(buf) + (size_t)(m * rows * pitch * elem), *t = static_cast<char *>(ptr) + (size_t)(off * elem);
+        cudaError_t e = in ? cudaMemcpy2DAsync(b, (size_t)(pitch * elem), t, (size_t)(tpitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s)
+                           : cudaMemcpy2DAsync(t, (size_t)(tpitch * elem), b, (size_t)(pitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
+// fills it: returns the CUDA error of the allocation or the copy.
+static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
+                             bool copy_in, cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
+    sg->stream = s;
+    cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) {
+        sg->buf = nullptr;
+        return e;
+    }
+    // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
+    // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
+    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+                : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) return e;
+    int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
+    st[rank - 1] = 1;
+    for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
+    return cudaSuccess;
+}
+
 // Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
 // tiles of every dtype share; src/hopper.c acc_fragment_pos is the reference): in each 64-row block
 // warp w holds rows 16w .. 16w + 15; lane l holds rows lrow = 16w + l / 4 and lrow + 8, and in each
@@ -1129,8 +1202,9 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
 
 }  // namespace
 // Launches mamba2 on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_mamba2() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_mamba2_cuda = cudaSuccess;
 extern "C" const char *tkc_mamba2_error(void) { return cudaGetErrorString(tkc_mamba2_cuda); }
@@ -1138,36 +1212,82 @@ extern "C" int tkc_mamba2(const void *X, const int64_t *X_strides, const void *A
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
     if (T < 1 || T > 2147483647LL) return TKC_ERR_DIM;
-    // X: in bf16[B, H, T, P], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // X: in bf16[B, H, T, P], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!X) return TKC_ERR_NULL;
-    if ((uintptr_t)X % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)P};
     int64_t X_st[4];
-    if (!tkc_strides(X_st, X_strides, X_dims, 4, 2, true)) return TKC_ERR_STRIDE;
-    // Aa: in fp32[B, H, T], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(X_st, X_strides, X_dims, 4, 2, false) || X_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool X_staged = !tkc_tma_ready(X, X_st, 4, 2);
+    if (X_staged && X_dims[2] > 1 && X_st[2] < X_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Aa: in fp32[B, H, T], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Aa) return TKC_ERR_NULL;
-    if ((uintptr_t)Aa % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Aa % 4) return TKC_ERR_ALIGN;
     const int64_t Aa_dims[3] = {(int64_t)B, (int64_t)H, (int64_t)T};
     int64_t Aa_st[3];
-    if (!tkc_strides(Aa_st, Aa_strides, Aa_dims, 3, 4, true)) return TKC_ERR_STRIDE;
-    // Cm: in bf16[B, T, NS], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(Aa_st, Aa_strides, Aa_dims, 3, 4, false) || Aa_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool Aa_staged = !tkc_tma_ready(Aa, Aa_st, 3, 4);
+    if (Aa_staged && Aa_dims[1] > 1 && Aa_st[1] < Aa_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Cm: in bf16[B, T, NS], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Cm) return TKC_ERR_NULL;
-    if ((uintptr_t)Cm % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Cm % 2) return TKC_ERR_ALIGN;
     const int64_t Cm_dims[3] = {(int64_t)B, (int64_t)T, (int64_t)NS};
     int64_t Cm_st[3];
-    if (!tkc_strides(Cm_st, Cm_strides, Cm_dims, 3, 2, true)) return TKC_ERR_STRIDE;
-    // Bm: in bf16[B, T, NS], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(Cm_st, Cm_strides, Cm_dims, 3, 2, false) || Cm_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool Cm_staged = !tkc_tma_ready(Cm, Cm_st, 3, 2);
+    if (Cm_staged && Cm_dims[1] > 1 && Cm_st[1] < Cm_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Bm: in bf16[B, T, NS], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Bm) return TKC_ERR_NULL;
-    if ((uintptr_t)Bm % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Bm % 2) return TKC_ERR_ALIGN;
     const int64_t Bm_dims[3] = {(int64_t)B, (int64_t)T, (int64_t)NS};
     int64_t Bm_st[3];
-    if (!tkc_strides(Bm_st, Bm_strides, Bm_dims, 3, 2, true)) return TKC_ERR_STRIDE;
-    // Y: out bf16[B, H, T, P], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(Bm_st, Bm_strides, Bm_dims, 3, 2, false) || Bm_st[2] != 1) return TKC_ERR_STRIDE;
+    const bool Bm_staged = !tkc_tma_ready(Bm, Bm_st, 3, 2);
+    if (Bm_staged && Bm_dims[1] > 1 && Bm_st[1] < Bm_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Y: out bf16[B, H, T, P], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
-    if ((uintptr_t)Y % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)P};
     int64_t Y_st[4];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 4, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 4, 2, false) || Y_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool Y_staged = !tkc_tma_ready(Y, Y_st, 4, 2);
+    if (Y_staged && Y_dims[2] > 1 && Y_st[2] < Y_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    const long long tiles = (long long)B * (long long)H;
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged X_copy;
+    if (X_staged) {
+        if ((tkc_mamba2_cuda = tkc_stage(&X_copy, X, X_st, X_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        X = X_copy.buf;
+    }
+    tkc_staged Aa_copy;
+    if (Aa_staged) {
+        if ((tkc_mamba2_cuda = tkc_stage(&Aa_copy, Aa, Aa_st, Aa_dims, 3, 4, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Aa = Aa_copy.buf;
+    }
+    tkc_staged Cm_copy;
+    if (Cm_staged) {
+        if ((tkc_mamba2_cuda = tkc_stage(&Cm_copy, Cm, Cm_st, Cm_dims, 3, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Cm = Cm_copy.buf;
+    }
+    tkc_staged Bm_copy;
+    if (Bm_staged) {
+        if ((tkc_mamba2_cuda = tkc_stage(&Bm_copy, Bm, Bm_st, Bm_dims, 3, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Bm = Bm_copy.buf;
+    }
+    void *const Y_user = Y;  // where the results go
+    int64_t Y_ust[4];
+    for (int d = 0; d < 4; ++d) Y_ust[d] = Y_st[d];
+    tkc_staged Y_copy;
+    if (Y_staged) {
+        if ((tkc_mamba2_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 4, 2, false, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Y = Y_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_Cm_64x64;
     {
@@ -1204,8 +1324,6 @@ extern "C" int tkc_mamba2(const void *X, const int64_t *X_strides, const void *A
         const uint32_t box[4] = {64, 64, 1, 1};
         if (!tkc_make_map(&tm_Y_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, Y, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)B * (long long)H;
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -1221,5 +1339,9 @@ extern "C" int tkc_mamba2(const void *X, const int64_t *X_strides, const void *A
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_mamba2_kernel<<<grid, 256, 109760, (cudaStream_t)stream>>>(tm_Cm_64x64, tm_Bm_64x64, tm_X_64x64, tm_Aa_v64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const float *)Aa, (const __nv_bfloat16 *)Cm, (const __nv_bfloat16 *)Bm, (__nv_bfloat16 *)Y, (int)B, (int)H, (int)T);
-    return (tkc_mamba2_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_mamba2_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (Y_staged && (tkc_mamba2_cuda = tkc_stage_rows(Y_copy.buf, Y_user, Y_ust, Y_dims, 4, 2, false, (cudaStream_t)stream)) !=
+            cudaSuccess)
+        return TKC_ERR_LAUNCH;  // the results back where the caller's Y lies
+    return TKC_OK;
 }

@@ -174,6 +174,7 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+
 // Where a thread's values of a rowwise register tile sit (src/hopper.c row_layout_pos is the
 // reference): the warps consumer warps share out the rows, split warps hold one row, lanes lanes
 // of a warp its share, each lane chunks of 8 consecutive columns; value i of warp w, lane l:
@@ -443,8 +444,9 @@ __global__ void __launch_bounds__(128, 5) tkc_rmsnorm_kernel(const __nv_bfloat16
 
 }  // namespace
 // Launches rmsnorm on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_rmsnorm() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_rmsnorm_cuda = cudaSuccess;
 extern "C" const char *tkc_rmsnorm_error(void) { return cudaGetErrorString(tkc_rmsnorm_cuda); }
@@ -480,9 +482,9 @@ extern "C" int tkc_rmsnorm(const void *X, const int64_t *X_strides, const void *
     const int64_t S_dims[2] = {(int64_t)M, (int64_t)D};
     int64_t S_st[2];
     if (!tkc_strides(S_st, S_strides, S_dims, 2, 2, false)) return TKC_ERR_STRIDE;
-    // tensor maps
     const long long tiles = (long long)tkc_h_cdiv(M, RB);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensor maps
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;

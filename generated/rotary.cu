@@ -234,6 +234,79 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+
+// A tensor TMA cannot use where it lies (its address, or a row pitch, not a 16-byte multiple; its
+// last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
+// rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
+// launcher copies the tensor in before the kernel when the kernel reads it, back after when it
+// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
+// copies and the kernel run in stream order and nothing waits on the host.
+struct tkc_staged {
+    void *buf = nullptr;
+    cudaStream_t stream = nullptr;
+    ~tkc_staged() {
+        if (buf) cudaFreeAsync(buf, stream);
+    }
+};
+// Does TMA take the tensor as it is (st: element strides, the last 1)?
+static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
+    if ((uintptr_t)p % 16) return false;
+    for (int d = 0; d + 1 < rank; ++d)
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
+    return true;
+}
+// The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
+static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
+    return (dims[rank - 1] * elem + 15) / 16 * 16 / elem;
+}
+// Copies every row between the tensor (ptr, its strides st) and the padded copy (buf): to the
+// copy when in, else back. One 2-D copy per matrix of the two innermost dimensions, or one for
+// all when the tensor's rows are evenly spaced.
+static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const int64_t *dims, int rank, int elem, bool in,
+                                  cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem), width = dims[rank - 1] * elem;
+    int64_t rows = rank > 1 ? dims[rank - 2] : 1, mats = 1;
+    for (int d = 0; d + 2 < rank; ++d) mats *= dims[d];
+    const int64_t tpitch = rank > 1 ? st[rank - 2] : dims[rank - 1];
+    bool even = true;  // the tensor's rows evenly spaced: every leading stride the packed one
+    for (int d = rank - 3; d >= 0 && even; --d) even = st[d] == st[d + 1] * dims[d + 1];
+    if (even) rows *= mats, mats = 1;
+    for (int64_t m = 0; m < mats; ++m) {
+        int64_t off = 0, rem = m;  // the matrix's first element in the tensor
+        for (int d = rank - 3; d >= 0; --d) off += rem % dims[d] * st[d], rem /= dims[d];
+        char *b = static_cast<char *>(buf) + (size_t)(m * rows * pitch * elem), *t = static_cast<char *>(ptr) + (size_t)(off * elem);
+        cudaError_t e = in ? cudaMemcpy2DAsync(b, (size_t)(pitch * elem), t, (size_t)(tpitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s)
+                           : cudaMemcpy2DAsync(t, (size_t)(tpitch * elem), b, (size_t)(pitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
+// fills it: returns the CUDA error of the allocation or the copy.
+static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
+                             bool copy_in, cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
+    sg->stream = s;
+    cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) {
+        sg->buf = nullptr;
+        return e;
+    }
+    // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
+    // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
+    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+                : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) return e;
+    int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
+    st[rank - 1] = 1;
+    for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
+    return cudaSuccess;
+}
+
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
 // cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
@@ -539,8 +612,9 @@ __global__ void __launch_bounds__(256, 1) tkc_rotary_kernel(const __grid_constan
 
 }  // namespace
 // Launches rotary on stream. Strides count elements, one per dimension (NULL: contiguous); tensors
-// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked
-// first: returns TKC_OK or a TKC_ERR_* code.
+// that TMA moves need a last stride of 1, and go through a padded copy where their address or a
+// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a
+// TKC_ERR_* code.
 // the CUDA error of the last launch of tkc_rotary() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_rotary_cuda = cudaSuccess;
 extern "C" const char *tkc_rotary_error(void) { return cudaGetErrorString(tkc_rotary_cuda); }
@@ -548,30 +622,68 @@ extern "C" int tkc_rotary(const void *X, const int64_t *X_strides, const void *C
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    // X: in bf16[B, H, N, D], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    // X: in bf16[B, H, N, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!X) return TKC_ERR_NULL;
-    if ((uintptr_t)X % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
     int64_t X_st[4];
-    if (!tkc_strides(X_st, X_strides, X_dims, 4, 2, true)) return TKC_ERR_STRIDE;
-    // Cos: in fp32[N, D / 2], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(X_st, X_strides, X_dims, 4, 2, false) || X_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool X_staged = !tkc_tma_ready(X, X_st, 4, 2);
+    if (X_staged && X_dims[2] > 1 && X_st[2] < X_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Cos: in fp32[N, D / 2], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Cos) return TKC_ERR_NULL;
-    if ((uintptr_t)Cos % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Cos % 4) return TKC_ERR_ALIGN;
     const int64_t Cos_dims[2] = {(int64_t)N, (int64_t)64};
     int64_t Cos_st[2];
-    if (!tkc_strides(Cos_st, Cos_strides, Cos_dims, 2, 4, true)) return TKC_ERR_STRIDE;
-    // Sin: in fp32[N, D / 2], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(Cos_st, Cos_strides, Cos_dims, 2, 4, false) || Cos_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool Cos_staged = !tkc_tma_ready(Cos, Cos_st, 2, 4);
+    if (Cos_staged && Cos_dims[0] > 1 && Cos_st[0] < Cos_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // Sin: in fp32[N, D / 2], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Sin) return TKC_ERR_NULL;
-    if ((uintptr_t)Sin % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)Sin % 4) return TKC_ERR_ALIGN;
     const int64_t Sin_dims[2] = {(int64_t)N, (int64_t)64};
     int64_t Sin_st[2];
-    if (!tkc_strides(Sin_st, Sin_strides, Sin_dims, 2, 4, true)) return TKC_ERR_STRIDE;
-    // O: out bf16[B, H, N, D], moved by TMA: 16-byte aligned, rows of 16-byte multiples
+    if (!tkc_strides(Sin_st, Sin_strides, Sin_dims, 2, 4, false) || Sin_st[1] != 1) return TKC_ERR_STRIDE;
+    const bool Sin_staged = !tkc_tma_ready(Sin, Sin_st, 2, 4);
+    if (Sin_staged && Sin_dims[0] > 1 && Sin_st[0] < Sin_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    // O: out bf16[B, H, N, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!O) return TKC_ERR_NULL;
-    if ((uintptr_t)O % 16) return TKC_ERR_ALIGN;
+    if ((uintptr_t)O % 2) return TKC_ERR_ALIGN;
     const int64_t O_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
     int64_t O_st[4];
-    if (!tkc_strides(O_st, O_strides, O_dims, 4, 2, true)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(O_st, O_strides, O_dims, 4, 2, false) || O_st[3] != 1) return TKC_ERR_STRIDE;
+    const bool O_staged = !tkc_tma_ready(O, O_st, 4, 2);
+    if (O_staged && O_dims[2] > 1 && O_st[2] < O_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    const long long tiles = (long long)tkc_h_cdiv(N, BP) * (long long)B;
+    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
+    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
+    tkc_staged X_copy;
+    if (X_staged) {
+        if ((tkc_rotary_cuda = tkc_stage(&X_copy, X, X_st, X_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        X = X_copy.buf;
+    }
+    tkc_staged Cos_copy;
+    if (Cos_staged) {
+        if ((tkc_rotary_cuda = tkc_stage(&Cos_copy, Cos, Cos_st, Cos_dims, 2, 4, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Cos = Cos_copy.buf;
+    }
+    tkc_staged Sin_copy;
+    if (Sin_staged) {
+        if ((tkc_rotary_cuda = tkc_stage(&Sin_copy, Sin, Sin_st, Sin_dims, 2, 4, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        Sin = Sin_copy.buf;
+    }
+    void *const O_user = O;  // where the results go
+    int64_t O_ust[4];
+    for (int d = 0; d < 4; ++d) O_ust[d] = O_st[d];
+    tkc_staged O_copy;
+    if (O_staged) {
+        if ((tkc_rotary_cuda = tkc_stage(&O_copy, O, O_st, O_dims, 4, 2, false, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        O = O_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_X_64x64;
     {
@@ -601,8 +713,6 @@ extern "C" int tkc_rotary(const void *X, const int64_t *X_strides, const void *C
         const uint32_t box[4] = {64, 64, 1, 1};
         if (!tkc_make_map(&tm_O_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    const long long tiles = (long long)tkc_h_cdiv(N, BP) * (long long)B;
-    if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -618,5 +728,9 @@ extern "C" int tkc_rotary(const void *X, const int64_t *X_strides, const void *C
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_rotary_kernel<<<grid, 256, 99392, (cudaStream_t)stream>>>(tm_X_64x64, tm_Cos_64x32, tm_Sin_64x32, tm_O_64x64, (const __nv_bfloat16 *)X, (const float *)Cos, (const float *)Sin, (__nv_bfloat16 *)O, (int)B, (int)H, (int)N);
-    return (tkc_rotary_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
+    if ((tkc_rotary_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if (O_staged && (tkc_rotary_cuda = tkc_stage_rows(O_copy.buf, O_user, O_ust, O_dims, 4, 2, false, (cudaStream_t)stream)) !=
+            cudaSuccess)
+        return TKC_ERR_LAUNCH;  // the results back where the caller's O lies
+    return TKC_OK;
 }

@@ -79,8 +79,8 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
         const char *role = p->mode == ARG_IN ? "an input" : p->mode == ARG_OUT ? "an output" : "read and written";
         const char *verb = p->mode == ARG_IN ? "read" : p->mode == ARG_OUT ? "written" : "read and written";
         if (p->tma)
-            para(b, 2, 2, "- %s (%s, %s) is moved by TMA: its base must be 16-byte aligned, its last stride 1 and its "
-                          "other strides multiples of 16 bytes.",
+            para(b, 2, 2, "- %s (%s, %s) is moved by TMA: its last stride must be 1; where its base or another stride "
+                          "is not a multiple of 16 bytes, the launcher moves it through a copy with padded rows.",
                  p->name, role, nbx(a, arena_printf(a, "%s[%s]", dtype_name[p->dt], shape.s)));
         else
             para(b, 2, 2, "- %s (%s, %s) is %s directly by the kernel's threads, not by TMA: its base must be aligned "

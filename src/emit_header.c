@@ -148,9 +148,10 @@ static void kernel_decl(StrBuf *b, Arena *a, const PlanKernel *pk, const char *b
             else sb_puts(&t, ", read and written.");
             if (fixed.len) sb_printf(&t, " Fixed at compile time: %s; the tensor must have exactly that size.", fixed.s);
             if (p->tma)
-                sb_printf(&t, " Moved by TMA: 16-byte aligned base, last stride 1, other strides multiples of %d "
-                              "elements (16 bytes) below 2^40 bytes.",
-                          16 / eb);
+                sb_printf(&t, " Moved by TMA: base aligned to one element (%d byte%s), last stride 1; where the base "
+                              "or another stride is not a multiple of 16 bytes (%d elements), the launcher moves it "
+                              "through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).",
+                          eb, eb == 1 ? "" : "s", 16 / eb);
             else
                 sb_printf(&t, " Accessed by threads: base aligned to one element (%d byte%s), any strides.", eb,
                           eb == 1 ? "" : "s");

@@ -55,8 +55,9 @@ void emit_launcher(Em *e) {
     sb_init(&sig);
     api_c_params(&sig, api);
     L("// Launches %s on stream. Strides count elements, one per dimension (NULL: contiguous); tensors", pk->name);
-    L("// that TMA moves need a last stride of 1 and 16-byte row pitches. Every argument is checked");
-    L("// first: returns TKC_OK or a TKC_ERR_* code.");
+    L("// that TMA moves need a last stride of 1, and go through a padded copy where their address or a");
+    L("// row pitch is not a 16-byte multiple. Every argument is checked first: returns TKC_OK or a");
+    L("// TKC_ERR_* code.");
     L("// the CUDA error of the last launch of tkc_%s() on this thread that returned TKC_ERR_LAUNCH", pk->name);
     L("static thread_local cudaError_t tkc_%s_cuda = cudaSuccess;", pk->name);
     const char *ext = e->in_variant ? "" : "extern \"C\" ";
@@ -82,15 +83,55 @@ void emit_launcher(Em *e) {
             sb_printf(&shape, "%s%s", d ? ", " : "", px_str(e->a, a->dims[d].expr));
         }
         L("// %s: %s %s[%s]%s", a->name, argmode_name[a->mode], dtype_name[a->dt], shape.s,
-          tma ? ", moved by TMA: 16-byte aligned, rows of 16-byte multiples" : ", accessed by threads");
+          tma ? ", moved by TMA: rows contiguous; staged where not 16-byte aligned" : ", accessed by threads");
         L("if (!%s) return TKC_ERR_NULL;", a->name);
-        L("if ((uintptr_t)%s %% %d) return TKC_ERR_ALIGN;", a->name, tma ? 16 : eb);
+        L("if ((uintptr_t)%s %% %d) return TKC_ERR_ALIGN;", a->name, eb);
         L("const int64_t %s_dims[%d] = {%s};", a->name, r, dims.s);
         sb_free(&dims);
         sb_free(&shape);
         L("int64_t %s_st[%d];", a->name, r);
-        L("if (!tkc_strides(%s_st, %s_strides, %s_dims, %d, %d, %s)) return TKC_ERR_STRIDE;", a->name, a->name, a->name, r,
-          eb, tma ? "true" : "false");
+        if (!tma) {
+            L("if (!tkc_strides(%s_st, %s_strides, %s_dims, %d, %d, false)) return TKC_ERR_STRIDE;", a->name, a->name,
+              a->name, r, eb);
+            continue;
+        }
+        need(e, "tkc_ptx.cuh", "stage");
+        L("if (!tkc_strides(%s_st, %s_strides, %s_dims, %d, %d, false) || %s_st[%d] != 1) return TKC_ERR_STRIDE;", a->name,
+          a->name, a->name, r, eb, a->name, r - 1);
+        L("const bool %s_staged = !tkc_tma_ready(%s, %s_st, %d, %d);", a->name, a->name, a->name, r, eb);
+        if (r > 1)
+            L("if (%s_staged && %s_dims[%d] > 1 && %s_st[%d] < %s_dims[%d]) return TKC_ERR_STRIDE;  // overlapping rows: no copy",
+              a->name, a->name, r - 2, a->name, r - 2, a->name, r - 1);
+    }
+    StrBuf nt;
+    sb_init(&nt);
+    for (int i = 0; i < sk->axes.n; i++) sb_printf(&nt, "%s(long long)%s", i ? " * " : "", scalar_str(e, pk->extents.v[i], true));
+    L("const long long tiles = %s;", nt.s);
+    sb_free(&nt);
+    L("if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;");
+    bool staging = false, copy_back = false;
+    for (int i = 0; i < api->params.n; i++) {
+        const ApiParam *a = &api->params.v[i];
+        if (a->kind != API_TENSOR || !a->tma) continue;
+        if (!staging) L("// tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)");
+        staging = true;
+        int r = a->rank;
+        bool writes = a->mode != ARG_IN, reads = a->mode != ARG_OUT;
+        if (writes) {
+            copy_back = true;
+            L("void *const %s_user = %s;  // where the results go", a->name, a->name);
+            L("int64_t %s_ust[%d];", a->name, r);
+            L("for (int d = 0; d < %d; ++d) %s_ust[d] = %s_st[d];", r, a->name, a->name);
+        }
+        L("tkc_staged %s_copy;", a->name);
+        L("if (%s_staged) {", a->name);
+        IN();
+        L("if ((tkc_%s_cuda = tkc_stage(&%s_copy, %s, %s_st, %s_dims, %d, %d, %s, (cudaStream_t)stream)) != cudaSuccess)", pk->name,
+          a->name, a->name, a->name, a->name, r, dtype_bytes[a->dt], reads ? "true" : "false");
+        L("    return TKC_ERR_LAUNCH;");
+        L("%s = %s_copy.buf;", a->name, a->name);
+        OUT();
+        L("}");
     }
     L("// tensor maps");
     for (int i = 0; i < pk->maps.n; i++) {
@@ -121,12 +162,6 @@ void emit_launcher(Em *e) {
         sb_free(&str);
         sb_free(&box);
     }
-    StrBuf nt;
-    sb_init(&nt);
-    for (int i = 0; i < sk->axes.n; i++) sb_printf(&nt, "%s(long long)%s", i ? " * " : "", scalar_str(e, pk->extents.v[i], true));
-    L("const long long tiles = %s;", nt.s);
-    sb_free(&nt);
-    L("if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;");
     L("// per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)");
     L("static std::atomic<int> sm_count[64], smem_ready[64];");
     L("int device = 0;");
@@ -200,7 +235,22 @@ void emit_launcher(Em *e) {
         L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
     }
     sb_free(&args);
-    L("return (tkc_%s_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;", pk->name);
+    if (!copy_back) {
+        L("return (tkc_%s_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;", pk->name);
+        OUT();
+        L("}");
+        return;
+    }
+    L("if ((tkc_%s_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;", pk->name);
+    for (int i = 0; i < api->params.n; i++) {
+        const ApiParam *a = &api->params.v[i];
+        if (a->kind != API_TENSOR || !a->tma || a->mode == ARG_IN) continue;
+        L("if (%s_staged && (tkc_%s_cuda = tkc_stage_rows(%s_copy.buf, %s_user, %s_ust, %s_dims, %d, %d, false, (cudaStream_t)stream)) !=",
+          a->name, pk->name, a->name, a->name, a->name, a->name, a->rank, dtype_bytes[a->dt]);
+        L("        cudaSuccess)");
+        L("    return TKC_ERR_LAUNCH;  // the results back where the caller's %s lies", a->name);
+    }
+    L("return TKC_OK;");
     OUT();
     L("}");
 }

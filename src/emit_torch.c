@@ -343,8 +343,8 @@ static void py_docstring(Arena *a, StrBuf *b, const PlanKernel *pk, const Kernel
         tk_decl(a, b, g);
         sb_puts(b, g->mode == ARG_INOUT ? ", read and written in place" : ", read");
         if (p && p->tma)
-            sb_printf(b, ".\n            Moved by TMA: 16-byte aligned data pointer, last stride 1, other strides\n"
-                         "            multiples of %d elements (views that keep these rules need no copy)",
+            sb_printf(b, ".\n            Moved by TMA: a 16-byte aligned data pointer and other strides multiples\n"
+                         "            of %d elements are used in place; other layouts go through a padded copy",
                       16 / dtype_bytes[g->ts.dt]);
         sb_puts(b, ".\n");
     }

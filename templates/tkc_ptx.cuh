@@ -427,3 +427,76 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS;
 }
+
+// @fragment stage
+// A tensor TMA cannot use where it lies (its address, or a row pitch, not a 16-byte multiple; its
+// last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
+// rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
+// launcher copies the tensor in before the kernel when the kernel reads it, back after when it
+// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
+// copies and the kernel run in stream order and nothing waits on the host.
+struct tkc_staged {
+    void *buf = nullptr;
+    cudaStream_t stream = nullptr;
+    ~tkc_staged() {
+        if (buf) cudaFreeAsync(buf, stream);
+    }
+};
+// Does TMA take the tensor as it is (st: element strides, the last 1)?
+static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
+    if ((uintptr_t)p % 16) return false;
+    for (int d = 0; d + 1 < rank; ++d)
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
+    return true;
+}
+// The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
+static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
+    return (dims[rank - 1] * elem + 15) / 16 * 16 / elem;
+}
+// Copies every row between the tensor (ptr, its strides st) and the padded copy (buf): to the
+// copy when in, else back. One 2-D copy per matrix of the two innermost dimensions, or one for
+// all when the tensor's rows are evenly spaced.
+static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const int64_t *dims, int rank, int elem, bool in,
+                                  cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem), width = dims[rank - 1] * elem;
+    int64_t rows = rank > 1 ? dims[rank - 2] : 1, mats = 1;
+    for (int d = 0; d + 2 < rank; ++d) mats *= dims[d];
+    const int64_t tpitch = rank > 1 ? st[rank - 2] : dims[rank - 1];
+    bool even = true;  // the tensor's rows evenly spaced: every leading stride the packed one
+    for (int d = rank - 3; d >= 0 && even; --d) even = st[d] == st[d + 1] * dims[d + 1];
+    if (even) rows *= mats, mats = 1;
+    for (int64_t m = 0; m < mats; ++m) {
+        int64_t off = 0, rem = m;  // the matrix's first element in the tensor
+        for (int d = rank - 3; d >= 0; --d) off += rem % dims[d] * st[d], rem /= dims[d];
+        char *b = static_cast<char *>(buf) + (size_t)(m * rows * pitch * elem), *t = static_cast<char *>(ptr) + (size_t)(off * elem);
+        cudaError_t e = in ? cudaMemcpy2DAsync(b, (size_t)(pitch * elem), t, (size_t)(tpitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s)
+                           : cudaMemcpy2DAsync(t, (size_t)(tpitch * elem), b, (size_t)(pitch * elem), (size_t)width, (size_t)rows,
+                                               cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
+// fills it: returns the CUDA error of the allocation or the copy.
+static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
+                             bool copy_in, cudaStream_t s) {
+    const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
+    sg->stream = s;
+    cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) {
+        sg->buf = nullptr;
+        return e;
+    }
+    // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
+    // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
+    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+                : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
+    if (e != cudaSuccess) return e;
+    int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
+    st[rank - 1] = 1;
+    for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
+    return cudaSuccess;
+}

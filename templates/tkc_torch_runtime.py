@@ -214,29 +214,24 @@ def _tkc_layout_error(fn, k, tensors):
         shape = tuple(t.shape)
         role = "%s (the output %s, allocated contiguous)" % (a.name, _tkc_decl(a)) if a.mode == "out" else a.name
         if a.tma:
+            # TMA moves it: where its address or a row pitch is not a 16-byte multiple the launcher
+            # stages it through a padded copy, so only element alignment, a last stride of 1 and rows
+            # that do not overlap are required
             ptr = t.data_ptr()
-            if ptr % 16:
-                return ("%s: %s is moved by TMA, which needs a 16-byte aligned data pointer; got 0x%x, %d bytes "
-                        "past a 16-byte boundary (a view with a storage offset?): pass %s.contiguous(), a fresh "
-                        "aligned copy" % (fn, role, ptr, ptr % 16, a.name))
-            bad = [d for d in range(len(shape)) if shape[d] > 1 and
-                   (st[d] < 1 or (st[d] != 1 if d == len(shape) - 1 else (st[d] % q or st[d] * e >= 2**40)))]
+            if ptr % e:
+                return ("%s: %s is not aligned to its element size (%d bytes): pass %s.contiguous()"
+                        % (fn, role, e, a.name))
+            n = len(shape)
+            if n and shape[-1] > 1 and st[-1] != 1:
+                return ("%s: %s is moved by TMA, which needs its last dimension contiguous (stride 1); got strides "
+                        "%s for shape %s: pass %s.contiguous()" % (fn, role, tuple(st), shape, a.name))
+            bad = [d for d in range(n) if shape[d] > 1 and st[d] < 1]
             if bad:
-                need = ("TMA needs the last stride to be 1 and every other stride to be a positive multiple of 16 "
-                        "bytes (%d %s elements)" % (q, a.dt))
-                msg = "%s: %s is moved by TMA: %s; got strides %s for shape %s" % (fn, role, need, tuple(st), shape)
-                # would a contiguous copy do?
-                c, ok = 1, True
-                for d in range(len(shape) - 1, -1, -1):
-                    if d < len(shape) - 1 and shape[d] > 1 and (c % q):
-                        ok = False
-                    c *= shape[d]
-                if a.mode == "out":
-                    return msg + ": make the sizes of its inner dimensions multiples of %d elements" % q
-                if ok:
-                    return msg + ": pass %s.contiguous()" % a.name
-                return (msg + ": even %s.contiguous() has rows of %d bytes; pad its last dimension to a multiple "
-                        "of %d elements (and pass a view of the padded tensor)" % (a.name, shape[-1] * e, q))
+                return ("%s: %s needs positive strides, got %s for shape %s (a broadcast view, from expand?): "
+                        "pass %s.contiguous()" % (fn, role, tuple(st), shape, a.name))
+            if n > 1 and shape[-2] > 1 and st[-2] < shape[-1]:
+                return ("%s: %s has rows that overlap (strides %s for shape %s), which the launcher cannot copy "
+                        "into the padded rows TMA needs: pass %s.contiguous()" % (fn, role, tuple(st), shape, a.name))
         else:
             ptr = t.data_ptr()
             if ptr % e:
@@ -460,8 +455,8 @@ def _tkc_raise(fn, k, status, tensors, dims):
     shown = ", ".join("%s=%d" % (d, dims[d]) for d in k.dims)
     if name in ("TKC_ERR_STRIDE", "TKC_ERR_ALIGN"):
         msg = _tkc_layout_error(fn, k, tensors)
-        raise ValueError(msg or "%s: the launcher returned %s (%s); TMA needs 16-byte aligned data pointers, last "
-                         "strides of 1 and other strides that are multiples of 16 bytes: pass .contiguous() tensors"
+        raise ValueError(msg or "%s: the launcher returned %s (%s); tensors TMA moves need element-aligned data "
+                         "pointers, a last stride of 1 and rows that do not overlap: pass .contiguous() tensors"
                          % (fn, name, meaning))
     if name == "TKC_ERR_REQUIRE":
         raise ValueError("%s: the kernel requires %s; got %s (%s)" % (fn, " and ".join(k.requires), shown, name))

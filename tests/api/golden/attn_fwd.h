@@ -68,17 +68,21 @@ extern "C" {
  * Tensors are device pointers. Each X_strides gives one stride per dimension, outermost first,
  * counted in elements (NULL: contiguous, row-major); every stride must be >= 1.
  *   Q: in bf16[B, H, N, D], read only. Fixed at compile time: dimension 3 (D) = 128; the tensor
- *     must have exactly that size. Moved by TMA: 16-byte aligned base, last stride 1, other strides
- *     multiples of 8 elements (16 bytes) below 2^40 bytes.
+ *     must have exactly that size. Moved by TMA: base aligned to one element (2 bytes), last stride
+ *     1; where the base or another stride is not a multiple of 16 bytes (8 elements), the launcher
+ *     moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
  *   K: in bf16[B, HKV, N, D], read only. Fixed at compile time: dimension 3 (D) = 128; the tensor
- *     must have exactly that size. Moved by TMA: 16-byte aligned base, last stride 1, other strides
- *     multiples of 8 elements (16 bytes) below 2^40 bytes.
+ *     must have exactly that size. Moved by TMA: base aligned to one element (2 bytes), last stride
+ *     1; where the base or another stride is not a multiple of 16 bytes (8 elements), the launcher
+ *     moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
  *   V: in bf16[B, HKV, N, D], read only. Fixed at compile time: dimension 3 (D) = 128; the tensor
- *     must have exactly that size. Moved by TMA: 16-byte aligned base, last stride 1, other strides
- *     multiples of 8 elements (16 bytes) below 2^40 bytes.
+ *     must have exactly that size. Moved by TMA: base aligned to one element (2 bytes), last stride
+ *     1; where the base or another stride is not a multiple of 16 bytes (8 elements), the launcher
+ *     moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
  *   O: out bf16[B, H, N, D], written. Fixed at compile time: dimension 3 (D) = 128; the tensor must
- *     have exactly that size. Moved by TMA: 16-byte aligned base, last stride 1, other strides
- *     multiples of 8 elements (16 bytes) below 2^40 bytes.
+ *     have exactly that size. Moved by TMA: base aligned to one element (2 bytes), last stride 1;
+ *     where the base or another stride is not a multiple of 16 bytes (8 elements), the launcher
+ *     moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
  *   L: out fp32[B, H, N], written. Accessed by threads: base aligned to one element (4 bytes), any
  *     strides.
  *

@@ -66,12 +66,15 @@ extern "C" {
  *
  * Tensors are device pointers. Each X_strides gives one stride per dimension, outermost first,
  * counted in elements (NULL: contiguous, row-major); every stride must be >= 1.
- *   A: in bf16[M, K], read only. Moved by TMA: 16-byte aligned base, last stride 1, other strides
- *     multiples of 8 elements (16 bytes) below 2^40 bytes.
- *   B: in bf16[K, N], read only. Moved by TMA: 16-byte aligned base, last stride 1, other strides
- *     multiples of 8 elements (16 bytes) below 2^40 bytes.
- *   C: out bf16[M, N], written. Moved by TMA: 16-byte aligned base, last stride 1, other strides
- *     multiples of 8 elements (16 bytes) below 2^40 bytes.
+ *   A: in bf16[M, K], read only. Moved by TMA: base aligned to one element (2 bytes), last stride
+ *     1; where the base or another stride is not a multiple of 16 bytes (8 elements), the launcher
+ *     moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
+ *   B: in bf16[K, N], read only. Moved by TMA: base aligned to one element (2 bytes), last stride
+ *     1; where the base or another stride is not a multiple of 16 bytes (8 elements), the launcher
+ *     moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
+ *   C: out bf16[M, N], written. Moved by TMA: base aligned to one element (2 bytes), last stride 1;
+ *     where the base or another stride is not a multiple of 16 bytes (8 elements), the launcher
+ *     moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
  *
  * Run-time dimensions M, K, N: each must be 1 .. 2^31 - 1, and so must the number of work tiles.
  *
@@ -97,12 +100,15 @@ const char *tkc_gemm_error(void);
  *
  * Tensors are device pointers. Each X_strides gives one stride per dimension, outermost first,
  * counted in elements (NULL: contiguous, row-major); every stride must be >= 1.
- *   A: in bf16[K, M], read only. Moved by TMA: 16-byte aligned base, last stride 1, other strides
- *     multiples of 8 elements (16 bytes) below 2^40 bytes.
- *   B: in bf16[K, N], read only. Moved by TMA: 16-byte aligned base, last stride 1, other strides
- *     multiples of 8 elements (16 bytes) below 2^40 bytes.
- *   C: out bf16[M, N], written. Moved by TMA: 16-byte aligned base, last stride 1, other strides
- *     multiples of 8 elements (16 bytes) below 2^40 bytes.
+ *   A: in bf16[K, M], read only. Moved by TMA: base aligned to one element (2 bytes), last stride
+ *     1; where the base or another stride is not a multiple of 16 bytes (8 elements), the launcher
+ *     moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
+ *   B: in bf16[K, N], read only. Moved by TMA: base aligned to one element (2 bytes), last stride
+ *     1; where the base or another stride is not a multiple of 16 bytes (8 elements), the launcher
+ *     moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
+ *   C: out bf16[M, N], written. Moved by TMA: base aligned to one element (2 bytes), last stride 1;
+ *     where the base or another stride is not a multiple of 16 bytes (8 elements), the launcher
+ *     moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
  *
  * Run-time dimensions K, M, N: each must be 1 .. 2^31 - 1, and so must the number of work tiles.
  *
@@ -128,12 +134,15 @@ const char *tkc_gemm_tn_error(void);
  *
  * Tensors are device pointers. Each X_strides gives one stride per dimension, outermost first,
  * counted in elements (NULL: contiguous, row-major); every stride must be >= 1.
- *   A: in bf16[Bt, M, K], read only. Moved by TMA: 16-byte aligned base, last stride 1, other
- *     strides multiples of 8 elements (16 bytes) below 2^40 bytes.
- *   B: in bf16[Bt, K, N], read only. Moved by TMA: 16-byte aligned base, last stride 1, other
- *     strides multiples of 8 elements (16 bytes) below 2^40 bytes.
- *   C: out bf16[Bt, M, N], written. Moved by TMA: 16-byte aligned base, last stride 1, other
- *     strides multiples of 8 elements (16 bytes) below 2^40 bytes.
+ *   A: in bf16[Bt, M, K], read only. Moved by TMA: base aligned to one element (2 bytes), last
+ *     stride 1; where the base or another stride is not a multiple of 16 bytes (8 elements), the
+ *     launcher moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
+ *   B: in bf16[Bt, K, N], read only. Moved by TMA: base aligned to one element (2 bytes), last
+ *     stride 1; where the base or another stride is not a multiple of 16 bytes (8 elements), the
+ *     launcher moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
+ *   C: out bf16[Bt, M, N], written. Moved by TMA: base aligned to one element (2 bytes), last
+ *     stride 1; where the base or another stride is not a multiple of 16 bytes (8 elements), the
+ *     launcher moves it through a copy with padded rows (rows that overlap: TKC_ERR_STRIDE).
  *
  * Run-time dimensions Bt, M, K, N: each must be 1 .. 2^31 - 1, and so must the number of work
  * tiles.
