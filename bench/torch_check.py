@@ -226,20 +226,22 @@ def gemm_checks(torch, mod, timing):
     expect_error("gemm mismatched shapes -> ValueError", ValueError, lambda: gemm(A, B[:120]), "B.shape[0]", "K = 128")
     expect_error("gemm rank -> ValueError", ValueError, lambda: gemm(A[None], B), "A", "2-d")
     expect_error("gemm not a tensor -> TypeError", TypeError, lambda: gemm(A.tolist(), B), "A", "torch.Tensor")
+    # layouts TMA cannot take as they lie: the module copies such inputs into padded rows and the
+    # launcher stages such outputs, so each is a legal call with the right result
     At = rnd(128, 256, seed=13).t()  # [256, 128] with strides (1, 256): last stride not 1
-    expect_error("gemm transposed view -> ValueError (TMA strides)", ValueError, lambda: gemm(At, B), "A", "TMA",
-                 "A.contiguous()")
-
-    @check("gemm .contiguous() fixes it")
-    def _():
-        C = gemm(At.contiguous(), B)
-        report(rel_err(C, ref(At, B)) < 1e-2, "gemm the suggested At.contiguous() works")
-
-    Amis = rnd(256 * 128 + 8, seed=14)[1:1 + 256 * 128].view(256, 128)
-    expect_error("gemm misaligned data pointer -> ValueError (TMA alignment)", ValueError, lambda: gemm(Amis, B), "A",
-                 "16-byte aligned", "A.contiguous()")
-    Bodd = rnd(128, 1001, seed=15)
-    expect_error("gemm rows of 2002 bytes -> ValueError (pad)", ValueError, lambda: gemm(A, Bodd), "B", "TMA", "pad")
+    Amis = rnd(256 * 128 + 8, seed=14)[1:1 + 256 * 128].view(256, 128)   # 2 bytes past a 16-byte boundary
+    Bodd = rnd(128, 1001, seed=15)   # rows of 2002 bytes, and so are C's
+    Aodd = rnd(333, 77, seed=19)     # K = 77: rows of 154 bytes
+    Bk = rnd(77, 100, seed=20)
+    for label, (a, b) in (("transposed view A", (At, B)), ("misaligned A", (Amis, B)), ("N = 1001 (B and C rows of 2002 bytes)",
+                          (A, Bodd)), ("K = 77 (A rows of 154 bytes)", (Aodd, Bk))):
+        @check("gemm " + label)
+        def _(a=a, b=b, label=label):
+            C = gemm(a, b)
+            torch.cuda.synchronize()
+            e = rel_err(C, ref(a, b))
+            report(e < 1e-2 and not torch.isnan(C).any().item(), "gemm %s: legal, through a padded copy" % label,
+                   "rel err %.2e" % e)
     Abc = rnd(1, 128, seed=16).expand(256, 128)
     expect_error("gemm broadcast (stride 0) -> ValueError", ValueError, lambda: gemm(Abc, B), "A", "contiguous()")
 
@@ -342,11 +344,14 @@ def attn_checks(torch, name, mod, D, causal, timing):
                  "H % HKV == 0", "HKV=3")
     expect_error("%s scale not a number -> TypeError" % name, TypeError, lambda: attn(q, k, v, "0.1"), "scale")
     qt = rnd(1, 4, D, 256, seed=46).transpose(2, 3)  # [B, H, N, D] with the last stride 256
-    expect_error("%s last stride not 1 -> ValueError (TMA strides)" % name, ValueError, lambda: attn(qt, k, v, 0.1), "Q",
-                 "TMA", "Q.contiguous()")
-    qm = rnd(4 * 256 * D + 8, seed=47)[4:4 + 4 * 256 * D].view(1, 4, 256, D)
-    expect_error("%s misaligned Q -> ValueError (TMA alignment)" % name, ValueError, lambda: attn(qm, k, v, 0.1), "Q",
-                 "16-byte aligned")
+    qm = rnd(4 * 256 * D + 8, seed=47)[4:4 + 4 * 256 * D].view(1, 4, 256, D)   # 8 bytes past a boundary
+    for label, qq in (("last stride not 1", qt), ("misaligned Q", qm)):
+        @check("%s %s" % (name, label))
+        def _(qq=qq, label=label):
+            o1, _l1 = attn(qq, k, v, 0.1)
+            o2, _l2 = attn(qq.contiguous(), k, v, 0.1)
+            torch.cuda.synchronize()
+            report(torch.equal(o1, o2), "%s %s: legal, the same bytes as with .contiguous()" % (name, label))
 
     if timing and D == 128:
         B_, H, N = 4, 16, 4096

@@ -670,13 +670,9 @@ void estimate_regs(Lower *L) {
     pk->reg_lets = lets;
     pk->reg_overhead = 24;
     const POpList *lists[] = {&pk->setup_ops, &pk->compute_ops, &pk->first_ops, &pk->after_ops, &pk->finish_ops};
+    pk->reg_philox = 0;
     for (size_t i = 0; i < sizeof lists / sizeof lists[0] && !pk->rowwise; i++)
-        if (ops_philox(lists[i])) {
-            pk->reg_overhead += PHILOX_REGS;
-            lower_note(L, "rand() / keep() outside rowwise tiles: one Philox call per element, and the calls in flight "
-                          "count %d registers more in the estimate", PHILOX_REGS);
-            break;
-        }
+        if (ops_philox(lists[i])) pk->reg_philox = PHILOX_REGS;
     pk->reg_estimate = total + pk->reg_overhead;
 }
 

@@ -235,8 +235,12 @@ void plan_no_producer(Lower *L) {
     pk->no_producer = true;
     pk->threads = 128 * pk->consumers;
     pk->consumer_regs = 255;
-    /* the estimate counts values; ptxas adds addresses, predicates and the loads in flight */
-    int est = (pk->reg_estimate + 16 + 7) / 8 * 8;
+    /* the estimate counts values; ptxas adds addresses, predicates and the loads in flight, and
+     * the Philox calls made per element */
+    int est = (pk->reg_estimate + 16 + pk->reg_philox + 7) / 8 * 8;
+    if (pk->reg_philox)
+        lower_note(L, "rand() / keep() outside rowwise tiles: one Philox call per element; the calls ptxas runs at "
+                      "once take about %d registers more, counted in the blocks per SM", pk->reg_philox);
     if (est < 32) est = 32;
     int blocks = REG_FILE / (pk->threads * est);
     if (blocks > 2048 / pk->threads) blocks = 2048 / pk->threads;

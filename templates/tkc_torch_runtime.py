@@ -10,7 +10,9 @@ lines included, is replaced by what tkc generates for NAME from the .tk file:
     all         __all__: the kernels' functions, then the module's own names
     params      tkc_params, the compile-time params
     status      the entries of TKC_STATUS, the launchers' status codes (api.h)
-    extension   _TKC_NAME, the extension's name, and _TKC_SOURCES, its two C++ sources
+    extension   _TKC_NAME, the build's name, and _TKC_SOURCES, its sources (the kernels' .cu, which
+                tkc_build() compiles with nvcc and calls through ctypes, and the C++ binding,
+                built instead when TKC_TORCH_EXTENSION=cpp)
     kernels     per kernel a _TkcKernel description and the function that runs it
 
 Everything outside the regions is shared by every module, so it is written here, as Python.
@@ -19,8 +21,11 @@ tests/torch/emit_torch.sh compiles it, and each module tkc writes, with python3 
 """
 # @tkc end docstring
 
+import ctypes as _tkc_ctypes
 import numbers as _tkc_numbers
 import os as _tkc_os
+import shutil as _tkc_shutil
+import subprocess as _tkc_subprocess
 import threading as _tkc_threading
 
 import torch as _tkc_torch
@@ -63,18 +68,22 @@ class TkcError(RuntimeError):
 
 
 def tkc_build(verbose=False):
-    """Builds (or loads the cached build of) the CUDA extension and returns it.
+    """Builds (or loads the cached build of) the kernels and returns them.
 
-    Builds into TKC_TORCH_BUILD_DIR/<name> if that variable is set, else _build/<name> beside
-    this file, else (neither writable) torch's default extension cache. verbose, or
-    TKC_TORCH_VERBOSE=1, shows the compiler's output.
+    By default the launchers of <stem>_kernels.cu are compiled by nvcc alone into a shared library
+    that this module calls through ctypes (no C++ against torch's headers: the first use costs one
+    nvcc run). TKC_TORCH_EXTENSION=cpp builds the C++ extension of <stem>_binding.cpp instead
+    (torch.utils.cpp_extension). Either goes into TKC_TORCH_BUILD_DIR/<name> if that variable is
+    set, else _build/<name> beside this file, else (neither writable) a directory under the user's
+    cache (the C++ extension: torch's default extension cache). verbose, or TKC_TORCH_VERBOSE=1,
+    shows the compiler's output. nvcc is $TKC_NVCC, else $CUDA_HOME/bin/nvcc (torch's CUDA_HOME),
+    else the one on PATH.
     """
     global _tkc_ext
     with _tkc_lock:
         if _tkc_ext is not None:
             return _tkc_ext
-        from torch.utils.cpp_extension import load
-
+        verbose = bool(verbose or _tkc_os.environ.get("TKC_TORCH_VERBOSE"))
         here = _tkc_os.path.dirname(_tkc_os.path.abspath(__file__))
         root = _tkc_os.environ.get("TKC_TORCH_BUILD_DIR") or _tkc_os.path.join(here, "_build")
         build_dir = _tkc_os.path.join(root, _TKC_NAME)
@@ -85,16 +94,94 @@ def tkc_build(verbose=False):
                 pass
             _tkc_os.remove(probe)
         except OSError:
-            build_dir = None  # torch's default cache, keyed by the extension's name
-        _tkc_ext = load(
-            name=_TKC_NAME,
-            sources=[_tkc_os.path.join(here, s) for s in _TKC_SOURCES],
-            extra_cflags=["-O3"],
-            extra_cuda_cflags=["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"],
-            build_directory=build_dir,
-            verbose=bool(verbose or _tkc_os.environ.get("TKC_TORCH_VERBOSE")),
-        )
+            build_dir = None
+        if _tkc_os.environ.get("TKC_TORCH_EXTENSION", "") == "cpp":
+            from torch.utils.cpp_extension import load
+            _tkc_ext = load(
+                name=_TKC_NAME,
+                sources=[_tkc_os.path.join(here, s) for s in _TKC_SOURCES],
+                extra_cflags=["-O3"],
+                extra_cuda_cflags=["-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"],
+                build_directory=build_dir,  # None: torch's default cache, keyed by the extension's name
+                verbose=verbose,
+            )
+            return _tkc_ext
+        if build_dir is None:
+            build_dir = _tkc_os.path.join(_tkc_os.path.expanduser("~"), ".cache", "tkc_torch", _TKC_NAME)
+            _tkc_os.makedirs(build_dir, exist_ok=True)
+        cu = [_tkc_os.path.join(here, s) for s in _TKC_SOURCES if s.endswith("_kernels.cu")][0]
+        _tkc_ext = _TkcLib(_tkc_compile(cu, _tkc_os.path.join(build_dir, _TKC_NAME + ".so"), verbose))
         return _tkc_ext
+
+
+def _tkc_nvcc():
+    """The nvcc that builds the kernels: $TKC_NVCC, $CUDA_HOME/bin/nvcc (torch's CUDA_HOME), PATH."""
+    if _tkc_os.environ.get("TKC_NVCC"):
+        return _tkc_os.environ["TKC_NVCC"]
+    try:
+        from torch.utils.cpp_extension import CUDA_HOME
+    except Exception:  # an install without the extension tools
+        CUDA_HOME = None
+    for home in (CUDA_HOME, _tkc_os.environ.get("CUDA_HOME"), _tkc_os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home and _tkc_os.path.exists(_tkc_os.path.join(home, "bin", "nvcc")):
+            return _tkc_os.path.join(home, "bin", "nvcc")
+    nvcc = _tkc_shutil.which("nvcc")
+    if not nvcc:
+        raise RuntimeError("tkc: no nvcc to build the kernels with: set TKC_NVCC or CUDA_HOME, or put nvcc on PATH")
+    return nvcc
+
+
+def _tkc_compile(cu, so, verbose):
+    """so built from cu by nvcc, unless a build of these sources is there (the name holds their hash);
+    several processes may build at once: each writes its own file and renames it into place."""
+    if _tkc_os.path.exists(so):
+        return so
+    tmp = "%s.%d.tmp" % (so, _tkc_os.getpid())
+    cmd = [_tkc_nvcc(), "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC",
+           "-shared", "-o", tmp, cu]
+    if verbose:
+        print(" ".join(cmd), flush=True)
+    r = _tkc_subprocess.run(cmd, capture_output=not verbose, text=True)
+    if r.returncode:
+        try:
+            _tkc_os.remove(tmp)
+        except OSError:
+            pass
+        raise RuntimeError("tkc: building %s failed (nvcc exit %d):\n%s" % (cu, r.returncode, (r.stderr or "")[-4000:]))
+    _tkc_os.replace(tmp, so)
+    return so
+
+
+class _TkcLib:
+    """The launchers of a build of <stem>_kernels.cu, called through ctypes: each takes the same
+    arguments as its C++ binding (tensors, then dimensions, then scalars) and returns the status."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lib = _tkc_ctypes.CDLL(path)
+        self._fns = {}
+
+    def error(self, name):
+        f = getattr(self.lib, "tkc_%s_error" % name)
+        f.restype = _tkc_ctypes.c_char_p
+        return f().decode(errors="replace")
+
+    def call(self, k, tensors, dims, scalars, dev):
+        fn = self._fns.get(k.name)
+        if fn is None:
+            fn = self._fns[k.name] = getattr(self.lib, "tkc_" + k.name)
+            fn.restype = _tkc_ctypes.c_int
+        args, keep = [], []
+        for a, t in tensors:
+            st = (_tkc_ctypes.c_int64 * max(1, t.dim()))(*_tkc_strides(a, t))
+            keep.append(st)
+            args += [_tkc_ctypes.c_void_p(t.data_ptr()), st]
+        args += [_tkc_ctypes.c_int64(v) for v in dims]
+        for a, v in scalars:
+            args.append(_tkc_ctypes.c_float(v) if a.dt == "fp32" else _tkc_ctypes.c_int32(v))
+        with _tkc_torch.cuda.device(dev):
+            args.append(_tkc_ctypes.c_void_p(_tkc_torch.cuda.current_stream(dev).cuda_stream))
+            return fn(*args)
 
 
 class _TkcTensor:
@@ -209,7 +296,6 @@ def _tkc_layout_error(fn, k, tensors):
     """The first tensor whose address or strides the launcher cannot use, explained; or None."""
     for a, t in tensors:
         e = _TKC_DTYPES[a.dt][1]
-        q = 16 // e
         st = _tkc_strides(a, t)
         shape = tuple(t.shape)
         role = "%s (the output %s, allocated contiguous)" % (a.name, _tkc_decl(a)) if a.mode == "out" else a.name
@@ -441,8 +527,12 @@ def _tkc_launch(k, values, kw, device=None):
             t = by_name[a.name]
         tensors.append((a, t))
     ext = _tkc_ext if _tkc_ext is not None else tkc_build()
-    status = getattr(ext, k.name)(*([t for _, t in tensors] + [dims[d] for d in k.dims] +
-                                    [scalars[a.name] for a in k.args if a.mode == "scalar"]))
+    if isinstance(ext, _TkcLib):
+        status = ext.call(k, tensors, [dims[d] for d in k.dims],
+                          [(a, scalars[a.name]) for a in k.args if a.mode == "scalar"], dev)
+    else:
+        status = getattr(ext, k.name)(*([t for _, t in tensors] + [dims[d] for d in k.dims] +
+                                        [scalars[a.name] for a in k.args if a.mode == "scalar"]))
     if status:
         _tkc_raise(fn, k, status, tensors, dims)
     if not outs:
@@ -466,7 +556,9 @@ def _tkc_raise(fn, k, status, tensors, dims):
     if name == "TKC_ERR_LAUNCH":
         cuda = ""
         ext = _tkc_ext if _tkc_ext is not None else None
-        if ext is not None and hasattr(ext, k.name + "_error"):
+        if isinstance(ext, _TkcLib):
+            cuda = " (CUDA: %s)" % ext.error(k.name)
+        elif ext is not None and hasattr(ext, k.name + "_error"):
             cuda = " (CUDA: %s)" % getattr(ext, k.name + "_error")()
         hint = "%s; run with CUDA_LAUNCH_BLOCKING=1 to find the failing call" % cuda
     raise TkcError("%s: the launcher returned %s (%d): %s%s" % (fn, name, status, meaning, hint), status)
