@@ -50,7 +50,7 @@ def check(name):
         except Exception as e:  # a check that crashed is a failed check
             where = [l.strip() for l in traceback.format_exc().splitlines() if l.strip().startswith("File ")]
             report(False, name, "%s: %s (%s)" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "",
-                                                 where[-1] if where else "?"))
+                                                 " <- ".join(reversed(where[-4:])) if where else "?"))
     return run
 
 

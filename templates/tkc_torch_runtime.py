@@ -467,6 +467,15 @@ def _tkc_run(k, values, kw, device=None):
     else the launcher directly."""
     op = _tkc_ops.get(k.name)
     if op is not None and not kw and device is None:
+        compiling = getattr(getattr(_tkc_torch, "compiler", None), "is_compiling", lambda: False)()
+        if not compiling:  # this module's TypeError for a wrong argument, not the op schema's RuntimeError
+            ins = [a for a in k.args if a.mode != "out"]
+            if len(values) == len(ins):
+                for a, v in zip(ins, values):
+                    if a.mode == "scalar":
+                        _tkc_scalar(k.name + "()", a, v)
+                    elif not isinstance(v, _tkc_torch.Tensor):
+                        _tkc_tensor(k.name + "()", a, v)
         return op(*values)
     return _tkc_launch(k, values, kw, device)
 
