@@ -49,7 +49,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# bench/ first on sys.path would shadow the standard library's profile module (bench/profile.py)
+# bench/ off sys.path: no script here may shadow a standard-library module (ctest bench.names checks it)
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 
 

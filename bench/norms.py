@@ -55,14 +55,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-# `python3 bench/norms.py` puts bench/ first on sys.path, where bench/profile.py would shadow the
-# standard library's profile module, which torch.compile imports through cProfile
+# bench/ off sys.path: no script here may shadow a standard-library module (ctest bench.names checks it)
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 
 
 def _load_philox_ref():
-    # from its file, not through sys.path: bench/ on the path would shadow the standard library's
-    # profile module (bench/profile.py), which torch.compile imports through cProfile
+    # from its file, not through sys.path (bench/ is off it)
     spec = importlib.util.spec_from_file_location("philox_ref", os.path.join(HERE, "philox_ref.py"))
     m = importlib.util.module_from_spec(spec)
     sys.modules["philox_ref"] = m

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One launch of each kernel worth profiling, for `ncu` (run on the GPU machine):
-  ncu --clock-control none --section SpeedOfLight --section WarpStateStats ... python3 bench/profile.py LIBDIR
+  ncu --clock-control none --section SpeedOfLight --section WarpStateStats ... python3 bench/ncu_profile.py LIBDIR
 tkc attention (D128, its default 128 x 176 persistent shape), cuDNN's attention on the same
 inputs, and tkc's GEMM with and without 2-block clusters. Inputs are random, as in harness.py."""
 import ctypes
