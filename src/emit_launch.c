@@ -228,9 +228,13 @@ void emit_launcher(Em *e) {
         L("if ((tkc_%s_cuda = cudaLaunchKernelEx(&cfg, tkc_%s_kernel, %s)) != cudaSuccess) return TKC_ERR_LAUNCH;", pk->name,
           pk->name, args.s);
     } else {
+        /* a persistent grid starts as many blocks as the SMs hold at once: blocks_per_sm of them each */
+        const char *slots = pk->min_blocks > 1 ? arena_printf(e->a, "sms * %d", pk->min_blocks) : "sms";
+        const char *per = pk->min_blocks > 1 ? arena_printf(e->a, "%d blocks per SM", pk->min_blocks) : "one block per SM";
         if (pk->paired)
-            L("const unsigned grid = (unsigned)((tiles + 1) / 2 < sms ? (tiles + 1) / 2 : sms);  // persistent, tiles in pairs: one block per SM");
-        else if (pk->persistent) L("const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM");
+            L("const unsigned grid = (unsigned)((tiles + 1) / 2 < %s ? (tiles + 1) / 2 : %s);  // persistent, tiles in pairs: %s",
+              slots, slots, per);
+        else if (pk->persistent) L("const unsigned grid = (unsigned)(tiles < %s ? tiles : %s);  // persistent: %s", slots, slots, per);
         else L("const unsigned grid = (unsigned)tiles;  // one block per work tile");
         L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
     }
