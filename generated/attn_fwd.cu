@@ -279,21 +279,27 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
 // last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
 // rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
 // launcher copies the tensor in before the kernel when the kernel reads it, back after when it
-// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
-// copies and the kernel run in stream order and nothing waits on the host.
+// writes it (tkc_unstage), and frees the buffer on the stream when it returns (tkc_staged's
+// destructor), so the copies and the kernel run in stream order and nothing waits on the host.
 struct tkc_staged {
     void *buf = nullptr;
     cudaStream_t stream = nullptr;
+    void *user = nullptr;   // the caller's tensor: where the results go back
+    int64_t st[4] = {};     // and its strides (tensors have at most 4 dimensions: sema.c)
+    const int64_t *dims = nullptr;
+    int rank = 0, elem = 0;
     ~tkc_staged() {
         if (buf) cudaFreeAsync(buf, stream);
     }
 };
-// Does TMA take the tensor as it is (st: element strides, the last 1)?
-static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
-    if ((uintptr_t)p % 16) return false;
+// How TMA takes a tensor (st: element strides, the last 1): 0 as it lies, 1 through a padded copy,
+// -1 not at all (a copy needs rows that do not overlap).
+static int tkc_tma_layout(const void *p, const int64_t *st, const int64_t *dims, int rank, int elem) {
+    bool ready = (uintptr_t)p % 16 == 0;
     for (int d = 0; d + 1 < rank; ++d)
-        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
-    return true;
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) ready = false;
+    if (ready) return 0;
+    return rank > 1 && dims[rank - 2] > 1 && st[rank - 2] < dims[rank - 1] ? -1 : 1;
 }
 // The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
 static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
@@ -323,14 +329,16 @@ static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const
     }
     return cudaSuccess;
 }
-// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
-// fills it: returns the CUDA error of the allocation or the copy.
+// Makes the padded copy of a tensor (its strides st, which become the copy's; the caller's are
+// kept in sg for tkc_unstage) and, when copy_in, fills it: returns the CUDA error of the allocation
+// or the copy.
 static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
                              bool copy_in, cudaStream_t s) {
     const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
     int64_t rows = 1;
     for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
-    sg->stream = s;
+    sg->stream = s, sg->user = const_cast<void *>(ptr), sg->dims = dims, sg->rank = rank, sg->elem = elem;
+    for (int d = 0; d < rank; ++d) sg->st[d] = st[d];
     cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) {
         sg->buf = nullptr;
@@ -338,13 +346,18 @@ static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const
     }
     // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
     // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
-    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+    e = copy_in ? tkc_stage_rows(sg->buf, sg->user, st, dims, rank, elem, true, s)
                 : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) return e;
     int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
     st[rank - 1] = 1;
     for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
     return cudaSuccess;
+}
+// The results of a staged output back where the caller's tensor lies (nothing to do when it was
+// used in place).
+static cudaError_t tkc_unstage(const tkc_staged *sg) {
+    return sg->buf ? tkc_stage_rows(sg->buf, sg->user, sg->st, sg->dims, sg->rank, sg->elem, false, sg->stream) : cudaSuccess;
 }
 
 // Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
@@ -444,17 +457,14 @@ __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { ret
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
 __device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }
 __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }
-// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
-// 16-byte multiples below 2^40 bytes; threads accept any positive strides.
-[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,
-                                         int elem, bool tma) {
+// Element strides of a tensor (NULL: contiguous), each at least 1 (what TMA needs besides:
+// tkc_tma_layout)
+[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank) {
     int64_t c = 1;
     for (int d = rank - 1; d >= 0; --d) {
         st[d] = given ? given[d] : c;
         c *= dims[d];
         if (st[d] < 1) return false;
-        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))
-            return false;
     }
     return true;
 }
@@ -1271,39 +1281,39 @@ int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void *K, const i
     if ((uintptr_t)Q % 2) return TKC_ERR_ALIGN;
     const int64_t Q_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
     int64_t Q_st[4];
-    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4, 2, false) || Q_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool Q_staged = !tkc_tma_ready(Q, Q_st, 4, 2);
-    if (Q_staged && Q_dims[2] > 1 && Q_st[2] < Q_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4) || Q_st[3] != 1) return TKC_ERR_STRIDE;
+    const int Q_staged = tkc_tma_layout(Q, Q_st, Q_dims, 4, 2);  // 1: through a padded copy
+    if (Q_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // K: in bf16[B, HKV, N, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!K) return TKC_ERR_NULL;
     if ((uintptr_t)K % 2) return TKC_ERR_ALIGN;
     const int64_t K_dims[4] = {(int64_t)B, (int64_t)HKV, (int64_t)N, (int64_t)D};
     int64_t K_st[4];
-    if (!tkc_strides(K_st, K_strides, K_dims, 4, 2, false) || K_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool K_staged = !tkc_tma_ready(K, K_st, 4, 2);
-    if (K_staged && K_dims[2] > 1 && K_st[2] < K_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(K_st, K_strides, K_dims, 4) || K_st[3] != 1) return TKC_ERR_STRIDE;
+    const int K_staged = tkc_tma_layout(K, K_st, K_dims, 4, 2);  // 1: through a padded copy
+    if (K_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // V: in bf16[B, HKV, N, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!V) return TKC_ERR_NULL;
     if ((uintptr_t)V % 2) return TKC_ERR_ALIGN;
     const int64_t V_dims[4] = {(int64_t)B, (int64_t)HKV, (int64_t)N, (int64_t)D};
     int64_t V_st[4];
-    if (!tkc_strides(V_st, V_strides, V_dims, 4, 2, false) || V_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool V_staged = !tkc_tma_ready(V, V_st, 4, 2);
-    if (V_staged && V_dims[2] > 1 && V_st[2] < V_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(V_st, V_strides, V_dims, 4) || V_st[3] != 1) return TKC_ERR_STRIDE;
+    const int V_staged = tkc_tma_layout(V, V_st, V_dims, 4, 2);  // 1: through a padded copy
+    if (V_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // O: out bf16[B, H, N, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!O) return TKC_ERR_NULL;
     if ((uintptr_t)O % 2) return TKC_ERR_ALIGN;
     const int64_t O_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
     int64_t O_st[4];
-    if (!tkc_strides(O_st, O_strides, O_dims, 4, 2, false) || O_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool O_staged = !tkc_tma_ready(O, O_st, 4, 2);
-    if (O_staged && O_dims[2] > 1 && O_st[2] < O_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(O_st, O_strides, O_dims, 4) || O_st[3] != 1) return TKC_ERR_STRIDE;
+    const int O_staged = tkc_tma_layout(O, O_st, O_dims, 4, 2);  // 1: through a padded copy
+    if (O_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // L: out fp32[B, H, N], accessed by threads
     if (!L) return TKC_ERR_NULL;
     if ((uintptr_t)L % 4) return TKC_ERR_ALIGN;
     const int64_t L_dims[3] = {(int64_t)B, (int64_t)H, (int64_t)N};
     int64_t L_st[3];
-    if (!tkc_strides(L_st, L_strides, L_dims, 3, 4, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(L_st, L_strides, L_dims, 3)) return TKC_ERR_STRIDE;
     const long long tiles = (long long)B * (long long)H * (long long)tkc_h_cdiv(N, BQ);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -1325,9 +1335,6 @@ int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void *K, const i
             return TKC_ERR_LAUNCH;
         V = V_copy.buf;
     }
-    void *const O_user = O;  // where the results go
-    int64_t O_ust[4];
-    for (int d = 0; d < 4; ++d) O_ust[d] = O_st[d];
     tkc_staged O_copy;
     if (O_staged) {
         if ((tkc_attn_fwd_cuda = tkc_stage(&O_copy, O, O_st, O_dims, 4, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -1401,9 +1408,7 @@ int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void *K, const i
     (void)sms;
     if ((tkc_attn_fwd_cuda = cudaLaunchKernelEx(&cfg, tkc_attn_fwd_kernel, tm_K_176x64, tm_V_176x64, tm_Q_128x64, tm_O_64x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale)) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_attn_fwd_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (O_staged && (tkc_attn_fwd_cuda = tkc_stage_rows(O_copy.buf, O_user, O_ust, O_dims, 4, 2, false, (cudaStream_t)stream)) !=
-            cudaSuccess)
-        return TKC_ERR_LAUNCH;  // the results back where the caller's O lies
+    if ((tkc_attn_fwd_cuda = tkc_unstage(&O_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // O's results where the caller's lies
     return TKC_OK;
 }
 
@@ -2068,39 +2073,39 @@ int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void *K, const i
     if ((uintptr_t)Q % 2) return TKC_ERR_ALIGN;
     const int64_t Q_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
     int64_t Q_st[4];
-    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4, 2, false) || Q_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool Q_staged = !tkc_tma_ready(Q, Q_st, 4, 2);
-    if (Q_staged && Q_dims[2] > 1 && Q_st[2] < Q_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4) || Q_st[3] != 1) return TKC_ERR_STRIDE;
+    const int Q_staged = tkc_tma_layout(Q, Q_st, Q_dims, 4, 2);  // 1: through a padded copy
+    if (Q_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // K: in bf16[B, HKV, N, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!K) return TKC_ERR_NULL;
     if ((uintptr_t)K % 2) return TKC_ERR_ALIGN;
     const int64_t K_dims[4] = {(int64_t)B, (int64_t)HKV, (int64_t)N, (int64_t)D};
     int64_t K_st[4];
-    if (!tkc_strides(K_st, K_strides, K_dims, 4, 2, false) || K_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool K_staged = !tkc_tma_ready(K, K_st, 4, 2);
-    if (K_staged && K_dims[2] > 1 && K_st[2] < K_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(K_st, K_strides, K_dims, 4) || K_st[3] != 1) return TKC_ERR_STRIDE;
+    const int K_staged = tkc_tma_layout(K, K_st, K_dims, 4, 2);  // 1: through a padded copy
+    if (K_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // V: in bf16[B, HKV, N, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!V) return TKC_ERR_NULL;
     if ((uintptr_t)V % 2) return TKC_ERR_ALIGN;
     const int64_t V_dims[4] = {(int64_t)B, (int64_t)HKV, (int64_t)N, (int64_t)D};
     int64_t V_st[4];
-    if (!tkc_strides(V_st, V_strides, V_dims, 4, 2, false) || V_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool V_staged = !tkc_tma_ready(V, V_st, 4, 2);
-    if (V_staged && V_dims[2] > 1 && V_st[2] < V_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(V_st, V_strides, V_dims, 4) || V_st[3] != 1) return TKC_ERR_STRIDE;
+    const int V_staged = tkc_tma_layout(V, V_st, V_dims, 4, 2);  // 1: through a padded copy
+    if (V_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // O: out bf16[B, H, N, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!O) return TKC_ERR_NULL;
     if ((uintptr_t)O % 2) return TKC_ERR_ALIGN;
     const int64_t O_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
     int64_t O_st[4];
-    if (!tkc_strides(O_st, O_strides, O_dims, 4, 2, false) || O_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool O_staged = !tkc_tma_ready(O, O_st, 4, 2);
-    if (O_staged && O_dims[2] > 1 && O_st[2] < O_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(O_st, O_strides, O_dims, 4) || O_st[3] != 1) return TKC_ERR_STRIDE;
+    const int O_staged = tkc_tma_layout(O, O_st, O_dims, 4, 2);  // 1: through a padded copy
+    if (O_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // L: out fp32[B, H, N], accessed by threads
     if (!L) return TKC_ERR_NULL;
     if ((uintptr_t)L % 4) return TKC_ERR_ALIGN;
     const int64_t L_dims[3] = {(int64_t)B, (int64_t)H, (int64_t)N};
     int64_t L_st[3];
-    if (!tkc_strides(L_st, L_strides, L_dims, 3, 4, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(L_st, L_strides, L_dims, 3)) return TKC_ERR_STRIDE;
     const long long tiles = (long long)B * (long long)H * (long long)tkc_h_cdiv(N, BQ);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -2122,9 +2127,6 @@ int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void *K, const i
             return TKC_ERR_LAUNCH;
         V = V_copy.buf;
     }
-    void *const O_user = O;  // where the results go
-    int64_t O_ust[4];
-    for (int d = 0; d < 4; ++d) O_ust[d] = O_st[d];
     tkc_staged O_copy;
     if (O_staged) {
         if ((tkc_attn_fwd_cuda = tkc_stage(&O_copy, O, O_st, O_dims, 4, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -2176,9 +2178,7 @@ int tkc_attn_fwd(const void *Q, const int64_t *Q_strides, const void *K, const i
     const unsigned grid = (unsigned)((tiles + 1) / 2 < sms ? (tiles + 1) / 2 : sms);  // persistent, tiles in pairs: one block per SM
     tkc_attn_fwd_kernel<<<grid, 384, 230496, (cudaStream_t)stream>>>(tm_K_128x64, tm_V_128x64, tm_Q_128x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)B, (int)H, (int)N, (int)HKV, scale);
     if ((tkc_attn_fwd_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (O_staged && (tkc_attn_fwd_cuda = tkc_stage_rows(O_copy.buf, O_user, O_ust, O_dims, 4, 2, false, (cudaStream_t)stream)) !=
-            cudaSuccess)
-        return TKC_ERR_LAUNCH;  // the results back where the caller's O lies
+    if ((tkc_attn_fwd_cuda = tkc_unstage(&O_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // O's results where the caller's lies
     return TKC_OK;
 }
 

@@ -245,21 +245,27 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
 // last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
 // rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
 // launcher copies the tensor in before the kernel when the kernel reads it, back after when it
-// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
-// copies and the kernel run in stream order and nothing waits on the host.
+// writes it (tkc_unstage), and frees the buffer on the stream when it returns (tkc_staged's
+// destructor), so the copies and the kernel run in stream order and nothing waits on the host.
 struct tkc_staged {
     void *buf = nullptr;
     cudaStream_t stream = nullptr;
+    void *user = nullptr;   // the caller's tensor: where the results go back
+    int64_t st[4] = {};     // and its strides (tensors have at most 4 dimensions: sema.c)
+    const int64_t *dims = nullptr;
+    int rank = 0, elem = 0;
     ~tkc_staged() {
         if (buf) cudaFreeAsync(buf, stream);
     }
 };
-// Does TMA take the tensor as it is (st: element strides, the last 1)?
-static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
-    if ((uintptr_t)p % 16) return false;
+// How TMA takes a tensor (st: element strides, the last 1): 0 as it lies, 1 through a padded copy,
+// -1 not at all (a copy needs rows that do not overlap).
+static int tkc_tma_layout(const void *p, const int64_t *st, const int64_t *dims, int rank, int elem) {
+    bool ready = (uintptr_t)p % 16 == 0;
     for (int d = 0; d + 1 < rank; ++d)
-        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
-    return true;
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) ready = false;
+    if (ready) return 0;
+    return rank > 1 && dims[rank - 2] > 1 && st[rank - 2] < dims[rank - 1] ? -1 : 1;
 }
 // The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
 static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
@@ -289,14 +295,16 @@ static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const
     }
     return cudaSuccess;
 }
-// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
-// fills it: returns the CUDA error of the allocation or the copy.
+// Makes the padded copy of a tensor (its strides st, which become the copy's; the caller's are
+// kept in sg for tkc_unstage) and, when copy_in, fills it: returns the CUDA error of the allocation
+// or the copy.
 static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
                              bool copy_in, cudaStream_t s) {
     const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
     int64_t rows = 1;
     for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
-    sg->stream = s;
+    sg->stream = s, sg->user = const_cast<void *>(ptr), sg->dims = dims, sg->rank = rank, sg->elem = elem;
+    for (int d = 0; d < rank; ++d) sg->st[d] = st[d];
     cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) {
         sg->buf = nullptr;
@@ -304,13 +312,18 @@ static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const
     }
     // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
     // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
-    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+    e = copy_in ? tkc_stage_rows(sg->buf, sg->user, st, dims, rank, elem, true, s)
                 : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) return e;
     int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
     st[rank - 1] = 1;
     for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
     return cudaSuccess;
+}
+// The results of a staged output back where the caller's tensor lies (nothing to do when it was
+// used in place).
+static cudaError_t tkc_unstage(const tkc_staged *sg) {
+    return sg->buf ? tkc_stage_rows(sg->buf, sg->user, sg->st, sg->dims, sg->rank, sg->elem, false, sg->stream) : cudaSuccess;
 }
 
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
@@ -358,17 +371,14 @@ __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { ret
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
 __device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }
 __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }
-// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
-// 16-byte multiples below 2^40 bytes; threads accept any positive strides.
-[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,
-                                         int elem, bool tma) {
+// Element strides of a tensor (NULL: contiguous), each at least 1 (what TMA needs besides:
+// tkc_tma_layout)
+[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank) {
     int64_t c = 1;
     for (int d = rank - 1; d >= 0; --d) {
         st[d] = given ? given[d] : c;
         c *= dims[d];
         if (st[d] < 1) return false;
-        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))
-            return false;
     }
     return true;
 }
@@ -1116,49 +1126,49 @@ extern "C" int tkc_fftconv(const void *U, const int64_t *U_strides, const void *
     if ((uintptr_t)U % 2) return TKC_ERR_ALIGN;
     const int64_t U_dims[4] = {(int64_t)B, (int64_t)DG, (int64_t)64, (int64_t)64};
     int64_t U_st[4];
-    if (!tkc_strides(U_st, U_strides, U_dims, 4, 2, false) || U_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool U_staged = !tkc_tma_ready(U, U_st, 4, 2);
-    if (U_staged && U_dims[2] > 1 && U_st[2] < U_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(U_st, U_strides, U_dims, 4) || U_st[3] != 1) return TKC_ERR_STRIDE;
+    const int U_staged = tkc_tma_layout(U, U_st, U_dims, 4, 2);  // 1: through a padded copy
+    if (U_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // F1: in bf16[2, 64, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!F1) return TKC_ERR_NULL;
     if ((uintptr_t)F1 % 2) return TKC_ERR_ALIGN;
     const int64_t F1_dims[3] = {(int64_t)2, (int64_t)64, (int64_t)128};
     int64_t F1_st[3];
-    if (!tkc_strides(F1_st, F1_strides, F1_dims, 3, 2, false) || F1_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool F1_staged = !tkc_tma_ready(F1, F1_st, 3, 2);
-    if (F1_staged && F1_dims[1] > 1 && F1_st[1] < F1_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(F1_st, F1_strides, F1_dims, 3) || F1_st[2] != 1) return TKC_ERR_STRIDE;
+    const int F1_staged = tkc_tma_layout(F1, F1_st, F1_dims, 3, 2);  // 1: through a padded copy
+    if (F1_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // F2: in bf16[2, 64, 64], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!F2) return TKC_ERR_NULL;
     if ((uintptr_t)F2 % 2) return TKC_ERR_ALIGN;
     const int64_t F2_dims[3] = {(int64_t)2, (int64_t)64, (int64_t)64};
     int64_t F2_st[3];
-    if (!tkc_strides(F2_st, F2_strides, F2_dims, 3, 2, false) || F2_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool F2_staged = !tkc_tma_ready(F2, F2_st, 3, 2);
-    if (F2_staged && F2_dims[1] > 1 && F2_st[1] < F2_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(F2_st, F2_strides, F2_dims, 3) || F2_st[2] != 1) return TKC_ERR_STRIDE;
+    const int F2_staged = tkc_tma_layout(F2, F2_st, F2_dims, 3, 2);  // 1: through a padded copy
+    if (F2_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Tw: in bf16[2, 64, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Tw) return TKC_ERR_NULL;
     if ((uintptr_t)Tw % 2) return TKC_ERR_ALIGN;
     const int64_t Tw_dims[3] = {(int64_t)2, (int64_t)64, (int64_t)128};
     int64_t Tw_st[3];
-    if (!tkc_strides(Tw_st, Tw_strides, Tw_dims, 3, 2, false) || Tw_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool Tw_staged = !tkc_tma_ready(Tw, Tw_st, 3, 2);
-    if (Tw_staged && Tw_dims[1] > 1 && Tw_st[1] < Tw_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Tw_st, Tw_strides, Tw_dims, 3) || Tw_st[2] != 1) return TKC_ERR_STRIDE;
+    const int Tw_staged = tkc_tma_layout(Tw, Tw_st, Tw_dims, 3, 2);  // 1: through a padded copy
+    if (Tw_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Kf: in bf16[DG, 2, 64, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Kf) return TKC_ERR_NULL;
     if ((uintptr_t)Kf % 2) return TKC_ERR_ALIGN;
     const int64_t Kf_dims[4] = {(int64_t)DG, (int64_t)2, (int64_t)64, (int64_t)128};
     int64_t Kf_st[4];
-    if (!tkc_strides(Kf_st, Kf_strides, Kf_dims, 4, 2, false) || Kf_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool Kf_staged = !tkc_tma_ready(Kf, Kf_st, 4, 2);
-    if (Kf_staged && Kf_dims[2] > 1 && Kf_st[2] < Kf_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Kf_st, Kf_strides, Kf_dims, 4) || Kf_st[3] != 1) return TKC_ERR_STRIDE;
+    const int Kf_staged = tkc_tma_layout(Kf, Kf_st, Kf_dims, 4, 2);  // 1: through a padded copy
+    if (Kf_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Y: out bf16[B, DG, 64, 64], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
     if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[4] = {(int64_t)B, (int64_t)DG, (int64_t)64, (int64_t)64};
     int64_t Y_st[4];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 4, 2, false) || Y_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool Y_staged = !tkc_tma_ready(Y, Y_st, 4, 2);
-    if (Y_staged && Y_dims[2] > 1 && Y_st[2] < Y_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 4) || Y_st[3] != 1) return TKC_ERR_STRIDE;
+    const int Y_staged = tkc_tma_layout(Y, Y_st, Y_dims, 4, 2);  // 1: through a padded copy
+    if (Y_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     const long long tiles = (long long)DG;
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -1192,9 +1202,6 @@ extern "C" int tkc_fftconv(const void *U, const int64_t *U_strides, const void *
             return TKC_ERR_LAUNCH;
         Kf = Kf_copy.buf;
     }
-    void *const Y_user = Y;  // where the results go
-    int64_t Y_ust[4];
-    for (int d = 0; d < 4; ++d) Y_ust[d] = Y_st[d];
     tkc_staged Y_copy;
     if (Y_staged) {
         if ((tkc_fftconv_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 4, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -1260,8 +1267,6 @@ extern "C" int tkc_fftconv(const void *U, const int64_t *U_strides, const void *
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_fftconv_kernel<<<grid, 256, 214064, (cudaStream_t)stream>>>(tm_U_64x64, tm_F1_64x64, tm_F2_64x64, tm_Tw_64x64, tm_Kf_64x64, tm_Y_64x64, (const __nv_bfloat16 *)U, (const __nv_bfloat16 *)F1, (const __nv_bfloat16 *)F2, (const __nv_bfloat16 *)Tw, (const __nv_bfloat16 *)Kf, (__nv_bfloat16 *)Y, (int)B, (int)DG, n);
     if ((tkc_fftconv_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (Y_staged && (tkc_fftconv_cuda = tkc_stage_rows(Y_copy.buf, Y_user, Y_ust, Y_dims, 4, 2, false, (cudaStream_t)stream)) !=
-            cudaSuccess)
-        return TKC_ERR_LAUNCH;  // the results back where the caller's Y lies
+    if ((tkc_fftconv_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;
 }

@@ -241,21 +241,27 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
 // last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
 // rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
 // launcher copies the tensor in before the kernel when the kernel reads it, back after when it
-// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
-// copies and the kernel run in stream order and nothing waits on the host.
+// writes it (tkc_unstage), and frees the buffer on the stream when it returns (tkc_staged's
+// destructor), so the copies and the kernel run in stream order and nothing waits on the host.
 struct tkc_staged {
     void *buf = nullptr;
     cudaStream_t stream = nullptr;
+    void *user = nullptr;   // the caller's tensor: where the results go back
+    int64_t st[4] = {};     // and its strides (tensors have at most 4 dimensions: sema.c)
+    const int64_t *dims = nullptr;
+    int rank = 0, elem = 0;
     ~tkc_staged() {
         if (buf) cudaFreeAsync(buf, stream);
     }
 };
-// Does TMA take the tensor as it is (st: element strides, the last 1)?
-static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
-    if ((uintptr_t)p % 16) return false;
+// How TMA takes a tensor (st: element strides, the last 1): 0 as it lies, 1 through a padded copy,
+// -1 not at all (a copy needs rows that do not overlap).
+static int tkc_tma_layout(const void *p, const int64_t *st, const int64_t *dims, int rank, int elem) {
+    bool ready = (uintptr_t)p % 16 == 0;
     for (int d = 0; d + 1 < rank; ++d)
-        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
-    return true;
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) ready = false;
+    if (ready) return 0;
+    return rank > 1 && dims[rank - 2] > 1 && st[rank - 2] < dims[rank - 1] ? -1 : 1;
 }
 // The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
 static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
@@ -285,14 +291,16 @@ static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const
     }
     return cudaSuccess;
 }
-// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
-// fills it: returns the CUDA error of the allocation or the copy.
+// Makes the padded copy of a tensor (its strides st, which become the copy's; the caller's are
+// kept in sg for tkc_unstage) and, when copy_in, fills it: returns the CUDA error of the allocation
+// or the copy.
 static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
                              bool copy_in, cudaStream_t s) {
     const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
     int64_t rows = 1;
     for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
-    sg->stream = s;
+    sg->stream = s, sg->user = const_cast<void *>(ptr), sg->dims = dims, sg->rank = rank, sg->elem = elem;
+    for (int d = 0; d < rank; ++d) sg->st[d] = st[d];
     cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) {
         sg->buf = nullptr;
@@ -300,13 +308,18 @@ static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const
     }
     // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
     // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
-    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+    e = copy_in ? tkc_stage_rows(sg->buf, sg->user, st, dims, rank, elem, true, s)
                 : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) return e;
     int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
     st[rank - 1] = 1;
     for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
     return cudaSuccess;
+}
+// The results of a staged output back where the caller's tensor lies (nothing to do when it was
+// used in place).
+static cudaError_t tkc_unstage(const tkc_staged *sg) {
+    return sg->buf ? tkc_stage_rows(sg->buf, sg->user, sg->st, sg->dims, sg->rank, sg->elem, false, sg->stream) : cudaSuccess;
 }
 
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
@@ -341,17 +354,14 @@ __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { ret
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
 __device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }
 __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }
-// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
-// 16-byte multiples below 2^40 bytes; threads accept any positive strides.
-[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,
-                                         int elem, bool tma) {
+// Element strides of a tensor (NULL: contiguous), each at least 1 (what TMA needs besides:
+// tkc_tma_layout)
+[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank) {
     int64_t c = 1;
     for (int d = rank - 1; d >= 0; --d) {
         st[d] = given ? given[d] : c;
         c *= dims[d];
         if (st[d] < 1) return false;
-        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))
-            return false;
     }
     return true;
 }
@@ -1093,25 +1103,25 @@ extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, 
     if ((uintptr_t)A % 2) return TKC_ERR_ALIGN;
     const int64_t A_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t A_st[2];
-    if (!tkc_strides(A_st, A_strides, A_dims, 2, 2, false) || A_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool A_staged = !tkc_tma_ready(A, A_st, 2, 2);
-    if (A_staged && A_dims[0] > 1 && A_st[0] < A_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(A_st, A_strides, A_dims, 2) || A_st[1] != 1) return TKC_ERR_STRIDE;
+    const int A_staged = tkc_tma_layout(A, A_st, A_dims, 2, 2);  // 1: through a padded copy
+    if (A_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // B: in bf16[K, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!B) return TKC_ERR_NULL;
     if ((uintptr_t)B % 2) return TKC_ERR_ALIGN;
     const int64_t B_dims[2] = {(int64_t)K, (int64_t)N};
     int64_t B_st[2];
-    if (!tkc_strides(B_st, B_strides, B_dims, 2, 2, false) || B_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool B_staged = !tkc_tma_ready(B, B_st, 2, 2);
-    if (B_staged && B_dims[0] > 1 && B_st[0] < B_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(B_st, B_strides, B_dims, 2) || B_st[1] != 1) return TKC_ERR_STRIDE;
+    const int B_staged = tkc_tma_layout(B, B_st, B_dims, 2, 2);  // 1: through a padded copy
+    if (B_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // C: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!C) return TKC_ERR_NULL;
     if ((uintptr_t)C % 2) return TKC_ERR_ALIGN;
     const int64_t C_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t C_st[2];
-    if (!tkc_strides(C_st, C_strides, C_dims, 2, 2, false) || C_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool C_staged = !tkc_tma_ready(C, C_st, 2, 2);
-    if (C_staged && C_dims[0] > 1 && C_st[0] < C_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(C_st, C_strides, C_dims, 2) || C_st[1] != 1) return TKC_ERR_STRIDE;
+    const int C_staged = tkc_tma_layout(C, C_st, C_dims, 2, 2);  // 1: through a padded copy
+    if (C_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -1127,9 +1137,6 @@ extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, 
             return TKC_ERR_LAUNCH;
         B = B_copy.buf;
     }
-    void *const C_user = C;  // where the results go
-    int64_t C_ust[2];
-    for (int d = 0; d < 2; ++d) C_ust[d] = C_st[d];
     tkc_staged C_copy;
     if (C_staged) {
         if ((tkc_gemm_cuda = tkc_stage(&C_copy, C, C_st, C_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -1174,9 +1181,7 @@ extern "C" int tkc_gemm(const void *A, const int64_t *A_strides, const void *B, 
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_gemm_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_A_128x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)M, (int)K, (int)N);
     if ((tkc_gemm_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (C_staged && (tkc_gemm_cuda = tkc_stage_rows(C_copy.buf, C_user, C_ust, C_dims, 2, 2, false, (cudaStream_t)stream)) !=
-            cudaSuccess)
-        return TKC_ERR_LAUNCH;  // the results back where the caller's C lies
+    if ((tkc_gemm_cuda = tkc_unstage(&C_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // C's results where the caller's lies
     return TKC_OK;
 }
 
@@ -1196,25 +1201,25 @@ extern "C" int tkc_gemm_tn(const void *A, const int64_t *A_strides, const void *
     if ((uintptr_t)A % 2) return TKC_ERR_ALIGN;
     const int64_t A_dims[2] = {(int64_t)K, (int64_t)M};
     int64_t A_st[2];
-    if (!tkc_strides(A_st, A_strides, A_dims, 2, 2, false) || A_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool A_staged = !tkc_tma_ready(A, A_st, 2, 2);
-    if (A_staged && A_dims[0] > 1 && A_st[0] < A_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(A_st, A_strides, A_dims, 2) || A_st[1] != 1) return TKC_ERR_STRIDE;
+    const int A_staged = tkc_tma_layout(A, A_st, A_dims, 2, 2);  // 1: through a padded copy
+    if (A_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // B: in bf16[K, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!B) return TKC_ERR_NULL;
     if ((uintptr_t)B % 2) return TKC_ERR_ALIGN;
     const int64_t B_dims[2] = {(int64_t)K, (int64_t)N};
     int64_t B_st[2];
-    if (!tkc_strides(B_st, B_strides, B_dims, 2, 2, false) || B_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool B_staged = !tkc_tma_ready(B, B_st, 2, 2);
-    if (B_staged && B_dims[0] > 1 && B_st[0] < B_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(B_st, B_strides, B_dims, 2) || B_st[1] != 1) return TKC_ERR_STRIDE;
+    const int B_staged = tkc_tma_layout(B, B_st, B_dims, 2, 2);  // 1: through a padded copy
+    if (B_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // C: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!C) return TKC_ERR_NULL;
     if ((uintptr_t)C % 2) return TKC_ERR_ALIGN;
     const int64_t C_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t C_st[2];
-    if (!tkc_strides(C_st, C_strides, C_dims, 2, 2, false) || C_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool C_staged = !tkc_tma_ready(C, C_st, 2, 2);
-    if (C_staged && C_dims[0] > 1 && C_st[0] < C_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(C_st, C_strides, C_dims, 2) || C_st[1] != 1) return TKC_ERR_STRIDE;
+    const int C_staged = tkc_tma_layout(C, C_st, C_dims, 2, 2);  // 1: through a padded copy
+    if (C_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -1230,9 +1235,6 @@ extern "C" int tkc_gemm_tn(const void *A, const int64_t *A_strides, const void *
             return TKC_ERR_LAUNCH;
         B = B_copy.buf;
     }
-    void *const C_user = C;  // where the results go
-    int64_t C_ust[2];
-    for (int d = 0; d < 2; ++d) C_ust[d] = C_st[d];
     tkc_staged C_copy;
     if (C_staged) {
         if ((tkc_gemm_tn_cuda = tkc_stage(&C_copy, C, C_st, C_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -1277,9 +1279,7 @@ extern "C" int tkc_gemm_tn(const void *A, const int64_t *A_strides, const void *
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_gemm_tn_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_A_64x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)K, (int)M, (int)N);
     if ((tkc_gemm_tn_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (C_staged && (tkc_gemm_tn_cuda = tkc_stage_rows(C_copy.buf, C_user, C_ust, C_dims, 2, 2, false, (cudaStream_t)stream)) !=
-            cudaSuccess)
-        return TKC_ERR_LAUNCH;  // the results back where the caller's C lies
+    if ((tkc_gemm_tn_cuda = tkc_unstage(&C_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // C's results where the caller's lies
     return TKC_OK;
 }
 
@@ -1300,25 +1300,25 @@ extern "C" int tkc_gemm_batched(const void *A, const int64_t *A_strides, const v
     if ((uintptr_t)A % 2) return TKC_ERR_ALIGN;
     const int64_t A_dims[3] = {(int64_t)Bt, (int64_t)M, (int64_t)K};
     int64_t A_st[3];
-    if (!tkc_strides(A_st, A_strides, A_dims, 3, 2, false) || A_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool A_staged = !tkc_tma_ready(A, A_st, 3, 2);
-    if (A_staged && A_dims[1] > 1 && A_st[1] < A_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(A_st, A_strides, A_dims, 3) || A_st[2] != 1) return TKC_ERR_STRIDE;
+    const int A_staged = tkc_tma_layout(A, A_st, A_dims, 3, 2);  // 1: through a padded copy
+    if (A_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // B: in bf16[Bt, K, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!B) return TKC_ERR_NULL;
     if ((uintptr_t)B % 2) return TKC_ERR_ALIGN;
     const int64_t B_dims[3] = {(int64_t)Bt, (int64_t)K, (int64_t)N};
     int64_t B_st[3];
-    if (!tkc_strides(B_st, B_strides, B_dims, 3, 2, false) || B_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool B_staged = !tkc_tma_ready(B, B_st, 3, 2);
-    if (B_staged && B_dims[1] > 1 && B_st[1] < B_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(B_st, B_strides, B_dims, 3) || B_st[2] != 1) return TKC_ERR_STRIDE;
+    const int B_staged = tkc_tma_layout(B, B_st, B_dims, 3, 2);  // 1: through a padded copy
+    if (B_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // C: out bf16[Bt, M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!C) return TKC_ERR_NULL;
     if ((uintptr_t)C % 2) return TKC_ERR_ALIGN;
     const int64_t C_dims[3] = {(int64_t)Bt, (int64_t)M, (int64_t)N};
     int64_t C_st[3];
-    if (!tkc_strides(C_st, C_strides, C_dims, 3, 2, false) || C_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool C_staged = !tkc_tma_ready(C, C_st, 3, 2);
-    if (C_staged && C_dims[1] > 1 && C_st[1] < C_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(C_st, C_strides, C_dims, 3) || C_st[2] != 1) return TKC_ERR_STRIDE;
+    const int C_staged = tkc_tma_layout(C, C_st, C_dims, 3, 2);  // 1: through a padded copy
+    if (C_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     const long long tiles = (long long)Bt * (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -1334,9 +1334,6 @@ extern "C" int tkc_gemm_batched(const void *A, const int64_t *A_strides, const v
             return TKC_ERR_LAUNCH;
         B = B_copy.buf;
     }
-    void *const C_user = C;  // where the results go
-    int64_t C_ust[3];
-    for (int d = 0; d < 3; ++d) C_ust[d] = C_st[d];
     tkc_staged C_copy;
     if (C_staged) {
         if ((tkc_gemm_batched_cuda = tkc_stage(&C_copy, C, C_st, C_dims, 3, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -1381,8 +1378,6 @@ extern "C" int tkc_gemm_batched(const void *A, const int64_t *A_strides, const v
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_gemm_batched_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_A_128x64, tm_B_64x64, tm_C_64x64, (const __nv_bfloat16 *)A, (const __nv_bfloat16 *)B, (__nv_bfloat16 *)C, (int)Bt, (int)M, (int)K, (int)N);
     if ((tkc_gemm_batched_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (C_staged && (tkc_gemm_batched_cuda = tkc_stage_rows(C_copy.buf, C_user, C_ust, C_dims, 3, 2, false, (cudaStream_t)stream)) !=
-            cudaSuccess)
-        return TKC_ERR_LAUNCH;  // the results back where the caller's C lies
+    if ((tkc_gemm_batched_cuda = tkc_unstage(&C_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // C's results where the caller's lies
     return TKC_OK;
 }

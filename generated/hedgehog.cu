@@ -252,21 +252,27 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
 // last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
 // rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
 // launcher copies the tensor in before the kernel when the kernel reads it, back after when it
-// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
-// copies and the kernel run in stream order and nothing waits on the host.
+// writes it (tkc_unstage), and frees the buffer on the stream when it returns (tkc_staged's
+// destructor), so the copies and the kernel run in stream order and nothing waits on the host.
 struct tkc_staged {
     void *buf = nullptr;
     cudaStream_t stream = nullptr;
+    void *user = nullptr;   // the caller's tensor: where the results go back
+    int64_t st[4] = {};     // and its strides (tensors have at most 4 dimensions: sema.c)
+    const int64_t *dims = nullptr;
+    int rank = 0, elem = 0;
     ~tkc_staged() {
         if (buf) cudaFreeAsync(buf, stream);
     }
 };
-// Does TMA take the tensor as it is (st: element strides, the last 1)?
-static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
-    if ((uintptr_t)p % 16) return false;
+// How TMA takes a tensor (st: element strides, the last 1): 0 as it lies, 1 through a padded copy,
+// -1 not at all (a copy needs rows that do not overlap).
+static int tkc_tma_layout(const void *p, const int64_t *st, const int64_t *dims, int rank, int elem) {
+    bool ready = (uintptr_t)p % 16 == 0;
     for (int d = 0; d + 1 < rank; ++d)
-        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
-    return true;
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) ready = false;
+    if (ready) return 0;
+    return rank > 1 && dims[rank - 2] > 1 && st[rank - 2] < dims[rank - 1] ? -1 : 1;
 }
 // The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
 static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
@@ -296,14 +302,16 @@ static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const
     }
     return cudaSuccess;
 }
-// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
-// fills it: returns the CUDA error of the allocation or the copy.
+// Makes the padded copy of a tensor (its strides st, which become the copy's; the caller's are
+// kept in sg for tkc_unstage) and, when copy_in, fills it: returns the CUDA error of the allocation
+// or the copy.
 static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
                              bool copy_in, cudaStream_t s) {
     const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
     int64_t rows = 1;
     for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
-    sg->stream = s;
+    sg->stream = s, sg->user = const_cast<void *>(ptr), sg->dims = dims, sg->rank = rank, sg->elem = elem;
+    for (int d = 0; d < rank; ++d) sg->st[d] = st[d];
     cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) {
         sg->buf = nullptr;
@@ -311,13 +319,18 @@ static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const
     }
     // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
     // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
-    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+    e = copy_in ? tkc_stage_rows(sg->buf, sg->user, st, dims, rank, elem, true, s)
                 : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) return e;
     int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
     st[rank - 1] = 1;
     for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
     return cudaSuccess;
+}
+// The results of a staged output back where the caller's tensor lies (nothing to do when it was
+// used in place).
+static cudaError_t tkc_unstage(const tkc_staged *sg) {
+    return sg->buf ? tkc_stage_rows(sg->buf, sg->user, sg->st, sg->dims, sg->rank, sg->elem, false, sg->stream) : cudaSuccess;
 }
 
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
@@ -389,17 +402,14 @@ __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { ret
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
 __device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }
 __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }
-// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
-// 16-byte multiples below 2^40 bytes; threads accept any positive strides.
-[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,
-                                         int elem, bool tma) {
+// Element strides of a tensor (NULL: contiguous), each at least 1 (what TMA needs besides:
+// tkc_tma_layout)
+[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank) {
     int64_t c = 1;
     for (int d = rank - 1; d >= 0; --d) {
         st[d] = given ? given[d] : c;
         c *= dims[d];
         if (st[d] < 1) return false;
-        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))
-            return false;
     }
     return true;
 }
@@ -3055,71 +3065,71 @@ extern "C" int tkc_hedgehog(const void *Q, const int64_t *Q_strides, const void 
     if ((uintptr_t)Q % 2) return TKC_ERR_ALIGN;
     const int64_t Q_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)128};
     int64_t Q_st[4];
-    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4, 2, false) || Q_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool Q_staged = !tkc_tma_ready(Q, Q_st, 4, 2);
-    if (Q_staged && Q_dims[2] > 1 && Q_st[2] < Q_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Q_st, Q_strides, Q_dims, 4) || Q_st[3] != 1) return TKC_ERR_STRIDE;
+    const int Q_staged = tkc_tma_layout(Q, Q_st, Q_dims, 4, 2);  // 1: through a padded copy
+    if (Q_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // K: in bf16[B, H, T, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!K) return TKC_ERR_NULL;
     if ((uintptr_t)K % 2) return TKC_ERR_ALIGN;
     const int64_t K_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)128};
     int64_t K_st[4];
-    if (!tkc_strides(K_st, K_strides, K_dims, 4, 2, false) || K_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool K_staged = !tkc_tma_ready(K, K_st, 4, 2);
-    if (K_staged && K_dims[2] > 1 && K_st[2] < K_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(K_st, K_strides, K_dims, 4) || K_st[3] != 1) return TKC_ERR_STRIDE;
+    const int K_staged = tkc_tma_layout(K, K_st, K_dims, 4, 2);  // 1: through a padded copy
+    if (K_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // V: in bf16[B, H, T, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!V) return TKC_ERR_NULL;
     if ((uintptr_t)V % 2) return TKC_ERR_ALIGN;
     const int64_t V_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)128};
     int64_t V_st[4];
-    if (!tkc_strides(V_st, V_strides, V_dims, 4, 2, false) || V_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool V_staged = !tkc_tma_ready(V, V_st, 4, 2);
-    if (V_staged && V_dims[2] > 1 && V_st[2] < V_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(V_st, V_strides, V_dims, 4) || V_st[3] != 1) return TKC_ERR_STRIDE;
+    const int V_staged = tkc_tma_layout(V, V_st, V_dims, 4, 2);  // 1: through a padded copy
+    if (V_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Wq: in bf16[H, 128, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Wq) return TKC_ERR_NULL;
     if ((uintptr_t)Wq % 2) return TKC_ERR_ALIGN;
     const int64_t Wq_dims[3] = {(int64_t)H, (int64_t)128, (int64_t)128};
     int64_t Wq_st[3];
-    if (!tkc_strides(Wq_st, Wq_strides, Wq_dims, 3, 2, false) || Wq_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool Wq_staged = !tkc_tma_ready(Wq, Wq_st, 3, 2);
-    if (Wq_staged && Wq_dims[1] > 1 && Wq_st[1] < Wq_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Wq_st, Wq_strides, Wq_dims, 3) || Wq_st[2] != 1) return TKC_ERR_STRIDE;
+    const int Wq_staged = tkc_tma_layout(Wq, Wq_st, Wq_dims, 3, 2);  // 1: through a padded copy
+    if (Wq_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Wk: in bf16[H, 128, 128], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Wk) return TKC_ERR_NULL;
     if ((uintptr_t)Wk % 2) return TKC_ERR_ALIGN;
     const int64_t Wk_dims[3] = {(int64_t)H, (int64_t)128, (int64_t)128};
     int64_t Wk_st[3];
-    if (!tkc_strides(Wk_st, Wk_strides, Wk_dims, 3, 2, false) || Wk_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool Wk_staged = !tkc_tma_ready(Wk, Wk_st, 3, 2);
-    if (Wk_staged && Wk_dims[1] > 1 && Wk_st[1] < Wk_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Wk_st, Wk_strides, Wk_dims, 3) || Wk_st[2] != 1) return TKC_ERR_STRIDE;
+    const int Wk_staged = tkc_tma_layout(Wk, Wk_st, Wk_dims, 3, 2);  // 1: through a padded copy
+    if (Wk_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Alpha: in fp32[H], accessed by threads
     if (!Alpha) return TKC_ERR_NULL;
     if ((uintptr_t)Alpha % 4) return TKC_ERR_ALIGN;
     const int64_t Alpha_dims[1] = {(int64_t)H};
     int64_t Alpha_st[1];
-    if (!tkc_strides(Alpha_st, Alpha_strides, Alpha_dims, 1, 4, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Alpha_st, Alpha_strides, Alpha_dims, 1)) return TKC_ERR_STRIDE;
     // Beta: in fp32[H], accessed by threads
     if (!Beta) return TKC_ERR_NULL;
     if ((uintptr_t)Beta % 4) return TKC_ERR_ALIGN;
     const int64_t Beta_dims[1] = {(int64_t)H};
     int64_t Beta_st[1];
-    if (!tkc_strides(Beta_st, Beta_strides, Beta_dims, 1, 4, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Beta_st, Beta_strides, Beta_dims, 1)) return TKC_ERR_STRIDE;
     // O: out bf16[B, H, T, 128], accessed by threads
     if (!O) return TKC_ERR_NULL;
     if ((uintptr_t)O % 2) return TKC_ERR_ALIGN;
     const int64_t O_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)128};
     int64_t O_st[4];
-    if (!tkc_strides(O_st, O_strides, O_dims, 4, 2, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(O_st, O_strides, O_dims, 4)) return TKC_ERR_STRIDE;
     // KV: out fp32[B, H, 128, 128], accessed by threads
     if (!KV) return TKC_ERR_NULL;
     if ((uintptr_t)KV % 4) return TKC_ERR_ALIGN;
     const int64_t KV_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)128, (int64_t)128};
     int64_t KV_st[4];
-    if (!tkc_strides(KV_st, KV_strides, KV_dims, 4, 4, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(KV_st, KV_strides, KV_dims, 4)) return TKC_ERR_STRIDE;
     // KS: out fp32[B, H, 128], accessed by threads
     if (!KS) return TKC_ERR_NULL;
     if ((uintptr_t)KS % 4) return TKC_ERR_ALIGN;
     const int64_t KS_dims[3] = {(int64_t)B, (int64_t)H, (int64_t)128};
     int64_t KS_st[3];
-    if (!tkc_strides(KS_st, KS_strides, KS_dims, 3, 4, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(KS_st, KS_strides, KS_dims, 3)) return TKC_ERR_STRIDE;
     const long long tiles = (long long)B * (long long)H;
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)

@@ -318,21 +318,27 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
 // last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
 // rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
 // launcher copies the tensor in before the kernel when the kernel reads it, back after when it
-// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
-// copies and the kernel run in stream order and nothing waits on the host.
+// writes it (tkc_unstage), and frees the buffer on the stream when it returns (tkc_staged's
+// destructor), so the copies and the kernel run in stream order and nothing waits on the host.
 struct tkc_staged {
     void *buf = nullptr;
     cudaStream_t stream = nullptr;
+    void *user = nullptr;   // the caller's tensor: where the results go back
+    int64_t st[4] = {};     // and its strides (tensors have at most 4 dimensions: sema.c)
+    const int64_t *dims = nullptr;
+    int rank = 0, elem = 0;
     ~tkc_staged() {
         if (buf) cudaFreeAsync(buf, stream);
     }
 };
-// Does TMA take the tensor as it is (st: element strides, the last 1)?
-static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
-    if ((uintptr_t)p % 16) return false;
+// How TMA takes a tensor (st: element strides, the last 1): 0 as it lies, 1 through a padded copy,
+// -1 not at all (a copy needs rows that do not overlap).
+static int tkc_tma_layout(const void *p, const int64_t *st, const int64_t *dims, int rank, int elem) {
+    bool ready = (uintptr_t)p % 16 == 0;
     for (int d = 0; d + 1 < rank; ++d)
-        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
-    return true;
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) ready = false;
+    if (ready) return 0;
+    return rank > 1 && dims[rank - 2] > 1 && st[rank - 2] < dims[rank - 1] ? -1 : 1;
 }
 // The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
 static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
@@ -362,14 +368,16 @@ static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const
     }
     return cudaSuccess;
 }
-// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
-// fills it: returns the CUDA error of the allocation or the copy.
+// Makes the padded copy of a tensor (its strides st, which become the copy's; the caller's are
+// kept in sg for tkc_unstage) and, when copy_in, fills it: returns the CUDA error of the allocation
+// or the copy.
 static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
                              bool copy_in, cudaStream_t s) {
     const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
     int64_t rows = 1;
     for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
-    sg->stream = s;
+    sg->stream = s, sg->user = const_cast<void *>(ptr), sg->dims = dims, sg->rank = rank, sg->elem = elem;
+    for (int d = 0; d < rank; ++d) sg->st[d] = st[d];
     cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) {
         sg->buf = nullptr;
@@ -377,13 +385,18 @@ static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const
     }
     // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
     // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
-    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+    e = copy_in ? tkc_stage_rows(sg->buf, sg->user, st, dims, rank, elem, true, s)
                 : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) return e;
     int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
     st[rank - 1] = 1;
     for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
     return cudaSuccess;
+}
+// The results of a staged output back where the caller's tensor lies (nothing to do when it was
+// used in place).
+static cudaError_t tkc_unstage(const tkc_staged *sg) {
+    return sg->buf ? tkc_stage_rows(sg->buf, sg->user, sg->st, sg->dims, sg->rank, sg->elem, false, sg->stream) : cudaSuccess;
 }
 
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
@@ -455,17 +468,14 @@ __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { ret
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
 __device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }
 __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }
-// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
-// 16-byte multiples below 2^40 bytes; threads accept any positive strides.
-[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,
-                                         int elem, bool tma) {
+// Element strides of a tensor (NULL: contiguous), each at least 1 (what TMA needs besides:
+// tkc_tma_layout)
+[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank) {
     int64_t c = 1;
     for (int d = rank - 1; d >= 0; --d) {
         st[d] = given ? given[d] : c;
         c *= dims[d];
         if (st[d] < 1) return false;
-        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))
-            return false;
     }
     return true;
 }
@@ -1835,25 +1845,25 @@ extern "C" int tkc_linear(const void *X, const int64_t *X_strides, const void *W
     if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false) || X_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool X_staged = !tkc_tma_ready(X, X_st, 2, 2);
-    if (X_staged && X_dims[0] > 1 && X_st[0] < X_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(X_st, X_strides, X_dims, 2) || X_st[1] != 1) return TKC_ERR_STRIDE;
+    const int X_staged = tkc_tma_layout(X, X_st, X_dims, 2, 2);  // 1: through a padded copy
+    if (X_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // W: in bf16[N, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!W) return TKC_ERR_NULL;
     if ((uintptr_t)W % 2) return TKC_ERR_ALIGN;
     const int64_t W_dims[2] = {(int64_t)N, (int64_t)K};
     int64_t W_st[2];
-    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, false) || W_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool W_staged = !tkc_tma_ready(W, W_st, 2, 2);
-    if (W_staged && W_dims[0] > 1 && W_st[0] < W_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(W_st, W_strides, W_dims, 2) || W_st[1] != 1) return TKC_ERR_STRIDE;
+    const int W_staged = tkc_tma_layout(W, W_st, W_dims, 2, 2);  // 1: through a padded copy
+    if (W_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Y: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
     if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t Y_st[2];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 2, false) || Y_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool Y_staged = !tkc_tma_ready(Y, Y_st, 2, 2);
-    if (Y_staged && Y_dims[0] > 1 && Y_st[0] < Y_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2) || Y_st[1] != 1) return TKC_ERR_STRIDE;
+    const int Y_staged = tkc_tma_layout(Y, Y_st, Y_dims, 2, 2);  // 1: through a padded copy
+    if (Y_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -1869,9 +1879,6 @@ extern "C" int tkc_linear(const void *X, const int64_t *X_strides, const void *W
             return TKC_ERR_LAUNCH;
         W = W_copy.buf;
     }
-    void *const Y_user = Y;  // where the results go
-    int64_t Y_ust[2];
-    for (int d = 0; d < 2; ++d) Y_ust[d] = Y_st[d];
     tkc_staged Y_copy;
     if (Y_staged) {
         if ((tkc_linear_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -1916,9 +1923,7 @@ extern "C" int tkc_linear(const void *X, const int64_t *X_strides, const void *W
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_linear_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_256x64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (__nv_bfloat16 *)Y, (int)M, (int)K, (int)N);
     if ((tkc_linear_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (Y_staged && (tkc_linear_cuda = tkc_stage_rows(Y_copy.buf, Y_user, Y_ust, Y_dims, 2, 2, false, (cudaStream_t)stream)) !=
-            cudaSuccess)
-        return TKC_ERR_LAUNCH;  // the results back where the caller's Y lies
+    if ((tkc_linear_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;
 }
 
@@ -1938,31 +1943,31 @@ extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const vo
     if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false) || X_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool X_staged = !tkc_tma_ready(X, X_st, 2, 2);
-    if (X_staged && X_dims[0] > 1 && X_st[0] < X_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(X_st, X_strides, X_dims, 2) || X_st[1] != 1) return TKC_ERR_STRIDE;
+    const int X_staged = tkc_tma_layout(X, X_st, X_dims, 2, 2);  // 1: through a padded copy
+    if (X_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // W: in bf16[N, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!W) return TKC_ERR_NULL;
     if ((uintptr_t)W % 2) return TKC_ERR_ALIGN;
     const int64_t W_dims[2] = {(int64_t)N, (int64_t)K};
     int64_t W_st[2];
-    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, false) || W_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool W_staged = !tkc_tma_ready(W, W_st, 2, 2);
-    if (W_staged && W_dims[0] > 1 && W_st[0] < W_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(W_st, W_strides, W_dims, 2) || W_st[1] != 1) return TKC_ERR_STRIDE;
+    const int W_staged = tkc_tma_layout(W, W_st, W_dims, 2, 2);  // 1: through a padded copy
+    if (W_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // bias: in bf16[N], accessed by threads
     if (!bias) return TKC_ERR_NULL;
     if ((uintptr_t)bias % 2) return TKC_ERR_ALIGN;
     const int64_t bias_dims[1] = {(int64_t)N};
     int64_t bias_st[1];
-    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1, 2, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1)) return TKC_ERR_STRIDE;
     // Y: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
     if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t Y_st[2];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 2, false) || Y_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool Y_staged = !tkc_tma_ready(Y, Y_st, 2, 2);
-    if (Y_staged && Y_dims[0] > 1 && Y_st[0] < Y_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2) || Y_st[1] != 1) return TKC_ERR_STRIDE;
+    const int Y_staged = tkc_tma_layout(Y, Y_st, Y_dims, 2, 2);  // 1: through a padded copy
+    if (Y_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BNB);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -1978,9 +1983,6 @@ extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const vo
             return TKC_ERR_LAUNCH;
         W = W_copy.buf;
     }
-    void *const Y_user = Y;  // where the results go
-    int64_t Y_ust[2];
-    for (int d = 0; d < 2; ++d) Y_ust[d] = Y_st[d];
     tkc_staged Y_copy;
     if (Y_staged) {
         if ((tkc_linear_bias_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -2025,9 +2027,7 @@ extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const vo
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_linear_bias_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_256x64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (const __nv_bfloat16 *)bias, bias_st[0], (__nv_bfloat16 *)Y, (int)M, (int)K, (int)N);
     if ((tkc_linear_bias_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (Y_staged && (tkc_linear_bias_cuda = tkc_stage_rows(Y_copy.buf, Y_user, Y_ust, Y_dims, 2, 2, false, (cudaStream_t)stream)) !=
-            cudaSuccess)
-        return TKC_ERR_LAUNCH;  // the results back where the caller's Y lies
+    if ((tkc_linear_bias_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;
 }
 
@@ -2047,29 +2047,29 @@ extern "C" int tkc_linear_bias_f32(const void *X, const int64_t *X_strides, cons
     if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false) || X_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool X_staged = !tkc_tma_ready(X, X_st, 2, 2);
-    if (X_staged && X_dims[0] > 1 && X_st[0] < X_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(X_st, X_strides, X_dims, 2) || X_st[1] != 1) return TKC_ERR_STRIDE;
+    const int X_staged = tkc_tma_layout(X, X_st, X_dims, 2, 2);  // 1: through a padded copy
+    if (X_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // W: in bf16[N, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!W) return TKC_ERR_NULL;
     if ((uintptr_t)W % 2) return TKC_ERR_ALIGN;
     const int64_t W_dims[2] = {(int64_t)N, (int64_t)K};
     int64_t W_st[2];
-    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, false) || W_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool W_staged = !tkc_tma_ready(W, W_st, 2, 2);
-    if (W_staged && W_dims[0] > 1 && W_st[0] < W_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(W_st, W_strides, W_dims, 2) || W_st[1] != 1) return TKC_ERR_STRIDE;
+    const int W_staged = tkc_tma_layout(W, W_st, W_dims, 2, 2);  // 1: through a padded copy
+    if (W_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // bias: in bf16[N], accessed by threads
     if (!bias) return TKC_ERR_NULL;
     if ((uintptr_t)bias % 2) return TKC_ERR_ALIGN;
     const int64_t bias_dims[1] = {(int64_t)N};
     int64_t bias_st[1];
-    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1, 2, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1)) return TKC_ERR_STRIDE;
     // Y: out fp32[M, N], accessed by threads
     if (!Y) return TKC_ERR_NULL;
     if ((uintptr_t)Y % 4) return TKC_ERR_ALIGN;
     const int64_t Y_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t Y_st[2];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 4, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2)) return TKC_ERR_STRIDE;
     const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BN32);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -2134,23 +2134,23 @@ extern "C" int tkc_linear_splitk(const void *X, const int64_t *X_strides, const 
     if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false) || X_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool X_staged = !tkc_tma_ready(X, X_st, 2, 2);
-    if (X_staged && X_dims[0] > 1 && X_st[0] < X_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(X_st, X_strides, X_dims, 2) || X_st[1] != 1) return TKC_ERR_STRIDE;
+    const int X_staged = tkc_tma_layout(X, X_st, X_dims, 2, 2);  // 1: through a padded copy
+    if (X_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // W: in bf16[N, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!W) return TKC_ERR_NULL;
     if ((uintptr_t)W % 2) return TKC_ERR_ALIGN;
     const int64_t W_dims[2] = {(int64_t)N, (int64_t)K};
     int64_t W_st[2];
-    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, false) || W_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool W_staged = !tkc_tma_ready(W, W_st, 2, 2);
-    if (W_staged && W_dims[0] > 1 && W_st[0] < W_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(W_st, W_strides, W_dims, 2) || W_st[1] != 1) return TKC_ERR_STRIDE;
+    const int W_staged = tkc_tma_layout(W, W_st, W_dims, 2, 2);  // 1: through a padded copy
+    if (W_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // P: out fp32[M, N], accessed by threads
     if (!P) return TKC_ERR_NULL;
     if ((uintptr_t)P % 4) return TKC_ERR_ALIGN;
     const int64_t P_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t P_st[2];
-    if (!tkc_strides(P_st, P_strides, P_dims, 2, 4, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(P_st, P_strides, P_dims, 2)) return TKC_ERR_STRIDE;
     const long long tiles = (long long)tkc_h_cdiv(M, BM) * (long long)tkc_h_cdiv(N, BNS) * (long long)splits;
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -2221,23 +2221,23 @@ extern "C" int tkc_linear_decode(const void *X, const int64_t *X_strides, const 
     if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)K};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false) || X_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool X_staged = !tkc_tma_ready(X, X_st, 2, 2);
-    if (X_staged && X_dims[0] > 1 && X_st[0] < X_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(X_st, X_strides, X_dims, 2) || X_st[1] != 1) return TKC_ERR_STRIDE;
+    const int X_staged = tkc_tma_layout(X, X_st, X_dims, 2, 2);  // 1: through a padded copy
+    if (X_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // W: in bf16[N, K], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!W) return TKC_ERR_NULL;
     if ((uintptr_t)W % 2) return TKC_ERR_ALIGN;
     const int64_t W_dims[2] = {(int64_t)N, (int64_t)K};
     int64_t W_st[2];
-    if (!tkc_strides(W_st, W_strides, W_dims, 2, 2, false) || W_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool W_staged = !tkc_tma_ready(W, W_st, 2, 2);
-    if (W_staged && W_dims[0] > 1 && W_st[0] < W_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(W_st, W_strides, W_dims, 2) || W_st[1] != 1) return TKC_ERR_STRIDE;
+    const int W_staged = tkc_tma_layout(W, W_st, W_dims, 2, 2);  // 1: through a padded copy
+    if (W_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Pt: out fp32[N, M], accessed by threads
     if (!Pt) return TKC_ERR_NULL;
     if ((uintptr_t)Pt % 4) return TKC_ERR_ALIGN;
     const int64_t Pt_dims[2] = {(int64_t)N, (int64_t)M};
     int64_t Pt_st[2];
-    if (!tkc_strides(Pt_st, Pt_strides, Pt_dims, 2, 4, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Pt_st, Pt_strides, Pt_dims, 2)) return TKC_ERR_STRIDE;
     const long long tiles = (long long)tkc_h_cdiv(N, BND) * (long long)splits;
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -2306,23 +2306,23 @@ extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, co
     if ((uintptr_t)P % 4) return TKC_ERR_ALIGN;
     const int64_t P_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t P_st[2];
-    if (!tkc_strides(P_st, P_strides, P_dims, 2, 4, false) || P_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool P_staged = !tkc_tma_ready(P, P_st, 2, 4);
-    if (P_staged && P_dims[0] > 1 && P_st[0] < P_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(P_st, P_strides, P_dims, 2) || P_st[1] != 1) return TKC_ERR_STRIDE;
+    const int P_staged = tkc_tma_layout(P, P_st, P_dims, 2, 4);  // 1: through a padded copy
+    if (P_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // bias: in bf16[N], accessed by threads
     if (!bias) return TKC_ERR_NULL;
     if ((uintptr_t)bias % 2) return TKC_ERR_ALIGN;
     const int64_t bias_dims[1] = {(int64_t)N};
     int64_t bias_st[1];
-    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1, 2, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1)) return TKC_ERR_STRIDE;
     // Y: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
     if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[2] = {(int64_t)M, (int64_t)N};
     int64_t Y_st[2];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 2, false) || Y_st[1] != 1) return TKC_ERR_STRIDE;
-    const bool Y_staged = !tkc_tma_ready(Y, Y_st, 2, 2);
-    if (Y_staged && Y_dims[0] > 1 && Y_st[0] < Y_dims[1]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2) || Y_st[1] != 1) return TKC_ERR_STRIDE;
+    const int Y_staged = tkc_tma_layout(Y, Y_st, Y_dims, 2, 2);  // 1: through a padded copy
+    if (Y_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     const long long tiles = (long long)tkc_h_cdiv(M, 64) * (long long)tkc_h_cdiv(N, 128);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -2332,9 +2332,6 @@ extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, co
             return TKC_ERR_LAUNCH;
         P = P_copy.buf;
     }
-    void *const Y_user = Y;  // where the results go
-    int64_t Y_ust[2];
-    for (int d = 0; d < 2; ++d) Y_ust[d] = Y_st[d];
     tkc_staged Y_copy;
     if (Y_staged) {
         if ((tkc_linear_splitk_out_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -2372,8 +2369,6 @@ extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, co
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_linear_splitk_out_kernel<<<grid, 256, 50192, (cudaStream_t)stream>>>(tm_P_64x32, tm_Y_64x64, (const float *)P, (const __nv_bfloat16 *)bias, bias_st[0], (__nv_bfloat16 *)Y, (int)M, (int)N);
     if ((tkc_linear_splitk_out_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (Y_staged && (tkc_linear_splitk_out_cuda = tkc_stage_rows(Y_copy.buf, Y_user, Y_ust, Y_dims, 2, 2, false, (cudaStream_t)stream)) !=
-            cudaSuccess)
-        return TKC_ERR_LAUNCH;  // the results back where the caller's Y lies
+    if ((tkc_linear_splitk_out_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;
 }

@@ -270,21 +270,27 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
 // last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
 // rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
 // launcher copies the tensor in before the kernel when the kernel reads it, back after when it
-// writes it, and frees the buffer on the stream when it returns (tkc_staged's destructor), so the
-// copies and the kernel run in stream order and nothing waits on the host.
+// writes it (tkc_unstage), and frees the buffer on the stream when it returns (tkc_staged's
+// destructor), so the copies and the kernel run in stream order and nothing waits on the host.
 struct tkc_staged {
     void *buf = nullptr;
     cudaStream_t stream = nullptr;
+    void *user = nullptr;   // the caller's tensor: where the results go back
+    int64_t st[4] = {};     // and its strides (tensors have at most 4 dimensions: sema.c)
+    const int64_t *dims = nullptr;
+    int rank = 0, elem = 0;
     ~tkc_staged() {
         if (buf) cudaFreeAsync(buf, stream);
     }
 };
-// Does TMA take the tensor as it is (st: element strides, the last 1)?
-static bool tkc_tma_ready(const void *p, const int64_t *st, int rank, int elem) {
-    if ((uintptr_t)p % 16) return false;
+// How TMA takes a tensor (st: element strides, the last 1): 0 as it lies, 1 through a padded copy,
+// -1 not at all (a copy needs rows that do not overlap).
+static int tkc_tma_layout(const void *p, const int64_t *st, const int64_t *dims, int rank, int elem) {
+    bool ready = (uintptr_t)p % 16 == 0;
     for (int d = 0; d + 1 < rank; ++d)
-        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) return false;
-    return true;
+        if ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40)) ready = false;
+    if (ready) return 0;
+    return rank > 1 && dims[rank - 2] > 1 && st[rank - 2] < dims[rank - 1] ? -1 : 1;
 }
 // The padded copy's row pitch in elements: the last dimension rounded up to 16 bytes.
 static int64_t tkc_stage_pitch(const int64_t *dims, int rank, int elem) {
@@ -314,14 +320,16 @@ static cudaError_t tkc_stage_rows(void *buf, void *ptr, const int64_t *st, const
     }
     return cudaSuccess;
 }
-// Makes the padded copy of a tensor (its strides st, which become the copy's) and, when copy_in,
-// fills it: returns the CUDA error of the allocation or the copy.
+// Makes the padded copy of a tensor (its strides st, which become the copy's; the caller's are
+// kept in sg for tkc_unstage) and, when copy_in, fills it: returns the CUDA error of the allocation
+// or the copy.
 static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const int64_t *dims, int rank, int elem,
                              bool copy_in, cudaStream_t s) {
     const int64_t pitch = tkc_stage_pitch(dims, rank, elem);
     int64_t rows = 1;
     for (int d = 0; d + 1 < rank; ++d) rows *= dims[d];
-    sg->stream = s;
+    sg->stream = s, sg->user = const_cast<void *>(ptr), sg->dims = dims, sg->rank = rank, sg->elem = elem;
+    for (int d = 0; d < rank; ++d) sg->st[d] = st[d];
     cudaError_t e = cudaMallocAsync(&sg->buf, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) {
         sg->buf = nullptr;
@@ -329,13 +337,18 @@ static cudaError_t tkc_stage(tkc_staged *sg, const void *ptr, int64_t *st, const
     }
     // what the kernel reads is copied in; what it only writes starts zeroed (the copy back then reads
     // defined bytes, and compute-sanitizer's initcheck, which does not see TMA's bulk stores, agrees)
-    e = copy_in ? tkc_stage_rows(sg->buf, const_cast<void *>(ptr), st, dims, rank, elem, true, s)
+    e = copy_in ? tkc_stage_rows(sg->buf, sg->user, st, dims, rank, elem, true, s)
                 : cudaMemsetAsync(sg->buf, 0, (size_t)(rows * pitch * elem), s);
     if (e != cudaSuccess) return e;
     int64_t c = pitch;  // the copy's strides: rows of pitch elements, leading dimensions packed
     st[rank - 1] = 1;
     for (int d = rank - 2; d >= 0; --d) st[d] = c, c *= dims[d];
     return cudaSuccess;
+}
+// The results of a staged output back where the caller's tensor lies (nothing to do when it was
+// used in place).
+static cudaError_t tkc_unstage(const tkc_staged *sg) {
+    return sg->buf ? tkc_stage_rows(sg->buf, sg->user, sg->st, sg->dims, sg->rank, sg->elem, false, sg->stream) : cudaSuccess;
 }
 
 // Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
@@ -394,17 +407,14 @@ __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { ret
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
 __device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }
 __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }
-// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
-// 16-byte multiples below 2^40 bytes; threads accept any positive strides.
-[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,
-                                         int elem, bool tma) {
+// Element strides of a tensor (NULL: contiguous), each at least 1 (what TMA needs besides:
+// tkc_tma_layout)
+[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank) {
     int64_t c = 1;
     for (int d = rank - 1; d >= 0; --d) {
         st[d] = given ? given[d] : c;
         c *= dims[d];
         if (st[d] < 1) return false;
-        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))
-            return false;
     }
     return true;
 }
@@ -1217,41 +1227,41 @@ extern "C" int tkc_mamba2(const void *X, const int64_t *X_strides, const void *A
     if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)P};
     int64_t X_st[4];
-    if (!tkc_strides(X_st, X_strides, X_dims, 4, 2, false) || X_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool X_staged = !tkc_tma_ready(X, X_st, 4, 2);
-    if (X_staged && X_dims[2] > 1 && X_st[2] < X_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(X_st, X_strides, X_dims, 4) || X_st[3] != 1) return TKC_ERR_STRIDE;
+    const int X_staged = tkc_tma_layout(X, X_st, X_dims, 4, 2);  // 1: through a padded copy
+    if (X_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Aa: in fp32[B, H, T], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Aa) return TKC_ERR_NULL;
     if ((uintptr_t)Aa % 4) return TKC_ERR_ALIGN;
     const int64_t Aa_dims[3] = {(int64_t)B, (int64_t)H, (int64_t)T};
     int64_t Aa_st[3];
-    if (!tkc_strides(Aa_st, Aa_strides, Aa_dims, 3, 4, false) || Aa_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool Aa_staged = !tkc_tma_ready(Aa, Aa_st, 3, 4);
-    if (Aa_staged && Aa_dims[1] > 1 && Aa_st[1] < Aa_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Aa_st, Aa_strides, Aa_dims, 3) || Aa_st[2] != 1) return TKC_ERR_STRIDE;
+    const int Aa_staged = tkc_tma_layout(Aa, Aa_st, Aa_dims, 3, 4);  // 1: through a padded copy
+    if (Aa_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Cm: in bf16[B, T, NS], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Cm) return TKC_ERR_NULL;
     if ((uintptr_t)Cm % 2) return TKC_ERR_ALIGN;
     const int64_t Cm_dims[3] = {(int64_t)B, (int64_t)T, (int64_t)NS};
     int64_t Cm_st[3];
-    if (!tkc_strides(Cm_st, Cm_strides, Cm_dims, 3, 2, false) || Cm_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool Cm_staged = !tkc_tma_ready(Cm, Cm_st, 3, 2);
-    if (Cm_staged && Cm_dims[1] > 1 && Cm_st[1] < Cm_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Cm_st, Cm_strides, Cm_dims, 3) || Cm_st[2] != 1) return TKC_ERR_STRIDE;
+    const int Cm_staged = tkc_tma_layout(Cm, Cm_st, Cm_dims, 3, 2);  // 1: through a padded copy
+    if (Cm_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Bm: in bf16[B, T, NS], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Bm) return TKC_ERR_NULL;
     if ((uintptr_t)Bm % 2) return TKC_ERR_ALIGN;
     const int64_t Bm_dims[3] = {(int64_t)B, (int64_t)T, (int64_t)NS};
     int64_t Bm_st[3];
-    if (!tkc_strides(Bm_st, Bm_strides, Bm_dims, 3, 2, false) || Bm_st[2] != 1) return TKC_ERR_STRIDE;
-    const bool Bm_staged = !tkc_tma_ready(Bm, Bm_st, 3, 2);
-    if (Bm_staged && Bm_dims[1] > 1 && Bm_st[1] < Bm_dims[2]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Bm_st, Bm_strides, Bm_dims, 3) || Bm_st[2] != 1) return TKC_ERR_STRIDE;
+    const int Bm_staged = tkc_tma_layout(Bm, Bm_st, Bm_dims, 3, 2);  // 1: through a padded copy
+    if (Bm_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Y: out bf16[B, H, T, P], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
     if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)T, (int64_t)P};
     int64_t Y_st[4];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 4, 2, false) || Y_st[3] != 1) return TKC_ERR_STRIDE;
-    const bool Y_staged = !tkc_tma_ready(Y, Y_st, 4, 2);
-    if (Y_staged && Y_dims[2] > 1 && Y_st[2] < Y_dims[3]) return TKC_ERR_STRIDE;  // overlapping rows: no copy
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 4) || Y_st[3] != 1) return TKC_ERR_STRIDE;
+    const int Y_staged = tkc_tma_layout(Y, Y_st, Y_dims, 4, 2);  // 1: through a padded copy
+    if (Y_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     const long long tiles = (long long)B * (long long)H;
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
@@ -1279,9 +1289,6 @@ extern "C" int tkc_mamba2(const void *X, const int64_t *X_strides, const void *A
             return TKC_ERR_LAUNCH;
         Bm = Bm_copy.buf;
     }
-    void *const Y_user = Y;  // where the results go
-    int64_t Y_ust[4];
-    for (int d = 0; d < 4; ++d) Y_ust[d] = Y_st[d];
     tkc_staged Y_copy;
     if (Y_staged) {
         if ((tkc_mamba2_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 4, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -1340,8 +1347,6 @@ extern "C" int tkc_mamba2(const void *X, const int64_t *X_strides, const void *A
     const unsigned grid = (unsigned)tiles;  // one block per work tile
     tkc_mamba2_kernel<<<grid, 256, 109760, (cudaStream_t)stream>>>(tm_Cm_64x64, tm_Bm_64x64, tm_X_64x64, tm_Aa_v64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const float *)Aa, (const __nv_bfloat16 *)Cm, (const __nv_bfloat16 *)Bm, (__nv_bfloat16 *)Y, (int)B, (int)H, (int)T);
     if ((tkc_mamba2_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if (Y_staged && (tkc_mamba2_cuda = tkc_stage_rows(Y_copy.buf, Y_user, Y_ust, Y_dims, 4, 2, false, (cudaStream_t)stream)) !=
-            cudaSuccess)
-        return TKC_ERR_LAUNCH;  // the results back where the caller's Y lies
+    if ((tkc_mamba2_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;
 }

@@ -191,17 +191,14 @@ __device__ __forceinline__ float tkc_load_f32(const float *p, long long i) { ret
 __device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }
 __device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }
 __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }
-// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are
-// 16-byte multiples below 2^40 bytes; threads accept any positive strides.
-[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,
-                                         int elem, bool tma) {
+// Element strides of a tensor (NULL: contiguous), each at least 1 (what TMA needs besides:
+// tkc_tma_layout)
+[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank) {
     int64_t c = 1;
     for (int d = rank - 1; d >= 0; --d) {
         st[d] = given ? given[d] : c;
         c *= dims[d];
         if (st[d] < 1) return false;
-        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))
-            return false;
     }
     return true;
 }
@@ -457,31 +454,31 @@ extern "C" int tkc_rmsnorm(const void *X, const int64_t *X_strides, const void *
     if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[2] = {(int64_t)M, (int64_t)D};
     int64_t X_st[2];
-    if (!tkc_strides(X_st, X_strides, X_dims, 2, 2, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(X_st, X_strides, X_dims, 2)) return TKC_ERR_STRIDE;
     // R: in bf16[M, D], accessed by threads
     if (!R) return TKC_ERR_NULL;
     if ((uintptr_t)R % 2) return TKC_ERR_ALIGN;
     const int64_t R_dims[2] = {(int64_t)M, (int64_t)D};
     int64_t R_st[2];
-    if (!tkc_strides(R_st, R_strides, R_dims, 2, 2, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(R_st, R_strides, R_dims, 2)) return TKC_ERR_STRIDE;
     // W: in fp32[D], accessed by threads
     if (!W) return TKC_ERR_NULL;
     if ((uintptr_t)W % 4) return TKC_ERR_ALIGN;
     const int64_t W_dims[1] = {(int64_t)D};
     int64_t W_st[1];
-    if (!tkc_strides(W_st, W_strides, W_dims, 1, 4, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(W_st, W_strides, W_dims, 1)) return TKC_ERR_STRIDE;
     // Y: out bf16[M, D], accessed by threads
     if (!Y) return TKC_ERR_NULL;
     if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
     const int64_t Y_dims[2] = {(int64_t)M, (int64_t)D};
     int64_t Y_st[2];
-    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2, 2, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(Y_st, Y_strides, Y_dims, 2)) return TKC_ERR_STRIDE;
     // S: out bf16[M, D], accessed by threads
     if (!S) return TKC_ERR_NULL;
     if ((uintptr_t)S % 2) return TKC_ERR_ALIGN;
     const int64_t S_dims[2] = {(int64_t)M, (int64_t)D};
     int64_t S_st[2];
-    if (!tkc_strides(S_st, S_strides, S_dims, 2, 2, false)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(S_st, S_strides, S_dims, 2)) return TKC_ERR_STRIDE;
     const long long tiles = (long long)tkc_h_cdiv(M, RB);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensor maps

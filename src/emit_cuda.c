@@ -686,17 +686,14 @@ void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
     sb_puts(out, "__device__ __forceinline__ float tkc_load_f32(const __nv_bfloat16 *p, long long i) { return __bfloat162float(p[i]); }\n");
     sb_puts(out, "__device__ __forceinline__ float tkc_load_f32(const __half *p, long long i) { return __half2float(p[i]); }\n");
     sb_puts(out, "__device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return p[i]; }\n");
-    sb_puts(out, "// Element strides of a tensor (NULL: contiguous). For TMA the last is 1 and the others are\n"
-                  "// 16-byte multiples below 2^40 bytes; threads accept any positive strides.\n"
-                  "[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank,\n"
-                  "                                         int elem, bool tma) {\n"
+    sb_puts(out, "// Element strides of a tensor (NULL: contiguous), each at least 1 (what TMA needs besides:\n"
+                  "// tkc_tma_layout)\n"
+                  "[[maybe_unused]] static bool tkc_strides(int64_t *st, const int64_t *given, const int64_t *dims, int rank) {\n"
                   "    int64_t c = 1;\n"
                   "    for (int d = rank - 1; d >= 0; --d) {\n"
                   "        st[d] = given ? given[d] : c;\n"
                   "        c *= dims[d];\n"
                   "        if (st[d] < 1) return false;\n"
-                  "        if (tma && (d == rank - 1 ? st[d] != 1 : ((st[d] * elem) % 16 || st[d] * elem >= (1LL << 40))))\n"
-                  "            return false;\n"
                   "    }\n"
                   "    return true;\n"
                   "}\n");

@@ -248,6 +248,24 @@ static const char *tile_value(Em *e, const char *name, DType dt, const char *idx
 
 static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c);
 
+/* The call of a Philox-based value (rand(), keep()) up to its last arguments: seed A[0], element
+ * offset A[1] + row x cols + col, 2^shift consecutive elements a call. Where the offsets are
+ * multiples of that (e->rand_aligned), element rc of the tile is element rc % 2^shift of group
+ * offset / 2^shift + rc / 2^shift (group_fn: the compiler finds the call once per group); else the
+ * element's whole index (elem_fn). The caller closes the call. */
+static void philox_index(Em *e, StrBuf *b, PExpr *const *A, const Ctx *c, int shift, const char *group_fn,
+                         const char *elem_fn) {
+    const char *seed = scalar_str(e, A[0], false), *off = scalar_str(e, A[1], false);
+    if (e->rand_aligned) {
+        const char *rc = arena_printf(e->a, "(%s * %d + %s)", row_expr(e, c), c->cols, col_expr(e, c, 0));
+        sb_printf(b, "%s((uint64_t)(uint32_t)(%s), (uint64_t)((long long)(%s) >> %d) + (uint64_t)(%s >> %d), %s & %d", group_fn,
+                  seed, off, shift, rc, shift, rc, (1 << shift) - 1);
+        return;
+    }
+    sb_printf(b, "%s((uint64_t)(uint32_t)(%s), (uint64_t)(long long)(%s) + (uint64_t)%s * %d + (uint64_t)%s", elem_fn, seed, off,
+              row_expr(e, c), c->cols, col_expr(e, c, 0));
+}
+
 
 /* the array a hoisted value lives in (hoist_row_values ran on the statement first), or NULL */
 static const char *hoisted_name(const Em *e, const PExpr *x) {
@@ -350,45 +368,16 @@ static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c) {
             /* the uniform of element offset + row x cols + col (tkc_philox.cuh: four consecutive
              * elements share one Philox call, which the compiler finds once per group) */
             need(e, "tkc_philox.cuh", "philox");
-            if (e->rand_aligned) {
-                /* offset = 4 g0: element 4 g0 + rc is word rc % 4 of group g0 + rc / 4 */
-                const char *rc = arena_printf(e->a, "(%s * %d + %s)", row_expr(e, c), c->cols, col_expr(e, c, 0));
-                sb_puts(b, "tkc_philox_uniform_gw((uint64_t)(uint32_t)(");
-                scalar_expr(e, b, A[0], false);
-                sb_printf(b, "), (uint64_t)((long long)(");
-                scalar_expr(e, b, A[1], false);
-                sb_printf(b, ") >> 2) + (uint64_t)(%s >> 2), %s & 3)", rc, rc);
-                return;
-            }
-            sb_puts(b, "tkc_philox_uniform((uint64_t)(uint32_t)(");
-            scalar_expr(e, b, A[0], false);
-            sb_printf(b, "), (uint64_t)(long long)(");
-            scalar_expr(e, b, A[1], false);
-            sb_printf(b, ") + (uint64_t)%s * %d + (uint64_t)%s)", row_expr(e, c), c->cols, col_expr(e, c, 0));
+            philox_index(e, b, A, c, 2, "tkc_philox_uniform_gw", "tkc_philox_uniform");
+            sb_putc(b, ')');
             return;
         case FN_KEEP:
             /* dropout's mask at 16 bits an element (tkc_philox.cuh: eight consecutive elements of
              * stream 1 share one call); the threshold is uniform, computed once by the compiler */
             need(e, "tkc_philox.cuh", "philox");
             need(e, "tkc_philox.cuh", "philox16");
-            if (e->rand_aligned) {
-                /* offset = 8 g0: element 8 g0 + rc is element rc % 8 of group g0 + rc / 8 */
-                const char *rc = arena_printf(e->a, "(%s * %d + %s)", row_expr(e, c), c->cols, col_expr(e, c, 0));
-                sb_puts(b, "tkc_philox_keep_gk((uint64_t)(uint32_t)(");
-                scalar_expr(e, b, A[0], false);
-                sb_printf(b, "), (uint64_t)((long long)(");
-                scalar_expr(e, b, A[1], false);
-                sb_printf(b, ") >> 3) + (uint64_t)(%s >> 3), %s & 7, tkc_philox_threshold16(", rc, rc);
-                scalar_expr(e, b, A[2], false);
-                sb_puts(b, "))");
-                return;
-            }
-            sb_puts(b, "tkc_philox_keep((uint64_t)(uint32_t)(");
-            scalar_expr(e, b, A[0], false);
-            sb_printf(b, "), (uint64_t)(long long)(");
-            scalar_expr(e, b, A[1], false);
-            sb_printf(b, ") + (uint64_t)%s * %d + (uint64_t)%s, tkc_philox_threshold16(", row_expr(e, c), c->cols,
-                      col_expr(e, c, 0));
+            philox_index(e, b, A, c, 3, "tkc_philox_keep_gk", "tkc_philox_keep");
+            sb_puts(b, ", tkc_philox_threshold16(");
             scalar_expr(e, b, A[2], false);
             sb_puts(b, "))");
             return;

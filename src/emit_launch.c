@@ -91,17 +91,15 @@ void emit_launcher(Em *e) {
         sb_free(&shape);
         L("int64_t %s_st[%d];", a->name, r);
         if (!tma) {
-            L("if (!tkc_strides(%s_st, %s_strides, %s_dims, %d, %d, false)) return TKC_ERR_STRIDE;", a->name, a->name,
-              a->name, r, eb);
+            L("if (!tkc_strides(%s_st, %s_strides, %s_dims, %d)) return TKC_ERR_STRIDE;", a->name, a->name, a->name, r);
             continue;
         }
         need(e, "tkc_ptx.cuh", "stage");
-        L("if (!tkc_strides(%s_st, %s_strides, %s_dims, %d, %d, false) || %s_st[%d] != 1) return TKC_ERR_STRIDE;", a->name,
-          a->name, a->name, r, eb, a->name, r - 1);
-        L("const bool %s_staged = !tkc_tma_ready(%s, %s_st, %d, %d);", a->name, a->name, a->name, r, eb);
-        if (r > 1)
-            L("if (%s_staged && %s_dims[%d] > 1 && %s_st[%d] < %s_dims[%d]) return TKC_ERR_STRIDE;  // overlapping rows: no copy",
-              a->name, a->name, r - 2, a->name, r - 2, a->name, r - 1);
+        L("if (!tkc_strides(%s_st, %s_strides, %s_dims, %d) || %s_st[%d] != 1) return TKC_ERR_STRIDE;", a->name, a->name,
+          a->name, r, a->name, r - 1);
+        L("const int %s_staged = tkc_tma_layout(%s, %s_st, %s_dims, %d, %d);  // 1: through a padded copy", a->name, a->name,
+          a->name, a->name, r, eb);
+        L("if (%s_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy", a->name);
     }
     StrBuf nt;
     sb_init(&nt);
@@ -116,13 +114,8 @@ void emit_launcher(Em *e) {
         if (!staging) L("// tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)");
         staging = true;
         int r = a->rank;
-        bool writes = a->mode != ARG_IN, reads = a->mode != ARG_OUT;
-        if (writes) {
-            copy_back = true;
-            L("void *const %s_user = %s;  // where the results go", a->name, a->name);
-            L("int64_t %s_ust[%d];", a->name, r);
-            L("for (int d = 0; d < %d; ++d) %s_ust[d] = %s_st[d];", r, a->name, a->name);
-        }
+        bool reads = a->mode != ARG_OUT;
+        copy_back |= a->mode != ARG_IN;
         L("tkc_staged %s_copy;", a->name);
         L("if (%s_staged) {", a->name);
         IN();
@@ -249,10 +242,8 @@ void emit_launcher(Em *e) {
     for (int i = 0; i < api->params.n; i++) {
         const ApiParam *a = &api->params.v[i];
         if (a->kind != API_TENSOR || !a->tma || a->mode == ARG_IN) continue;
-        L("if (%s_staged && (tkc_%s_cuda = tkc_stage_rows(%s_copy.buf, %s_user, %s_ust, %s_dims, %d, %d, false, (cudaStream_t)stream)) !=",
-          a->name, pk->name, a->name, a->name, a->name, a->name, a->rank, dtype_bytes[a->dt]);
-        L("        cudaSuccess)");
-        L("    return TKC_ERR_LAUNCH;  // the results back where the caller's %s lies", a->name);
+        L("if ((tkc_%s_cuda = tkc_unstage(&%s_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // %s's results where the caller's lies",
+          pk->name, a->name, a->name);
     }
     L("return TKC_OK;");
     OUT();

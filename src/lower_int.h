@@ -66,6 +66,8 @@ const PExpr *load_cond(Lower *L, const Stmt *st);
 void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk);
 void op_effects(Lower *L, POp *o, Effects *e);
 void estimate_regs(Lower *L);
+/* registers ptxas adds for Philox calls made per element (rand(), keep() outside rowwise tiles): 0 or 48 */
+int plan_philox_regs(const PlanKernel *pk);
 void check_reg_budget(Lower *L);
 /* lower_colred.c: does a uniform condition or bound read wg */
 bool px_mentions_wg(const PExpr *x);

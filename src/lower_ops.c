@@ -648,12 +648,19 @@ static bool ops_philox(const POpList *ops) {
     return false;
 }
 
-/* registers the Philox calls of a statement keep live beyond its values in layouts that make one
- * call per element: the four words and two key words of each call ptxas interleaves (measured with
- * ptxas 13.0: bench/features/keep_acc.tk, keep() and rand() in the accumulator layout, spilled at
- * 96 registers a thread and fitted in 126). Rowwise statements make one call per chunk of 8
- * columns and need nothing extra (layernorm.tk: 96 registers at 5 blocks per SM, no spills). */
-enum { PHILOX_REGS = 48 };
+/* registers the Philox calls of a kernel's statements keep live beyond their values where they are
+ * made per element (rand(), keep() outside rowwise tiles): the four words and two key words of each
+ * call ptxas interleaves (measured with ptxas 13.0: bench/features/keep_acc.tk, keep() and rand() in
+ * the accumulator layout, spilled at 96 registers a thread and fitted in 126). Rowwise statements
+ * make one call per chunk of 8 columns and need nothing extra (layernorm.tk: 96 registers at 5
+ * blocks per SM, no spills). 0 for a kernel without them. */
+int plan_philox_regs(const PlanKernel *pk) {
+    if (pk->rowwise) return 0;
+    const POpList *lists[] = {&pk->setup_ops, &pk->compute_ops, &pk->first_ops, &pk->after_ops, &pk->finish_ops};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        if (ops_philox(lists[i])) return 48;
+    return 0;
+}
 
 /* the consumers' register estimate: register tiles + the most live temporaries + overhead */
 void estimate_regs(Lower *L) {
@@ -669,10 +676,6 @@ void estimate_regs(Lower *L) {
     total += lets;
     pk->reg_lets = lets;
     pk->reg_overhead = 24;
-    const POpList *lists[] = {&pk->setup_ops, &pk->compute_ops, &pk->first_ops, &pk->after_ops, &pk->finish_ops};
-    pk->reg_philox = 0;
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0] && !pk->rowwise; i++)
-        if (ops_philox(lists[i])) pk->reg_philox = PHILOX_REGS;
     pk->reg_estimate = total + pk->reg_overhead;
 }
 

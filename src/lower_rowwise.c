@@ -237,10 +237,11 @@ void plan_no_producer(Lower *L) {
     pk->consumer_regs = 255;
     /* the estimate counts values; ptxas adds addresses, predicates and the loads in flight, and
      * the Philox calls made per element */
-    int est = (pk->reg_estimate + 16 + pk->reg_philox + 7) / 8 * 8;
-    if (pk->reg_philox)
+    const int philox = plan_philox_regs(pk);  /* not in the budget check: a kernel given more compiles them */
+    int est = (pk->reg_estimate + 16 + philox + 7) / 8 * 8;
+    if (philox)
         lower_note(L, "rand() / keep() outside rowwise tiles: one Philox call per element; the calls ptxas runs at "
-                      "once take about %d registers more, counted in the blocks per SM", pk->reg_philox);
+                      "once take about %d registers more, counted in the blocks per SM", philox);
     if (est < 32) est = 32;
     int blocks = REG_FILE / (pk->threads * est);
     if (blocks > 2048 / pk->threads) blocks = 2048 / pk->threads;

@@ -347,9 +347,6 @@ typedef struct PlanKernel {
     int reg_estimate;
     int reg_overhead;
     int reg_lets;       /* peak registers of block-local (let) temporaries */
-    int reg_philox;     /* more registers ptxas takes for Philox calls made per element (rand(), keep()
-                         * outside rowwise tiles): counted where the estimate sets blocks per SM, not in
-                         * the budget check (a kernel with more registers compiles them fine) */
     int stages;         /* ring stages; 0 without a pipeline */
     /* no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps,
      * no ring barriers. Setup loads still go through the producer (one group, once per work

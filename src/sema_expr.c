@@ -774,8 +774,7 @@ static Type check_call(Sema *s, Expr *e) {
         return set(e, t);
     }
     case FN_KEEP: {
-        if (!is_numeric(at[0]) || !is_numeric(at[1]) || at[0].varying || at[1].varying ||
-            at[0].kind != TY_INT || at[1].kind != TY_INT) {
+        if (at[0].kind != TY_INT || at[1].kind != TY_INT || at[0].varying || at[1].varying) {
             diag_error(s->d, e->span, "keep(seed, offset, p) takes two integers and a probability");
             return set(e, ty_err());
         }
