@@ -122,6 +122,21 @@ TKC_DEVICE void tkc_tma_prefetch_map(const CUtensorMap *map) {
 }
 
 
+// TMA loads of a 1-d box (a vector from a rank-1 tensor), completing on an mbarrier.
+TKC_DEVICE void tkc_tma_load_1d(uint32_t dst, const CUtensorMap *map, int c0, uint32_t bar) {
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];" ::"r"(dst),
+                 "l"((uint64_t)map), "r"(c0), "r"(bar)
+                 : "memory");
+}
+// the same box multicast into the blocks of a cluster in mask (with a cluster of blocks)
+TKC_DEVICE void tkc_tma_load_1d_mc(uint32_t dst, const CUtensorMap *map, int c0, uint32_t bar, uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2}], [%3], %4;" ::"r"(dst),
+        "l"((uint64_t)map), "r"(c0), "r"(bar), "h"(mask)
+        : "memory");
+}
+
+
 // TMA tile stores: shared -> global. Out-of-bounds parts of the box are clipped. Each thread
 // that issues stores tracks them as bulk groups.
 TKC_DEVICE void tkc_tma_store_2d(const CUtensorMap *map, int c0, int c1, uint32_t src) {
@@ -183,6 +198,28 @@ TKC_DEVICE void tkc_bar_sync(int id, int threads) {
 }
 TKC_DEVICE void tkc_bar_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+
+// Single elements of shared memory, by shared-space address: fp32 stores and loads (the scratch of
+// column reductions) and loads of 16-bit elements widened to fp32 (shared vectors).
+TKC_DEVICE void tkc_st_shared_f32(uint32_t addr, float v) {
+    asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+}
+TKC_DEVICE float tkc_ld_shared_f32(uint32_t addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
+    return v;
+}
+TKC_DEVICE float tkc_ld_shared_bf16(uint32_t addr) {
+    unsigned short v;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(addr) : "memory");
+    return __bfloat162float(__ushort_as_bfloat16(v));
+}
+TKC_DEVICE float tkc_ld_shared_fp16(uint32_t addr) {
+    unsigned short v;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(addr) : "memory");
+    return __half2float(__ushort_as_half(v));
 }
 
 
@@ -731,25 +768,31 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     offset    bytes     name        shape              swizzle  copies  kind
 //     0         65,536    x           bf16[128, 64]      128B     4       ring (group x_w)
 //     65,536    131,072   w           bf16[256, 64]      128B     4       ring (group x_w)
-//     196,608   32,768    staging     bf16[64, 64]       128B     4       staging
-//     229,376   64        barriers
-//     total 229,440 + 1,024 base alignment = 230,464 of 232,448
+//     196,608   1,024     bs          bf16[256]          none     2       once (group bs)
+//     197,632   32,768    staging     bf16[64, 64]       128B     4       staging
+//     230,400   96        barriers
+//     total 230,496 + 1,024 base alignment = 231,520 of 232,448
 //   barriers:
-//     full_x_w[4] at 229,376: count 1, 49,152 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_x_w[4] at 229,408: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     full_x_w[4] at 230,400: count 1, 49,152 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_x_w[4] at 230,432: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     full_bs[2] at 230,464: count 1, 512 bytes per phase (setup loads, once per work tile, one copy per tile parity)
+//     empty_bs[2] at 230,480: count 8 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
 //   named barriers:
 //     staging: ids 1..2 (id 1 + wg), 128 threads (a warpgroup's staging chunk is free, then filled)
-//   strides passed to the kernel (threads address these directly): bias
 //   tma maps:
 //     tm_X_128x64: X bf16 rank 2, box {64, 128}, swizzle 128B
 //     tm_W_256x64: W bf16 rank 2, box {64, 256}, swizzle 128B
+//     tm_bias_v256: bias bf16 rank 1, box {256}, swizzle none
 //     tm_Y_64x64: Y bf16 rank 2, box {64, 64}, swizzle 128B, stores
 //   producer:
 //     per step: wait empty_x_w, expect 49,152 bytes on full_x_w
 //       x <- X[block.m, k]  [tm_X_128x64, 1 box]
 //       w <- W[block.n, k]  [tm_W_256x64, 1 box]
+//     per work tile: wait empty_bs, expect 512 bytes on full_bs
+//       bs <- bias[block.n]  [tm_bias_v256, 1 box]
 //   consumers:
 //     setup:
+//       wait full_bs
 //     first step:
 //       wait full_x_w
 //       mma acc += x @ w.T  [wgmma m64n256k16 x 4 per warpgroup, SS, A K-major, B K-major (128B), scale-d 0 on the first step]
@@ -762,8 +805,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
-//       b <- bias[block.n]
+//       b <- bs
 //       store Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
+//       release empty_bs, by every warp
 //   store (finish): Y[block.m, block.n] <- E(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -779,19 +823,25 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
+//     - setup tiles in two copies (setup_stages = 2): work tile k reads copy k % 2, so the producer loads the next tile's setup tiles as soon as the tile before this one released them, not after this one's last step
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
-__global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ bias, const long long bias_st0, __nv_bfloat16 *__restrict__ Y, const int M, const int K, const int N) {
+__global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_bias_v256, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ Y, const int M, const int K, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
     const uint32_t x_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[128, 64], swizzle 128B, 4 x 16384 B
     const uint32_t w_smem = tkc_smem_addr(tkc_smem + 65536);  // ring bf16[256, 64], swizzle 128B, 4 x 32768 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 196608);  // staging bf16[64, 64], swizzle 128B, 4 x 8192 B
-    const uint32_t full_x_w = tkc_smem_addr(tkc_smem + 229376);  // 4 mbarriers
-    const uint32_t empty_x_w = tkc_smem_addr(tkc_smem + 229408);  // 4 mbarriers
+    const uint32_t bs_smem = tkc_smem_addr(tkc_smem + 196608);  // once bf16[1, 256], swizzle none, 2 x 512 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 197632);  // staging bf16[64, 64], swizzle 128B, 4 x 8192 B
+    const uint32_t full_x_w = tkc_smem_addr(tkc_smem + 230400);  // 4 mbarriers
+    const uint32_t empty_x_w = tkc_smem_addr(tkc_smem + 230432);  // 4 mbarriers
+    const uint32_t full_bs = tkc_smem_addr(tkc_smem + 230464);  // 2 mbarriers
+    const uint32_t empty_bs = tkc_smem_addr(tkc_smem + 230480);  // 2 mbarriers
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 4; ++tkc_s) tkc_mbar_init(full_x_w + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 4; ++tkc_s) tkc_mbar_init(empty_x_w + 8 * tkc_s, 2);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_bs + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_bs + 8 * tkc_s, 8);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -807,7 +857,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
         if (threadIdx.x == 0) {
             tkc_tma_prefetch_map(&tm_X_128x64);
             tkc_tma_prefetch_map(&tm_W_256x64);
+            tkc_tma_prefetch_map(&tm_bias_v256);
             int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;
+            int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile uses
             for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
                 int block_m;
                 int block_n;
@@ -822,6 +874,11 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                 }
                 (void)block_m;
                 (void)block_n;
+                // setup tiles, once per work tile: wait until the consumers are done with this copy's last ones (two tiles back)
+                tkc_mbar_wait(empty_bs + 8 * tkc_setup_slot, tkc_tile_phase ^ 1);
+                tkc_mbar_expect_tx(full_bs + 8 * tkc_setup_slot, 512);
+                // bs <- bias[block.n]  (1 box of 1 x 256)
+                tkc_tma_load_1d(bs_smem + (uint32_t)tkc_setup_slot * 512, &tm_bias_v256, block_n * 256, full_bs + 8 * tkc_setup_slot);
                 const int tkc_steps = tkc_cdiv(K, BK);
                 for (int k = 0; k < tkc_steps; ++k) {
                     tkc_mbar_wait(empty_x_w + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
@@ -832,7 +889,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                     tkc_tma_load_2d(w_smem + (uint32_t)tkc_stage * 32768, &tm_W_256x64, k * 64, block_n * 256, full_x_w + 8 * tkc_stage);
                     if (++tkc_stage == 4) { tkc_stage = 0; tkc_phase ^= 1; }
                 }
-                tkc_tile_phase ^= 1;
+                if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
             }
         }
     } else {
@@ -848,6 +905,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
         float b[64];  // bf16[256] per_col: the 64 columns this thread holds, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
+        int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile reads
         for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
             int block_m;
             int block_n;
@@ -863,6 +921,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
             (void)block_m;
             (void)block_n;
             // setup
+            tkc_mbar_wait(full_bs + 8 * tkc_setup_slot, tkc_tile_phase);  // bs landed
             const int tkc_steps = tkc_cdiv(K, BK);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
@@ -924,12 +983,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                 for (int tkc_i = 0; tkc_i < 128; ++tkc_i) acc[tkc_i] = 0.f;
             }
             // finish
-            // b <- bias[block.n]
+            // b <- bs
             #pragma unroll
-            for (int tkc_r = 0; tkc_r < 64; ++tkc_r) {  // each thread its own columns; past the end: 0
-                const long long tkc_gi = (long long)block_n * 256 + (tkc_colvec_col(tkc_lcol, tkc_r));
-                b[tkc_r] = tkc_gi < N ? (float)tkc_load_f32(bias, tkc_gi * bias_st0) : 0.f;
-            }
+            for (int tkc_r = 0; tkc_r < 64; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 512 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
             // Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
@@ -962,7 +1018,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                     }
                 }
             }
-            tkc_tile_phase ^= 1;
+            __syncwarp();  // every lane of this warp is done with bs
+            if (tkc_lane == 0) tkc_mbar_arrive(empty_bs + 8 * tkc_setup_slot);  // release bs
+            if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
         }
         if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits
     }
@@ -981,21 +1039,28 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //     offset    bytes     name        shape              swizzle  copies  kind
 //     0         65,536    x           bf16[128, 64]      128B     4       ring (group x_w)
 //     65,536    65,536    w           bf16[128, 64]      128B     4       ring (group x_w)
-//     131,072   64        barriers
-//     total 131,136 + 1,024 base alignment = 132,160 of 232,448
+//     131,072   512       bs          bf16[128]          none     2       once (group bs)
+//     131,584   96        barriers
+//     total 131,680 + 1,024 base alignment = 132,704 of 232,448
 //   barriers:
-//     full_x_w[4] at 131,072: count 1, 32,768 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_x_w[4] at 131,104: count 2 (one elected thread per consumer warpgroup releases the stage)
-//   strides passed to the kernel (threads address these directly): bias Y
+//     full_x_w[4] at 131,584: count 1, 32,768 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_x_w[4] at 131,616: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     full_bs[2] at 131,648: count 1, 256 bytes per phase (setup loads, once per work tile, one copy per tile parity)
+//     empty_bs[2] at 131,664: count 8 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
+//   strides passed to the kernel (threads address these directly): Y
 //   tma maps:
 //     tm_X_128x64: X bf16 rank 2, box {64, 128}, swizzle 128B
 //     tm_W_128x64: W bf16 rank 2, box {64, 128}, swizzle 128B
+//     tm_bias_v128: bias bf16 rank 1, box {128}, swizzle none
 //   producer:
 //     per step: wait empty_x_w, expect 32,768 bytes on full_x_w
 //       x <- X[block.m, k]  [tm_X_128x64, 1 box]
 //       w <- W[block.n, k]  [tm_W_128x64, 1 box]
+//     per work tile: wait empty_bs, expect 256 bytes on full_bs
+//       bs <- bias[block.n]  [tm_bias_v128, 1 box]
 //   consumers:
 //     setup:
+//       wait full_bs
 //     first step:
 //       wait full_x_w
 //       mma acc += x @ w.T  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B K-major (128B), scale-d 0 on the first step]
@@ -1008,8 +1073,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
-//       b <- bias[block.n]
+//       b <- bs
 //       store Y[block.m, block.n] <- acc + fp32(b)  [direct]
+//       release empty_bs, by every warp
 //   store (finish): Y[block.m, block.n] <- acc + fp32(b)  [direct from registers, no staging]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -1024,18 +1090,24 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //     - 'Y[block.m, block.n] <- acc + fp32(b)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
+//     - setup tiles in two copies (setup_stages = 2): work tile k reads copy k % 2, so the producer loads the next tile's setup tiles as soon as the tile before this one released them, not after this one's last step
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
-__global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ bias, const long long bias_st0, float *__restrict__ Y, const long long Y_st0, const long long Y_st1, const int M, const int K, const int N) {
+__global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __grid_constant__ CUtensorMap tm_bias_v128, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ bias, float *__restrict__ Y, const long long Y_st0, const long long Y_st1, const int M, const int K, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
     const uint32_t x_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[128, 64], swizzle 128B, 4 x 16384 B
     const uint32_t w_smem = tkc_smem_addr(tkc_smem + 65536);  // ring bf16[128, 64], swizzle 128B, 4 x 16384 B
-    const uint32_t full_x_w = tkc_smem_addr(tkc_smem + 131072);  // 4 mbarriers
-    const uint32_t empty_x_w = tkc_smem_addr(tkc_smem + 131104);  // 4 mbarriers
+    const uint32_t bs_smem = tkc_smem_addr(tkc_smem + 131072);  // once bf16[1, 128], swizzle none, 2 x 256 B
+    const uint32_t full_x_w = tkc_smem_addr(tkc_smem + 131584);  // 4 mbarriers
+    const uint32_t empty_x_w = tkc_smem_addr(tkc_smem + 131616);  // 4 mbarriers
+    const uint32_t full_bs = tkc_smem_addr(tkc_smem + 131648);  // 2 mbarriers
+    const uint32_t empty_bs = tkc_smem_addr(tkc_smem + 131664);  // 2 mbarriers
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 4; ++tkc_s) tkc_mbar_init(full_x_w + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 4; ++tkc_s) tkc_mbar_init(empty_x_w + 8 * tkc_s, 2);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_bs + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_bs + 8 * tkc_s, 8);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -1051,7 +1123,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
         if (threadIdx.x == 0) {
             tkc_tma_prefetch_map(&tm_X_128x64);
             tkc_tma_prefetch_map(&tm_W_128x64);
+            tkc_tma_prefetch_map(&tm_bias_v128);
             int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;
+            int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile uses
             for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
                 int block_m;
                 int block_n;
@@ -1066,6 +1140,11 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
                 }
                 (void)block_m;
                 (void)block_n;
+                // setup tiles, once per work tile: wait until the consumers are done with this copy's last ones (two tiles back)
+                tkc_mbar_wait(empty_bs + 8 * tkc_setup_slot, tkc_tile_phase ^ 1);
+                tkc_mbar_expect_tx(full_bs + 8 * tkc_setup_slot, 256);
+                // bs <- bias[block.n]  (1 box of 1 x 128)
+                tkc_tma_load_1d(bs_smem + (uint32_t)tkc_setup_slot * 256, &tm_bias_v128, block_n * 128, full_bs + 8 * tkc_setup_slot);
                 const int tkc_steps = tkc_cdiv(K, BK);
                 for (int k = 0; k < tkc_steps; ++k) {
                     tkc_mbar_wait(empty_x_w + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
@@ -1076,7 +1155,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
                     tkc_tma_load_2d(w_smem + (uint32_t)tkc_stage * 16384, &tm_W_128x64, k * 64, block_n * 128, full_x_w + 8 * tkc_stage);
                     if (++tkc_stage == 4) { tkc_stage = 0; tkc_phase ^= 1; }
                 }
-                tkc_tile_phase ^= 1;
+                if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
             }
         }
     } else {
@@ -1092,6 +1171,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
         float b[32];  // bf16[128] per_col: the 32 columns this thread holds, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
+        int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile reads
         for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
             int block_m;
             int block_n;
@@ -1107,6 +1187,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
             (void)block_m;
             (void)block_n;
             // setup
+            tkc_mbar_wait(full_bs + 8 * tkc_setup_slot, tkc_tile_phase);  // bs landed
             const int tkc_steps = tkc_cdiv(K, BK);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
@@ -1168,12 +1249,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) acc[tkc_i] = 0.f;
             }
             // finish
-            // b <- bias[block.n]
+            // b <- bs
             #pragma unroll
-            for (int tkc_r = 0; tkc_r < 32; ++tkc_r) {  // each thread its own columns; past the end: 0
-                const long long tkc_gi = (long long)block_n * 128 + (tkc_colvec_col(tkc_lcol, tkc_r));
-                b[tkc_r] = tkc_gi < N ? (float)tkc_load_f32(bias, tkc_gi * bias_st0) : 0.f;
-            }
+            for (int tkc_r = 0; tkc_r < 32; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 256 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
             // Y[block.m, block.n] <- acc + fp32(b)  [direct]
             {
                 const long long tkc_r0 = (long long)block_m * 128;  // the tile's first row and column
@@ -1194,7 +1272,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
                     }
                 }
             }
-            tkc_tile_phase ^= 1;
+            __syncwarp();  // every lane of this warp is done with bs
+            if (tkc_lane == 0) tkc_mbar_arrive(empty_bs + 8 * tkc_setup_slot);  // release bs
+            if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
         }
     }
 }
@@ -1654,32 +1734,34 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //   pipeline: none (setup, then finish, once per work tile; no ring, no steps)
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
-//     0         32,768    p           fp32[64, 128]      128B x4  1       once (group p)
-//     32,768    16,384    staging     bf16[64, 64]       128B     2       staging
-//     49,152    16        barriers
-//     total 49,168 + 1,024 base alignment = 50,192 of 232,448
+//     0         32,768    p           fp32[64, 128]      128B x4  1       once (group p_bs)
+//     32,768    256       bs          bf16[128]          none     1       once (group p_bs)
+//     33,792    16,384    staging     bf16[64, 64]       128B     2       staging
+//     50,176    16        barriers
+//     total 50,192 + 1,024 base alignment = 51,216 of 232,448
 //   barriers:
-//     full_p[1] at 49,152: count 1, 32,768 bytes per phase (setup loads, once per work tile)
-//     empty_p[1] at 49,160: count 4 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
+//     full_p_bs[1] at 50,176: count 1, 33,024 bytes per phase (setup loads, once per work tile)
+//     empty_p_bs[1] at 50,184: count 4 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
 //   named barriers:
 //     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
-//   strides passed to the kernel (threads address these directly): bias
 //   tma maps:
 //     tm_P_64x32: P fp32 rank 2, box {32, 64}, swizzle 128B
+//     tm_bias_v128: bias bf16 rank 1, box {128}, swizzle none
 //     tm_Y_64x64: Y bf16 rank 2, box {64, 64}, swizzle 128B, stores
 //   producer:
-//     per work tile: wait empty_p, expect 32,768 bytes on full_p
+//     per work tile: wait empty_p_bs, expect 33,024 bytes on full_p_bs
 //       p <- P[block.m, block.n]  [tm_P_64x32, 4 boxes]
+//       bs <- bias[block.n]  [tm_bias_v128, 1 box]
 //   consumers:
 //     setup:
-//       wait full_p
+//       wait full_p_bs
 //     after setup:
 //     finish:
 //       move z <- p  [ld.shared.v2, p 128B swizzle, whole tile per warpgroup]
-//       b <- bias[block.n]
+//       b <- bs
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
 //       store Y[block.m, block.n] <- E(z)  [staged]
-//       release empty_p, by every warp
+//       release empty_p_bs, by every warp
 //   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -1691,17 +1773,18 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
-__global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __grid_constant__ CUtensorMap tm_P_64x32, const __grid_constant__ CUtensorMap tm_Y_64x64, const float *__restrict__ P, const __nv_bfloat16 *__restrict__ bias, const long long bias_st0, __nv_bfloat16 *__restrict__ Y, const int M, const int N) {
+__global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __grid_constant__ CUtensorMap tm_P_64x32, const __grid_constant__ CUtensorMap tm_bias_v128, const __grid_constant__ CUtensorMap tm_Y_64x64, const float *__restrict__ P, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ Y, const int M, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
     const uint32_t p_smem = tkc_smem_addr(tkc_smem + 0);  // once fp32[64, 128], swizzle 128B, 1 x 32768 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 32768);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t full_p = tkc_smem_addr(tkc_smem + 49152);  // 1 mbarrier
-    const uint32_t empty_p = tkc_smem_addr(tkc_smem + 49160);  // 1 mbarrier
+    const uint32_t bs_smem = tkc_smem_addr(tkc_smem + 32768);  // once bf16[1, 128], swizzle none, 1 x 256 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 33792);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
+    const uint32_t full_p_bs = tkc_smem_addr(tkc_smem + 50176);  // 1 mbarrier
+    const uint32_t empty_p_bs = tkc_smem_addr(tkc_smem + 50184);  // 1 mbarrier
     if (threadIdx.x == 0) {
-        tkc_mbar_init(full_p, 1);
-        tkc_mbar_init(empty_p, 4);
+        tkc_mbar_init(full_p_bs, 1);
+        tkc_mbar_init(empty_p_bs, 4);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -1716,6 +1799,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
         tkc_setmaxnreg_dec<56>();
         if (threadIdx.x == 0) {
             tkc_tma_prefetch_map(&tm_P_64x32);
+            tkc_tma_prefetch_map(&tm_bias_v128);
             int tkc_tile_phase = 0;
             for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
                 int block_m;
@@ -1729,13 +1813,15 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
                 (void)block_m;
                 (void)block_n;
                 // setup tiles, once per work tile: wait until the consumers are done with the last ones
-                tkc_mbar_wait(empty_p, tkc_tile_phase ^ 1);
-                tkc_mbar_expect_tx(full_p, 32768);
+                tkc_mbar_wait(empty_p_bs, tkc_tile_phase ^ 1);
+                tkc_mbar_expect_tx(full_p_bs, 33024);
                 // p <- P[block.m, block.n]  (4 boxes of 64 x 32)
-                tkc_tma_load_2d(p_smem, &tm_P_64x32, block_n * 128, block_m * 64, full_p);
-                tkc_tma_load_2d(p_smem + 8192, &tm_P_64x32, block_n * 128 + 32, block_m * 64, full_p);
-                tkc_tma_load_2d(p_smem + 16384, &tm_P_64x32, block_n * 128 + 64, block_m * 64, full_p);
-                tkc_tma_load_2d(p_smem + 24576, &tm_P_64x32, block_n * 128 + 96, block_m * 64, full_p);
+                tkc_tma_load_2d(p_smem, &tm_P_64x32, block_n * 128, block_m * 64, full_p_bs);
+                tkc_tma_load_2d(p_smem + 8192, &tm_P_64x32, block_n * 128 + 32, block_m * 64, full_p_bs);
+                tkc_tma_load_2d(p_smem + 16384, &tm_P_64x32, block_n * 128 + 64, block_m * 64, full_p_bs);
+                tkc_tma_load_2d(p_smem + 24576, &tm_P_64x32, block_n * 128 + 96, block_m * 64, full_p_bs);
+                // bs <- bias[block.n]  (1 box of 1 x 128)
+                tkc_tma_load_1d(bs_smem, &tm_bias_v128, block_n * 128, full_p_bs);
                 // no pipeline: nothing is loaded per step
                 tkc_tile_phase ^= 1;
             }
@@ -1765,7 +1851,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
             (void)block_m;
             (void)block_n;
             // setup
-            tkc_mbar_wait(full_p, tkc_tile_phase);  // p landed
+            tkc_mbar_wait(full_p_bs, tkc_tile_phase);  // p_bs landed
             // no pipeline: finish follows setup
             // finish
             // z <- p  [ld.shared.v2]
@@ -1779,12 +1865,9 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
                     z[(2 * tkc_p) + 1] = tkc_y;
                 }
             }
-            // b <- bias[block.n]
+            // b <- bs
             #pragma unroll
-            for (int tkc_r = 0; tkc_r < 32; ++tkc_r) {  // each thread its own columns; past the end: 0
-                const long long tkc_gi = (long long)block_n * 128 + (tkc_colvec_col(tkc_lcol, tkc_r));
-                b[tkc_r] = tkc_gi < N ? (float)tkc_load_f32(bias, tkc_gi * bias_st0) : 0.f;
-            }
+            for (int tkc_r = 0; tkc_r < 32; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
             // z = z + fp32(b)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 64; ++tkc_i) z[tkc_i] = (z[tkc_i] + b[(2 * ((tkc_i >> 2) % 16) + (tkc_i & 1))]);
@@ -1820,8 +1903,8 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
                     }
                 }
             }
-            __syncwarp();  // every lane of this warp is done with p
-            if (tkc_lane == 0) tkc_mbar_arrive(empty_p);  // release p
+            __syncwarp();  // every lane of this warp is done with p_bs
+            if (tkc_lane == 0) tkc_mbar_arrive(empty_p_bs);  // release p_bs
             tkc_tile_phase ^= 1;
         }
         if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits
@@ -1954,12 +2037,14 @@ extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const vo
     if (!tkc_strides(W_st, W_strides, W_dims, 2) || W_st[1] != 1) return TKC_ERR_STRIDE;
     const int W_staged = tkc_tma_layout(W, W_st, W_dims, 2, 2);  // 1: through a padded copy
     if (W_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
-    // bias: in bf16[N], accessed by threads
+    // bias: in bf16[N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!bias) return TKC_ERR_NULL;
     if ((uintptr_t)bias % 2) return TKC_ERR_ALIGN;
     const int64_t bias_dims[1] = {(int64_t)N};
     int64_t bias_st[1];
-    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1) || bias_st[0] != 1) return TKC_ERR_STRIDE;
+    const int bias_staged = tkc_tma_layout(bias, bias_st, bias_dims, 1, 2);  // 1: through a padded copy
+    if (bias_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Y: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
     if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
@@ -1983,6 +2068,12 @@ extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const vo
             return TKC_ERR_LAUNCH;
         W = W_copy.buf;
     }
+    tkc_staged bias_copy;
+    if (bias_staged) {
+        if ((tkc_linear_bias_cuda = tkc_stage(&bias_copy, bias, bias_st, bias_dims, 1, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        bias = bias_copy.buf;
+    }
     tkc_staged Y_copy;
     if (Y_staged) {
         if ((tkc_linear_bias_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -2004,6 +2095,13 @@ extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const vo
         const uint32_t box[2] = {64, 256};
         if (!tkc_make_map(&tm_W_256x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, W, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
+    CUtensorMap tm_bias_v256;
+    {
+        const uint64_t dims[1] = {(uint64_t)bias_dims[0]};
+        const uint64_t strides[1] = {0};
+        const uint32_t box[1] = {256};
+        if (!tkc_make_map(&tm_bias_v256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, bias, dims, strides, box, 0)) return TKC_ERR_TENSOR_MAP;
+    }
     CUtensorMap tm_Y_64x64;
     {
         const uint64_t dims[2] = {(uint64_t)Y_dims[1], (uint64_t)Y_dims[0]};
@@ -2020,12 +2118,12 @@ extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const vo
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_linear_bias_cuda = cudaFuncSetAttribute(tkc_linear_bias_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464)) != cudaSuccess)
+        if ((tkc_linear_bias_cuda = cudaFuncSetAttribute(tkc_linear_bias_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 231520)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
-    tkc_linear_bias_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_256x64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (const __nv_bfloat16 *)bias, bias_st[0], (__nv_bfloat16 *)Y, (int)M, (int)K, (int)N);
+    tkc_linear_bias_kernel<<<grid, 384, 231520, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_256x64, tm_bias_v256, tm_Y_64x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)Y, (int)M, (int)K, (int)N);
     if ((tkc_linear_bias_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_linear_bias_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;
@@ -2058,12 +2156,14 @@ extern "C" int tkc_linear_bias_f32(const void *X, const int64_t *X_strides, cons
     if (!tkc_strides(W_st, W_strides, W_dims, 2) || W_st[1] != 1) return TKC_ERR_STRIDE;
     const int W_staged = tkc_tma_layout(W, W_st, W_dims, 2, 2);  // 1: through a padded copy
     if (W_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
-    // bias: in bf16[N], accessed by threads
+    // bias: in bf16[N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!bias) return TKC_ERR_NULL;
     if ((uintptr_t)bias % 2) return TKC_ERR_ALIGN;
     const int64_t bias_dims[1] = {(int64_t)N};
     int64_t bias_st[1];
-    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1) || bias_st[0] != 1) return TKC_ERR_STRIDE;
+    const int bias_staged = tkc_tma_layout(bias, bias_st, bias_dims, 1, 2);  // 1: through a padded copy
+    if (bias_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Y: out fp32[M, N], accessed by threads
     if (!Y) return TKC_ERR_NULL;
     if ((uintptr_t)Y % 4) return TKC_ERR_ALIGN;
@@ -2085,6 +2185,12 @@ extern "C" int tkc_linear_bias_f32(const void *X, const int64_t *X_strides, cons
             return TKC_ERR_LAUNCH;
         W = W_copy.buf;
     }
+    tkc_staged bias_copy;
+    if (bias_staged) {
+        if ((tkc_linear_bias_f32_cuda = tkc_stage(&bias_copy, bias, bias_st, bias_dims, 1, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        bias = bias_copy.buf;
+    }
     // tensor maps
     CUtensorMap tm_X_128x64;
     {
@@ -2100,6 +2206,13 @@ extern "C" int tkc_linear_bias_f32(const void *X, const int64_t *X_strides, cons
         const uint32_t box[2] = {64, 128};
         if (!tkc_make_map(&tm_W_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, W, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
+    CUtensorMap tm_bias_v128;
+    {
+        const uint64_t dims[1] = {(uint64_t)bias_dims[0]};
+        const uint64_t strides[1] = {0};
+        const uint32_t box[1] = {128};
+        if (!tkc_make_map(&tm_bias_v128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, bias, dims, strides, box, 0)) return TKC_ERR_TENSOR_MAP;
+    }
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -2109,12 +2222,12 @@ extern "C" int tkc_linear_bias_f32(const void *X, const int64_t *X_strides, cons
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_linear_bias_f32_cuda = cudaFuncSetAttribute(tkc_linear_bias_f32_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 132160)) != cudaSuccess)
+        if ((tkc_linear_bias_f32_cuda = cudaFuncSetAttribute(tkc_linear_bias_f32_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 132704)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
-    tkc_linear_bias_f32_kernel<<<grid, 384, 132160, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_128x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (const __nv_bfloat16 *)bias, bias_st[0], (float *)Y, Y_st[0], Y_st[1], (int)M, (int)K, (int)N);
+    tkc_linear_bias_f32_kernel<<<grid, 384, 132704, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_128x64, tm_bias_v128, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (const __nv_bfloat16 *)bias, (float *)Y, Y_st[0], Y_st[1], (int)M, (int)K, (int)N);
     return (tkc_linear_bias_f32_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
@@ -2309,12 +2422,14 @@ extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, co
     if (!tkc_strides(P_st, P_strides, P_dims, 2) || P_st[1] != 1) return TKC_ERR_STRIDE;
     const int P_staged = tkc_tma_layout(P, P_st, P_dims, 2, 4);  // 1: through a padded copy
     if (P_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
-    // bias: in bf16[N], accessed by threads
+    // bias: in bf16[N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!bias) return TKC_ERR_NULL;
     if ((uintptr_t)bias % 2) return TKC_ERR_ALIGN;
     const int64_t bias_dims[1] = {(int64_t)N};
     int64_t bias_st[1];
-    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1)) return TKC_ERR_STRIDE;
+    if (!tkc_strides(bias_st, bias_strides, bias_dims, 1) || bias_st[0] != 1) return TKC_ERR_STRIDE;
+    const int bias_staged = tkc_tma_layout(bias, bias_st, bias_dims, 1, 2);  // 1: through a padded copy
+    if (bias_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
     // Y: out bf16[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
     if (!Y) return TKC_ERR_NULL;
     if ((uintptr_t)Y % 2) return TKC_ERR_ALIGN;
@@ -2332,6 +2447,12 @@ extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, co
             return TKC_ERR_LAUNCH;
         P = P_copy.buf;
     }
+    tkc_staged bias_copy;
+    if (bias_staged) {
+        if ((tkc_linear_splitk_out_cuda = tkc_stage(&bias_copy, bias, bias_st, bias_dims, 1, 2, true, (cudaStream_t)stream)) != cudaSuccess)
+            return TKC_ERR_LAUNCH;
+        bias = bias_copy.buf;
+    }
     tkc_staged Y_copy;
     if (Y_staged) {
         if ((tkc_linear_splitk_out_cuda = tkc_stage(&Y_copy, Y, Y_st, Y_dims, 2, 2, false, (cudaStream_t)stream)) != cudaSuccess)
@@ -2345,6 +2466,13 @@ extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, co
         const uint64_t strides[1] = {(uint64_t)P_st[0] * 4};
         const uint32_t box[2] = {32, 64};
         if (!tkc_make_map(&tm_P_64x32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, P, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+    }
+    CUtensorMap tm_bias_v128;
+    {
+        const uint64_t dims[1] = {(uint64_t)bias_dims[0]};
+        const uint64_t strides[1] = {0};
+        const uint32_t box[1] = {128};
+        if (!tkc_make_map(&tm_bias_v128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, bias, dims, strides, box, 0)) return TKC_ERR_TENSOR_MAP;
     }
     CUtensorMap tm_Y_64x64;
     {
@@ -2362,12 +2490,12 @@ extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, co
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_linear_splitk_out_cuda = cudaFuncSetAttribute(tkc_linear_splitk_out_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 50192)) != cudaSuccess)
+        if ((tkc_linear_splitk_out_cuda = cudaFuncSetAttribute(tkc_linear_splitk_out_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 51216)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_linear_splitk_out_kernel<<<grid, 256, 50192, (cudaStream_t)stream>>>(tm_P_64x32, tm_Y_64x64, (const float *)P, (const __nv_bfloat16 *)bias, bias_st[0], (__nv_bfloat16 *)Y, (int)M, (int)N);
+    tkc_linear_splitk_out_kernel<<<grid, 256, 51216, (cudaStream_t)stream>>>(tm_P_64x32, tm_bias_v128, tm_Y_64x64, (const float *)P, (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)Y, (int)M, (int)N);
     if ((tkc_linear_splitk_out_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_linear_splitk_out_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;

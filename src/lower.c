@@ -352,6 +352,29 @@ static void translate_uniforms(Lower *L) {
     for (int i = 0; i < sk->requires.n; i++) vec_push(L->a, &pk->requires, px_from_ast(L->a, sk->requires.v[i]));
 }
 
+/* a vector that finish loads from global memory into registers: each thread loads its values one
+ * at a time after the main loop, their latency in the epilogue (bench/RESULTS.md run 131: 5% of
+ * linear_bias at 1024..16384 rows). Said, with the faster form, when the kernel has a pipeline */
+static void note_finish_vec_loads_in(Lower *L, const POpList *ops) {
+    for (int i = 0; i < ops->n; i++) {
+        const POp *o = ops->v[i];
+        if (o->kind == POP_IF) {
+            note_finish_vec_loads_in(L, &o->then_ops);
+            note_finish_vec_loads_in(L, &o->else_ops);
+        }
+        if (o->kind != POP_STMT || o->st->kind != PS_ASSIGN || o->st->mv != MV_G2R || o->st->lhs->ty.kind != TY_VEC)
+            continue;
+        lower_note(L, "'%s' in finish: each consumer thread loads its elements from global memory one by one after the "
+                "main loop, their latency not hidden; a shared vector loaded in setup (by TMA, with the other setup "
+                "tiles) and moved to registers in finish is faster",
+                plan_stmt_str(L->a, o->st));
+    }
+}
+
+static void note_finish_vec_loads(Lower *L) {
+    if (!L->pk->rowwise) note_finish_vec_loads_in(L, &L->pk->finish_ops);
+}
+
 static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     PlanKernel *pk = ARENA_NEW(L->a, PlanKernel);
     L->sk = sk;
@@ -539,6 +562,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
                 "products, before its finish, so the tensor cores work during the epilogue");
     else if (pk->no_lookahead)
         lower_note(L, "no lookahead (the next work tile's first products under this tile's finish): %s", pk->no_lookahead);
+    if (!pk->no_pipeline) note_finish_vec_loads(L);
     if (pk->early_setup_release)
         lower_note(L, "the setup tiles are released by the last step, once its products that read them are complete: the "
                 "producer loads the next work tile's setup tiles during the last step and the finish block");
