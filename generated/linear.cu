@@ -3,7 +3,7 @@
 // Host API (extern "C"): tkc_linear() tkc_linear_bias() tkc_linear_bias_f32() tkc_linear_splitk() tkc_linear_decode() tkc_linear_splitk_out(); each returns TKC_OK (0) or a TKC_ERR_* code.
 // Dispatched by linear.dispatch: 3 variants of the program, each in a namespace of its own; the extern "C"
 // launchers at the end pick one at every launch, by the first of these rules that holds:
-//   M <= 16                                  -> decode (BNS=256, SSTAGES=4, BN=128, BNB=128)
+//   M <= 16                                  -> decode (BNS=256, SSTAGES=4)
 //   M <= 1024                                -> narrow (BN=128, BNB=128)
 //   otherwise                                -> default (the params as written)
 
@@ -4518,13 +4518,13 @@ int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, const void *b
 
 }  // namespace tkc_v_narrow
 
-// ---- variant decode: BNS=256, SSTAGES=4, BN=128, BNB=128 ----
+// ---- variant decode: BNS=256, SSTAGES=4 ----
 namespace tkc_v_decode {
 
 namespace {
 
 constexpr int BM = 128;
-constexpr int BN = 128;  // set by -D
+constexpr int BN = 256;
 constexpr int BK = 64;
 constexpr int BN32 = 128;
 constexpr int STAGES = 4;
@@ -4532,7 +4532,7 @@ constexpr int PERSISTENT = 1;
 constexpr int GROUP = 8;
 constexpr int CLUSTER = 1;
 constexpr int ACT = 0;
-constexpr int BNB = 128;  // set by -D
+constexpr int BNB = 256;
 constexpr int BNS = 256;  // set by -D
 constexpr int SSTAGES = 4;  // set by -D
 constexpr int BND = 256;
@@ -4544,37 +4544,37 @@ constexpr int DSTAGES = 6;
 // kernel linear
 //   roles: producer warpgroup 0 (setmaxnreg 40), consumer warpgroups 1..2 (setmaxnreg 232); 384 threads
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
-//   consumer registers (estimate): 88 of 232 = acc 64 + overhead 24
+//   consumer registers (estimate): 152 of 232 = acc 128 + overhead 24
 //   grid: m = cdiv(M, BM), n = cdiv(N, BN); persistent (min(work tiles, SMs) blocks); order super_m(8)
 //   pipeline: k < cdiv(K, BK); 4 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
 //     0         65,536    x           bf16[128, 64]      128B     4       ring (group x_w)
-//     65,536    65,536    w           bf16[128, 64]      128B     4       ring (group x_w)
-//     131,072   32,768    staging     bf16[64, 64]       128B     4       staging
-//     163,840   64        barriers
-//     total 163,904 + 1,024 base alignment = 164,928 of 232,448
+//     65,536    131,072   w           bf16[256, 64]      128B     4       ring (group x_w)
+//     196,608   32,768    staging     bf16[64, 64]       128B     4       staging
+//     229,376   64        barriers
+//     total 229,440 + 1,024 base alignment = 230,464 of 232,448
 //   barriers:
-//     full_x_w[4] at 163,840: count 1, 32,768 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_x_w[4] at 163,872: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     full_x_w[4] at 229,376: count 1, 49,152 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_x_w[4] at 229,408: count 2 (one elected thread per consumer warpgroup releases the stage)
 //   named barriers:
 //     staging: ids 1..2 (id 1 + wg), 128 threads (a warpgroup's staging chunk is free, then filled)
 //   tma maps:
 //     tm_X_128x64: X bf16 rank 2, box {64, 128}, swizzle 128B
-//     tm_W_128x64: W bf16 rank 2, box {64, 128}, swizzle 128B
+//     tm_W_256x64: W bf16 rank 2, box {64, 256}, swizzle 128B
 //     tm_Y_64x64: Y bf16 rank 2, box {64, 64}, swizzle 128B, stores
 //   producer:
-//     per step: wait empty_x_w, expect 32,768 bytes on full_x_w
+//     per step: wait empty_x_w, expect 49,152 bytes on full_x_w
 //       x <- X[block.m, k]  [tm_X_128x64, 1 box]
-//       w <- W[block.n, k]  [tm_W_128x64, 1 box]
+//       w <- W[block.n, k]  [tm_W_256x64, 1 box]
 //   consumers:
 //     setup:
 //     first step:
 //       wait full_x_w
-//       mma acc += x @ w.T  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B K-major (128B), scale-d 0 on the first step]
+//       mma acc += x @ w.T  [wgmma m64n256k16 x 4 per warpgroup, SS, A K-major, B K-major (128B), scale-d 0 on the first step]
 //     every later step:
 //       wait full_x_w
-//       mma acc += x @ w.T  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B K-major (128B), scale-d 0 on the first step]
+//       mma acc += x @ w.T  [wgmma m64n256k16 x 4 per warpgroup, SS, A K-major, B K-major (128B), scale-d 0 on the first step]
 //       wgmma.wait_group 1  (keep one product group in flight)
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     after the steps:
@@ -4592,15 +4592,15 @@ constexpr int DSTAGES = 6;
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
-__global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, __nv_bfloat16 *__restrict__ Y, const int M, const int K, const int N) {
+__global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, __nv_bfloat16 *__restrict__ Y, const int M, const int K, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
     const uint32_t x_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[128, 64], swizzle 128B, 4 x 16384 B
-    const uint32_t w_smem = tkc_smem_addr(tkc_smem + 65536);  // ring bf16[128, 64], swizzle 128B, 4 x 16384 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 131072);  // staging bf16[64, 64], swizzle 128B, 4 x 8192 B
-    const uint32_t full_x_w = tkc_smem_addr(tkc_smem + 163840);  // 4 mbarriers
-    const uint32_t empty_x_w = tkc_smem_addr(tkc_smem + 163872);  // 4 mbarriers
+    const uint32_t w_smem = tkc_smem_addr(tkc_smem + 65536);  // ring bf16[256, 64], swizzle 128B, 4 x 32768 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 196608);  // staging bf16[64, 64], swizzle 128B, 4 x 8192 B
+    const uint32_t full_x_w = tkc_smem_addr(tkc_smem + 229376);  // 4 mbarriers
+    const uint32_t empty_x_w = tkc_smem_addr(tkc_smem + 229408);  // 4 mbarriers
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 4; ++tkc_s) tkc_mbar_init(full_x_w + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 4; ++tkc_s) tkc_mbar_init(empty_x_w + 8 * tkc_s, 2);
@@ -4618,7 +4618,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
         tkc_setmaxnreg_dec<40>();
         if (threadIdx.x == 0) {
             tkc_tma_prefetch_map(&tm_X_128x64);
-            tkc_tma_prefetch_map(&tm_W_128x64);
+            tkc_tma_prefetch_map(&tm_W_256x64);
             int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;
             for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
                 int block_m;
@@ -4637,11 +4637,11 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
                 const int tkc_steps = tkc_cdiv(K, BK);
                 for (int k = 0; k < tkc_steps; ++k) {
                     tkc_mbar_wait(empty_x_w + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
-                    tkc_mbar_expect_tx(full_x_w + 8 * tkc_stage, 32768);
+                    tkc_mbar_expect_tx(full_x_w + 8 * tkc_stage, 49152);
                     // x <- X[block.m, k]  (1 box of 128 x 64)
                     tkc_tma_load_2d(x_smem + (uint32_t)tkc_stage * 16384, &tm_X_128x64, k * 64, block_m * 128, full_x_w + 8 * tkc_stage);
-                    // w <- W[block.n, k]  (1 box of 128 x 64)
-                    tkc_tma_load_2d(w_smem + (uint32_t)tkc_stage * 16384, &tm_W_128x64, k * 64, block_n * 128, full_x_w + 8 * tkc_stage);
+                    // w <- W[block.n, k]  (1 box of 256 x 64)
+                    tkc_tma_load_2d(w_smem + (uint32_t)tkc_stage * 32768, &tm_W_256x64, k * 64, block_n * 256, full_x_w + 8 * tkc_stage);
                     if (++tkc_stage == 4) { tkc_stage = 0; tkc_phase ^= 1; }
                 }
                 tkc_tile_phase ^= 1;
@@ -4656,7 +4656,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
         const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block
         const int tkc_lcol = 2 * (tkc_lane % 4);            // and its first column in an 8-column slab
         (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
-        float acc[64];  // row-split fp32[128, 128]: 64 values per thread
+        float acc[128];  // row-split fp32[128, 256]: 128 values per thread
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
         for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
@@ -4681,20 +4681,20 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
                 const int k = 0;
                 (void)k;
                 tkc_mbar_wait(full_x_w + 8 * tkc_stage, tkc_phase);  // x_w landed
-                // acc += x @ w.T  [wgmma m64n128k16 x 4, A and B from shared memory]
+                // acc += x @ w.T  [wgmma m64n256k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(w_smem + (uint32_t)tkc_stage * 16384 + 0, 16, 1024, 1);  // w: K-major, 128B
+                    const uint64_t tkc_db = tkc_desc(w_smem + (uint32_t)tkc_stage * 32768 + 0, 16, 1024, 1);  // w: K-major, 128B
                     const uint64_t tkc_da = tkc_desc(x_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // x: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 6, tkc_db + 6, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
                 }
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
@@ -4702,24 +4702,24 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
             }
             for (int k = 1; k < tkc_steps; ++k) {  // the steady state
                 tkc_mbar_wait(full_x_w + 8 * tkc_stage, tkc_phase);  // x_w landed
-                // acc += x @ w.T  [wgmma m64n128k16 x 4, A and B from shared memory]
+                // acc += x @ w.T  [wgmma m64n256k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(w_smem + (uint32_t)tkc_stage * 16384 + 0, 16, 1024, 1);  // w: K-major, 128B
+                    const uint64_t tkc_db = tkc_desc(w_smem + (uint32_t)tkc_stage * 32768 + 0, 16, 1024, 1);  // w: K-major, 128B
                     const uint64_t tkc_da = tkc_desc(x_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // x: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 6, tkc_db + 6, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
                 }
                 tkc_wgmma_wait<1>();  // keep one product group in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
                 if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_x_w + 8 * tkc_prev_stage);  // release x_w (previous step)
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
@@ -4728,29 +4728,29 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
             // after the steps
             tkc_wgmma_wait<0>();  // the last step's products
             #pragma unroll
-            for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+            for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
             if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_x_w + 8 * tkc_prev_stage);  // release x_w (previous step)
             if (tkc_steps == 0) {  // no product ran: acc keeps its zero fill
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) acc[tkc_i] = 0.f;
+                for (int tkc_i = 0; tkc_i < 128; ++tkc_i) acc[tkc_i] = 0.f;
             }
             // finish
             // Y[block.m, block.n] <- E(acc)  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
-                const int tkc_c0 = block_n * 128;
+                const int tkc_c0 = block_n * 256;
                 // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
                 const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
-                    for (int tkc_ch = 0; tkc_ch < 2; ++tkc_ch) {
+                    for (int tkc_ch = 0; tkc_ch < 4; ++tkc_ch) {
                         const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
                         if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
                         tkc_bar_sync(1 + wg, 128);
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
+                            const int tkc_f = tkc_rb * 128 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
                             const uint32_t tkc_v0 = tkc_pack_bf16(acc[(tkc_f + 0)], acc[(tkc_f + 1)]);
                             const uint32_t tkc_v1 = tkc_pack_bf16(acc[(tkc_f + 2)], acc[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(acc[(tkc_f + 4)], acc[(tkc_f + 5)]);
@@ -4777,46 +4777,46 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 // kernel linear_bias: the plan tkc chose (tkc --emit=plan prints the same)
 // ================================================================================================
 // kernel linear_bias
-//   roles: producer warpgroup 0 (setmaxnreg 40), consumer warpgroups 1..2 (setmaxnreg 232); 384 threads
-//   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
-//   consumer registers (estimate): 120 of 232 = acc 64 + b 32 + overhead 24
+//   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..2 (setmaxnreg 240); 384 threads
+//   registers: 128 x 24 + 2 x 128 x 240 = 64,512 of 65,536
+//   consumer registers (estimate): 216 of 240 = acc 128 + b 64 + overhead 24
 //   grid: m = cdiv(M, BM), n = cdiv(N, BNB); persistent (min(work tiles, SMs) blocks); order super_m(8)
 //   pipeline: k < cdiv(K, BK); 4 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
 //     0         65,536    x           bf16[128, 64]      128B     4       ring (group x_w)
-//     65,536    65,536    w           bf16[128, 64]      128B     4       ring (group x_w)
-//     131,072   512       bs          bf16[128]          none     2       once (group bs)
-//     132,096   32,768    staging     bf16[64, 64]       128B     4       staging
-//     164,864   96        barriers
-//     total 164,960 + 1,024 base alignment = 165,984 of 232,448
+//     65,536    131,072   w           bf16[256, 64]      128B     4       ring (group x_w)
+//     196,608   1,024     bs          bf16[256]          none     2       once (group bs)
+//     197,632   32,768    staging     bf16[64, 64]       128B     4       staging
+//     230,400   96        barriers
+//     total 230,496 + 1,024 base alignment = 231,520 of 232,448
 //   barriers:
-//     full_x_w[4] at 164,864: count 1, 32,768 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_x_w[4] at 164,896: count 2 (one elected thread per consumer warpgroup releases the stage)
-//     full_bs[2] at 164,928: count 1, 256 bytes per phase (setup loads, once per work tile, one copy per tile parity)
-//     empty_bs[2] at 164,944: count 8 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
+//     full_x_w[4] at 230,400: count 1, 49,152 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_x_w[4] at 230,432: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     full_bs[2] at 230,464: count 1, 512 bytes per phase (setup loads, once per work tile, one copy per tile parity)
+//     empty_bs[2] at 230,480: count 8 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
 //   named barriers:
 //     staging: ids 1..2 (id 1 + wg), 128 threads (a warpgroup's staging chunk is free, then filled)
 //   tma maps:
 //     tm_X_128x64: X bf16 rank 2, box {64, 128}, swizzle 128B
-//     tm_W_128x64: W bf16 rank 2, box {64, 128}, swizzle 128B
-//     tm_bias_v128: bias bf16 rank 1, box {128}, swizzle none
+//     tm_W_256x64: W bf16 rank 2, box {64, 256}, swizzle 128B
+//     tm_bias_v256: bias bf16 rank 1, box {256}, swizzle none
 //     tm_Y_64x64: Y bf16 rank 2, box {64, 64}, swizzle 128B, stores
 //   producer:
-//     per step: wait empty_x_w, expect 32,768 bytes on full_x_w
+//     per step: wait empty_x_w, expect 49,152 bytes on full_x_w
 //       x <- X[block.m, k]  [tm_X_128x64, 1 box]
-//       w <- W[block.n, k]  [tm_W_128x64, 1 box]
-//     per work tile: wait empty_bs, expect 256 bytes on full_bs
-//       bs <- bias[block.n]  [tm_bias_v128, 1 box]
+//       w <- W[block.n, k]  [tm_W_256x64, 1 box]
+//     per work tile: wait empty_bs, expect 512 bytes on full_bs
+//       bs <- bias[block.n]  [tm_bias_v256, 1 box]
 //   consumers:
 //     setup:
 //       wait full_bs
 //     first step:
 //       wait full_x_w
-//       mma acc += x @ w.T  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B K-major (128B), scale-d 0 on the first step]
+//       mma acc += x @ w.T  [wgmma m64n256k16 x 4 per warpgroup, SS, A K-major, B K-major (128B), scale-d 0 on the first step]
 //     every later step:
 //       wait full_x_w
-//       mma acc += x @ w.T  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B K-major (128B), scale-d 0 on the first step]
+//       mma acc += x @ w.T  [wgmma m64n256k16 x 4 per warpgroup, SS, A K-major, B K-major (128B), scale-d 0 on the first step]
 //       wgmma.wait_group 1  (keep one product group in flight)
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     after the steps:
@@ -4836,24 +4836,25 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
-//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
+//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
+//     - register split 240/24 rather than 232/40: the consumers' estimate (216) is over 200
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - setup tiles in two copies (setup_stages = 2): work tile k reads copy k % 2, so the producer loads the next tile's setup tiles as soon as the tile before this one released them, not after this one's last step
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
-__global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __grid_constant__ CUtensorMap tm_bias_v128, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ Y, const int M, const int K, const int N) {
+__global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_bias_v256, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ Y, const int M, const int K, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
     const uint32_t x_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[128, 64], swizzle 128B, 4 x 16384 B
-    const uint32_t w_smem = tkc_smem_addr(tkc_smem + 65536);  // ring bf16[128, 64], swizzle 128B, 4 x 16384 B
-    const uint32_t bs_smem = tkc_smem_addr(tkc_smem + 131072);  // once bf16[1, 128], swizzle none, 2 x 256 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 132096);  // staging bf16[64, 64], swizzle 128B, 4 x 8192 B
-    const uint32_t full_x_w = tkc_smem_addr(tkc_smem + 164864);  // 4 mbarriers
-    const uint32_t empty_x_w = tkc_smem_addr(tkc_smem + 164896);  // 4 mbarriers
-    const uint32_t full_bs = tkc_smem_addr(tkc_smem + 164928);  // 2 mbarriers
-    const uint32_t empty_bs = tkc_smem_addr(tkc_smem + 164944);  // 2 mbarriers
+    const uint32_t w_smem = tkc_smem_addr(tkc_smem + 65536);  // ring bf16[256, 64], swizzle 128B, 4 x 32768 B
+    const uint32_t bs_smem = tkc_smem_addr(tkc_smem + 196608);  // once bf16[1, 256], swizzle none, 2 x 512 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 197632);  // staging bf16[64, 64], swizzle 128B, 4 x 8192 B
+    const uint32_t full_x_w = tkc_smem_addr(tkc_smem + 230400);  // 4 mbarriers
+    const uint32_t empty_x_w = tkc_smem_addr(tkc_smem + 230432);  // 4 mbarriers
+    const uint32_t full_bs = tkc_smem_addr(tkc_smem + 230464);  // 2 mbarriers
+    const uint32_t empty_bs = tkc_smem_addr(tkc_smem + 230480);  // 2 mbarriers
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 4; ++tkc_s) tkc_mbar_init(full_x_w + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 4; ++tkc_s) tkc_mbar_init(empty_x_w + 8 * tkc_s, 2);
@@ -4870,11 +4871,11 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
     const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers
     if (tkc_wgi == 0) {
         // ---- producer warpgroup: one thread issues every TMA load ----
-        tkc_setmaxnreg_dec<40>();
+        tkc_setmaxnreg_dec<24>();
         if (threadIdx.x == 0) {
             tkc_tma_prefetch_map(&tm_X_128x64);
-            tkc_tma_prefetch_map(&tm_W_128x64);
-            tkc_tma_prefetch_map(&tm_bias_v128);
+            tkc_tma_prefetch_map(&tm_W_256x64);
+            tkc_tma_prefetch_map(&tm_bias_v256);
             int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;
             int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile uses
             for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
@@ -4893,17 +4894,17 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                 (void)block_n;
                 // setup tiles, once per work tile: wait until the consumers are done with this copy's last ones (two tiles back)
                 tkc_mbar_wait(empty_bs + 8 * tkc_setup_slot, tkc_tile_phase ^ 1);
-                tkc_mbar_expect_tx(full_bs + 8 * tkc_setup_slot, 256);
-                // bs <- bias[block.n]  (1 box of 1 x 128)
-                tkc_tma_load_1d(bs_smem + (uint32_t)tkc_setup_slot * 256, &tm_bias_v128, block_n * 128, full_bs + 8 * tkc_setup_slot);
+                tkc_mbar_expect_tx(full_bs + 8 * tkc_setup_slot, 512);
+                // bs <- bias[block.n]  (1 box of 1 x 256)
+                tkc_tma_load_1d(bs_smem + (uint32_t)tkc_setup_slot * 512, &tm_bias_v256, block_n * 256, full_bs + 8 * tkc_setup_slot);
                 const int tkc_steps = tkc_cdiv(K, BK);
                 for (int k = 0; k < tkc_steps; ++k) {
                     tkc_mbar_wait(empty_x_w + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
-                    tkc_mbar_expect_tx(full_x_w + 8 * tkc_stage, 32768);
+                    tkc_mbar_expect_tx(full_x_w + 8 * tkc_stage, 49152);
                     // x <- X[block.m, k]  (1 box of 128 x 64)
                     tkc_tma_load_2d(x_smem + (uint32_t)tkc_stage * 16384, &tm_X_128x64, k * 64, block_m * 128, full_x_w + 8 * tkc_stage);
-                    // w <- W[block.n, k]  (1 box of 128 x 64)
-                    tkc_tma_load_2d(w_smem + (uint32_t)tkc_stage * 16384, &tm_W_128x64, k * 64, block_n * 128, full_x_w + 8 * tkc_stage);
+                    // w <- W[block.n, k]  (1 box of 256 x 64)
+                    tkc_tma_load_2d(w_smem + (uint32_t)tkc_stage * 32768, &tm_W_256x64, k * 64, block_n * 256, full_x_w + 8 * tkc_stage);
                     if (++tkc_stage == 4) { tkc_stage = 0; tkc_phase ^= 1; }
                 }
                 if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
@@ -4911,15 +4912,15 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
         }
     } else {
         // ---- consumer warpgroups ----
-        tkc_setmaxnreg_inc<232>();
+        tkc_setmaxnreg_inc<240>();
         const int wg = tkc_wgi - 1;                    // consumer index
         const int tkc_wg_thread = threadIdx.x % 128;
         const int tkc_warp = tkc_wg_thread / 32, tkc_lane = threadIdx.x % 32;
         const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block
         const int tkc_lcol = 2 * (tkc_lane % 4);            // and its first column in an 8-column slab
         (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
-        float acc[64];  // row-split fp32[128, 128]: 64 values per thread
-        float b[32];  // bf16[128] per_col: the 32 columns this thread holds, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2
+        float acc[128];  // row-split fp32[128, 256]: 128 values per thread
+        float b[64];  // bf16[256] per_col: the 64 columns this thread holds, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
         int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile reads
@@ -4946,20 +4947,20 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                 const int k = 0;
                 (void)k;
                 tkc_mbar_wait(full_x_w + 8 * tkc_stage, tkc_phase);  // x_w landed
-                // acc += x @ w.T  [wgmma m64n128k16 x 4, A and B from shared memory]
+                // acc += x @ w.T  [wgmma m64n256k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(w_smem + (uint32_t)tkc_stage * 16384 + 0, 16, 1024, 1);  // w: K-major, 128B
+                    const uint64_t tkc_db = tkc_desc(w_smem + (uint32_t)tkc_stage * 32768 + 0, 16, 1024, 1);  // w: K-major, 128B
                     const uint64_t tkc_da = tkc_desc(x_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // x: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 6, tkc_db + 6, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
                 }
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
@@ -4967,24 +4968,24 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
             }
             for (int k = 1; k < tkc_steps; ++k) {  // the steady state
                 tkc_mbar_wait(full_x_w + 8 * tkc_stage, tkc_phase);  // x_w landed
-                // acc += x @ w.T  [wgmma m64n128k16 x 4, A and B from shared memory]
+                // acc += x @ w.T  [wgmma m64n256k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(w_smem + (uint32_t)tkc_stage * 16384 + 0, 16, 1024, 1);  // w: K-major, 128B
+                    const uint64_t tkc_db = tkc_desc(w_smem + (uint32_t)tkc_stage * 32768 + 0, 16, 1024, 1);  // w: K-major, 128B
                     const uint64_t tkc_da = tkc_desc(x_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // x: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n256k16_ss_bf16<0, 0, 1>(&acc[0], tkc_da + 6, tkc_db + 6, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
                 }
                 tkc_wgmma_wait<1>();  // keep one product group in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
                 if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_x_w + 8 * tkc_prev_stage);  // release x_w (previous step)
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
@@ -4993,36 +4994,36 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
             // after the steps
             tkc_wgmma_wait<0>();  // the last step's products
             #pragma unroll
-            for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(acc[tkc_i]);
+            for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(acc[tkc_i]);
             if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_x_w + 8 * tkc_prev_stage);  // release x_w (previous step)
             if (tkc_steps == 0) {  // no product ran: acc keeps its zero fill
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) acc[tkc_i] = 0.f;
+                for (int tkc_i = 0; tkc_i < 128; ++tkc_i) acc[tkc_i] = 0.f;
             }
             // finish
             // b <- bs
             #pragma unroll
-            for (int tkc_r = 0; tkc_r < 32; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 256 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
+            for (int tkc_r = 0; tkc_r < 64; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 512 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
             // Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
-                const int tkc_c0 = block_n * 128;
+                const int tkc_c0 = block_n * 256;
                 // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
                 const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
-                    for (int tkc_ch = 0; tkc_ch < 2; ++tkc_ch) {
+                    for (int tkc_ch = 0; tkc_ch < 4; ++tkc_ch) {
                         const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
                         if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
                         tkc_bar_sync(1 + wg, 128);
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                            const uint32_t tkc_v0 = tkc_pack_bf16((acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) >> 2) % 16) + ((tkc_f + 0) & 1))]), (acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) >> 2) % 16) + ((tkc_f + 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) >> 2) % 16) + ((tkc_f + 2) & 1))]), (acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) >> 2) % 16) + ((tkc_f + 3) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) >> 2) % 16) + ((tkc_f + 4) & 1))]), (acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) >> 2) % 16) + ((tkc_f + 5) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) >> 2) % 16) + ((tkc_f + 6) & 1))]), (acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) >> 2) % 16) + ((tkc_f + 7) & 1))]));
+                            const int tkc_f = tkc_rb * 128 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
+                            const uint32_t tkc_v0 = tkc_pack_bf16((acc[(tkc_f + 0)] + b[(2 * (((tkc_f + 0) >> 2) % 32) + ((tkc_f + 0) & 1))]), (acc[(tkc_f + 1)] + b[(2 * (((tkc_f + 1) >> 2) % 32) + ((tkc_f + 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((acc[(tkc_f + 2)] + b[(2 * (((tkc_f + 2) >> 2) % 32) + ((tkc_f + 2) & 1))]), (acc[(tkc_f + 3)] + b[(2 * (((tkc_f + 3) >> 2) % 32) + ((tkc_f + 3) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((acc[(tkc_f + 4)] + b[(2 * (((tkc_f + 4) >> 2) % 32) + ((tkc_f + 4) & 1))]), (acc[(tkc_f + 5)] + b[(2 * (((tkc_f + 5) >> 2) % 32) + ((tkc_f + 5) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((acc[(tkc_f + 6)] + b[(2 * (((tkc_f + 6) >> 2) % 32) + ((tkc_f + 6) & 1))]), (acc[(tkc_f + 7)] + b[(2 * (((tkc_f + 7) >> 2) % 32) + ((tkc_f + 7) & 1))]));
                             tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                         tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
@@ -5993,12 +5994,12 @@ int tkc_linear(const void *X, const int64_t *X_strides, const void *W, const int
         const uint32_t box[2] = {64, 128};
         if (!tkc_make_map(&tm_X_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, X, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_W_128x64;
+    CUtensorMap tm_W_256x64;
     {
         const uint64_t dims[2] = {(uint64_t)W_dims[1], (uint64_t)W_dims[0]};
         const uint64_t strides[1] = {(uint64_t)W_st[0] * 2};
-        const uint32_t box[2] = {64, 128};
-        if (!tkc_make_map(&tm_W_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, W, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[2] = {64, 256};
+        if (!tkc_make_map(&tm_W_256x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, W, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
     CUtensorMap tm_Y_64x64;
     {
@@ -6016,12 +6017,12 @@ int tkc_linear(const void *X, const int64_t *X_strides, const void *W, const int
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_linear_cuda = cudaFuncSetAttribute(tkc_linear_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 164928)) != cudaSuccess)
+        if ((tkc_linear_cuda = cudaFuncSetAttribute(tkc_linear_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
-    tkc_linear_kernel<<<grid, 384, 164928, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_128x64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (__nv_bfloat16 *)Y, (int)M, (int)K, (int)N);
+    tkc_linear_kernel<<<grid, 384, 230464, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_256x64, tm_Y_64x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (__nv_bfloat16 *)Y, (int)M, (int)K, (int)N);
     if ((tkc_linear_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_linear_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;
@@ -6105,19 +6106,19 @@ int tkc_linear_bias(const void *X, const int64_t *X_strides, const void *W, cons
         const uint32_t box[2] = {64, 128};
         if (!tkc_make_map(&tm_X_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, X, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_W_128x64;
+    CUtensorMap tm_W_256x64;
     {
         const uint64_t dims[2] = {(uint64_t)W_dims[1], (uint64_t)W_dims[0]};
         const uint64_t strides[1] = {(uint64_t)W_st[0] * 2};
-        const uint32_t box[2] = {64, 128};
-        if (!tkc_make_map(&tm_W_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, W, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[2] = {64, 256};
+        if (!tkc_make_map(&tm_W_256x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, W, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_bias_v128;
+    CUtensorMap tm_bias_v256;
     {
         const uint64_t dims[1] = {(uint64_t)bias_dims[0]};
         const uint64_t strides[1] = {0};
-        const uint32_t box[1] = {128};
-        if (!tkc_make_map(&tm_bias_v128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, bias, dims, strides, box, 0)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[1] = {256};
+        if (!tkc_make_map(&tm_bias_v256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, bias, dims, strides, box, 0)) return TKC_ERR_TENSOR_MAP;
     }
     CUtensorMap tm_Y_64x64;
     {
@@ -6135,12 +6136,12 @@ int tkc_linear_bias(const void *X, const int64_t *X_strides, const void *W, cons
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_linear_bias_cuda = cudaFuncSetAttribute(tkc_linear_bias_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 165984)) != cudaSuccess)
+        if ((tkc_linear_bias_cuda = cudaFuncSetAttribute(tkc_linear_bias_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 231520)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
-    tkc_linear_bias_kernel<<<grid, 384, 165984, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_128x64, tm_bias_v128, tm_Y_64x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)Y, (int)M, (int)K, (int)N);
+    tkc_linear_bias_kernel<<<grid, 384, 231520, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_256x64, tm_bias_v256, tm_Y_64x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)Y, (int)M, (int)K, (int)N);
     if ((tkc_linear_bias_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_linear_bias_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;
@@ -6533,7 +6534,7 @@ extern "C" const char *tkc_linear_error(void) {
 }
 extern "C" int tkc_linear(const void *X, const int64_t *X_strides, const void *W, const int64_t *W_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t K, int64_t N, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
-    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4, BN=128, BNB=128)
+    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4)
         tkc_linear_variant = 2;
         return tkc_v_decode::tkc_linear(X, X_strides, W, W_strides, Y, Y_strides, M, K, N, stream);
     }
@@ -6557,7 +6558,7 @@ extern "C" const char *tkc_linear_bias_error(void) {
 }
 extern "C" int tkc_linear_bias(const void *X, const int64_t *X_strides, const void *W, const int64_t *W_strides, const void *bias, const int64_t *bias_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t K, int64_t N, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
-    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4, BN=128, BNB=128)
+    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4)
         tkc_linear_bias_variant = 2;
         return tkc_v_decode::tkc_linear_bias(X, X_strides, W, W_strides, bias, bias_strides, Y, Y_strides, M, K, N, stream);
     }
@@ -6581,7 +6582,7 @@ extern "C" const char *tkc_linear_bias_f32_error(void) {
 }
 extern "C" int tkc_linear_bias_f32(const void *X, const int64_t *X_strides, const void *W, const int64_t *W_strides, const void *bias, const int64_t *bias_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t K, int64_t N, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
-    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4, BN=128, BNB=128)
+    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4)
         tkc_linear_bias_f32_variant = 2;
         return tkc_v_decode::tkc_linear_bias_f32(X, X_strides, W, W_strides, bias, bias_strides, Y, Y_strides, M, K, N, stream);
     }
@@ -6605,7 +6606,7 @@ extern "C" const char *tkc_linear_splitk_error(void) {
 }
 extern "C" int tkc_linear_splitk(const void *X, const int64_t *X_strides, const void *W, const int64_t *W_strides, void *P, const int64_t *P_strides, int64_t M, int64_t K, int64_t N, int32_t splits, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
-    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4, BN=128, BNB=128)
+    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4)
         tkc_linear_splitk_variant = 2;
         return tkc_v_decode::tkc_linear_splitk(X, X_strides, W, W_strides, P, P_strides, M, K, N, splits, stream);
     }
@@ -6629,7 +6630,7 @@ extern "C" const char *tkc_linear_decode_error(void) {
 }
 extern "C" int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, const int64_t *W_strides, void *Pt, const int64_t *Pt_strides, int64_t M, int64_t K, int64_t N, int32_t splits, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
-    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4, BN=128, BNB=128)
+    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4)
         tkc_linear_decode_variant = 2;
         return tkc_v_decode::tkc_linear_decode(X, X_strides, W, W_strides, Pt, Pt_strides, M, K, N, splits, stream);
     }
@@ -6653,7 +6654,7 @@ extern "C" const char *tkc_linear_splitk_out_error(void) {
 }
 extern "C" int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, const void *bias, const int64_t *bias_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t N, tkc_stream_t stream) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
-    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4, BN=128, BNB=128)
+    if (M <= 16LL) {  // when M <= 16: decode (BNS=256, SSTAGES=4)
         tkc_linear_splitk_out_variant = 2;
         return tkc_v_decode::tkc_linear_splitk_out(P, P_strides, bias, bias_strides, Y, Y_strides, M, N, stream);
     }
