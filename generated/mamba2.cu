@@ -428,7 +428,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 // kernel mamba2
 //   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..1 (setmaxnreg 232); 256 threads
 //   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
-//   consumer registers (estimate): 192 of 232 = a 2 + cs 2 + csc 16 + er 2 + s 32 + y 32 + ht 32 + br 16 + cs_v5 16 + y_operand 16 + temporaries (peak) 2 + overhead 24
+//   consumer registers (estimate): 192 of 232 = a 2 + cs 2 + csc 16 + er 2 + s 32 + y 32 + ht 32 + br 16 + cs_v6 16 + y_operand 16 + temporaries (peak) 2 + overhead 24
 //   grid: b = B, h = H; one block per work tile; order row_major
 //   pipeline: j < cdiv(T, 64); 3 stages
 //   shared memory (from the 1024-aligned base):
@@ -479,12 +479,13 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       wait full_at
 //       a <- at
 //       release empty_at, by every warp
+//       a = a * 1.4426950408889634  [fp32[64] per_row in registers]
 //       cs = cumsum(a)  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'cs_relayout' is done
 //       move cs_relayout <- cs  [st.shared (vector), cs_relayout, per_row: one lane per row]
 //       bar.sync 2, 128 (scratch): 'cs_relayout' is complete
-//       move cs_v5 <- cs_relayout  [ld.shared (vector), cs_relayout, into per_col slots]
-//       csc = cs_v5  [fp32[64] per_col in registers]
+//       move cs_v6 <- cs_relayout  [ld.shared (vector), cs_relayout, into per_col slots]
+//       csc = cs_v6  [fp32[64] per_col in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'hs' is done
 //       move hs <- bf16(ht)  [stmatrix.x4, hs 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('hs' is read by products)
@@ -494,9 +495,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       wait full_bm
 //       mma s = c @ bm.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 1  (registers of a product in flight)
-//       y = y * exp(cs)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
+//       y = y * exp2(cs)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       s = tril(s * exp(cs - csc), 0)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
+//       s = tril(s * exp2(cs - csc), 0)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       release empty_c
 //       wait full_x
 //       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
@@ -504,10 +505,10 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
 //       release empty_bm, by every warp
 //       bar.sync 2, 128 (scratch): every earlier reader of 'bs' is done
-//       move bs[:, 0:64] <- bf16(fp32(br) * exp(er - cs))  [stmatrix.x4, bs 128B swizzle, whole tile per warpgroup]
+//       move bs[:, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4, bs 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('bs' is read by products)
 //       bar.sync 2, 128 (scratch): 'bs' is complete
-//       ht = ht * exp(er)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
+//       ht = ht * exp2(er)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       mma ht += x.T @ bs  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)]
 //       wgmma.wait_group 1  (registers of a product in flight)
 //       store Y[block.b, block.h, j, 0] <- bf16(y)  [staged]
@@ -515,12 +516,13 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       wait full_at
 //       a <- at
 //       release empty_at, by every warp
+//       a = a * 1.4426950408889634  [fp32[64] per_row in registers]
 //       cs = cumsum(a)  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'cs_relayout' is done
 //       move cs_relayout <- cs  [st.shared (vector), cs_relayout, per_row: one lane per row]
 //       bar.sync 2, 128 (scratch): 'cs_relayout' is complete
-//       move cs_v5 <- cs_relayout  [ld.shared (vector), cs_relayout, into per_col slots]
-//       csc = cs_v5  [fp32[64] per_col in registers]
+//       move cs_v6 <- cs_relayout  [ld.shared (vector), cs_relayout, into per_col slots]
+//       csc = cs_v6  [fp32[64] per_col in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'hs' is done
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       move hs <- bf16(ht)  [stmatrix.x4, hs 128B swizzle, whole tile per warpgroup]
@@ -532,9 +534,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       wait full_bm
 //       mma s = c @ bm.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 1  (registers of a product in flight)
-//       y = y * exp(cs)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
+//       y = y * exp2(cs)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       s = tril(s * exp(cs - csc), 0)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
+//       s = tril(s * exp2(cs - csc), 0)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       release empty_c
 //       wait full_x
 //       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
@@ -542,10 +544,10 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
 //       release empty_bm, by every warp
 //       bar.sync 2, 128 (scratch): every earlier reader of 'bs' is done
-//       move bs[:, 0:64] <- bf16(fp32(br) * exp(er - cs))  [stmatrix.x4, bs 128B swizzle, whole tile per warpgroup]
+//       move bs[:, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4, bs 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('bs' is read by products)
 //       bar.sync 2, 128 (scratch): 'bs' is complete
-//       ht = ht * exp(er)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
+//       ht = ht * exp2(er)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       mma ht += x.T @ bs  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)]
 //       wgmma.wait_group 1  (registers of a product in flight)
 //       store Y[block.b, block.h, j, 0] <- bf16(y)  [staged]
@@ -670,7 +672,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
         float y[32];  // row-split fp32[64, 64]: 32 values per thread
         float ht[32];  // row-split fp32[64, 64]: 32 values per thread
         uint32_t br[16];  // row-split bf16[64, 64]: 16 packed pairs per thread
-        float cs_v5[16];  // fp32[64] per_col: the 16 columns this thread holds, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2
+        float cs_v6[16];  // fp32[64] per_col: the 16 columns this thread holds, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2
         uint32_t y_operand[16];  // row-split bf16[64, 64]: 16 packed pairs per thread
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
@@ -701,6 +703,9 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) a[tkc_r] = tkc_ld_shared_f32(at_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
                 __syncwarp();  // every lane of this warp is done with at
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_at + 8 * tkc_stage);  // release at
+                // a = a * 1.4426950408889634
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) a[tkc_r] = (a[tkc_r] * 1.44269504f);
                 // cs = cumsum(a)
                 float tkc_scan0[2];  // cumsum(a)
                 #pragma unroll
@@ -744,12 +749,12 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                     for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_st_shared_f32(cs_relayout_smem + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4, cs[tkc_r]);
                 }
                 tkc_bar_sync(2, 128);  // scratch: 'cs_relayout' is complete
-                // csc = cs: cs_v5 <- cs_relayout  [ld.shared (vector)]
+                // csc = cs: cs_v6 <- cs_relayout  [ld.shared (vector)]
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 16; ++tkc_r) cs_v5[tkc_r] = tkc_ld_shared_f32(cs_relayout_smem + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 4);  // each thread its own columns
-                // csc = cs: csc = cs_v5
+                for (int tkc_r = 0; tkc_r < 16; ++tkc_r) cs_v6[tkc_r] = tkc_ld_shared_f32(cs_relayout_smem + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 4);  // each thread its own columns
+                // csc = cs: csc = cs_v6
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 16; ++tkc_r) csc[tkc_r] = cs_v5[tkc_r];
+                for (int tkc_r = 0; tkc_r < 16; ++tkc_r) csc[tkc_r] = cs_v6[tkc_r];
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'hs' is done
                 // hs <- bf16(ht)  [stmatrix.x4]
                 {
@@ -805,15 +810,15 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                // y = y * exp(cs)
+                // y = y * exp2(cs)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) y[tkc_i] = (y[tkc_i] * tkc_exp2(1.44269504f * cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) y[tkc_i] = (y[tkc_i] * tkc_exp2(cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s[tkc_i]);
-                // s = tril(s * exp(cs - csc), 0)
+                // s = tril(s * exp2(cs - csc), 0)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 64)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 64))) <= (0) ? (s[tkc_i] * tkc_exp2(1.44269504f * (cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] - csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))]))) : 0.f);
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 64)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 64))) <= (0) ? (s[tkc_i] * tkc_exp2((cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] - csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))]))) : 0.f);
                 if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_c + 8 * tkc_stage);  // release c
                 tkc_mbar_wait(full_x + 8 * tkc_stage, tkc_phase);  // x landed
                 // y += bf16(s) @ x  [wgmma m64n64k16 x 4, A from registers]
@@ -866,7 +871,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 __syncwarp();  // every lane of this warp is done with bm
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'bs' is done
-                // bs[:, 0:64] <- bf16(fp32(br) * exp(er - cs))  [stmatrix.x4]
+                // bs[:, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = bs_smem;  // bs: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -875,19 +880,19 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
                             const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))] - cs[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]))), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))] - cs[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]))));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))] - cs[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]))), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))] - cs[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]))));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))] - cs[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]))), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))] - cs[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]))));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))] - cs[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]))), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))] - cs[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]))));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1])) * tkc_exp2((er[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))] - cs[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]))), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1])) * tkc_exp2((er[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))] - cs[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]))));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])) * tkc_exp2((er[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))] - cs[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]))), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])) * tkc_exp2((er[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))] - cs[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]))));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])) * tkc_exp2((er[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))] - cs[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]))), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])) * tkc_exp2((er[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))] - cs[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]))));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])) * tkc_exp2((er[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))] - cs[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]))), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])) * tkc_exp2((er[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))] - cs[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]))));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'bs' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'bs' is complete
-                // ht = ht * exp(er)
+                // ht = ht * exp2(er)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) ht[tkc_i] = (ht[tkc_i] * tkc_exp2(1.44269504f * er[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) ht[tkc_i] = (ht[tkc_i] * tkc_exp2(er[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
                 // ht += x.T @ bs  [wgmma m64n64k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
@@ -951,6 +956,9 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) a[tkc_r] = tkc_ld_shared_f32(at_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
                 __syncwarp();  // every lane of this warp is done with at
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_at + 8 * tkc_stage);  // release at
+                // a = a * 1.4426950408889634
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) a[tkc_r] = (a[tkc_r] * 1.44269504f);
                 // cs = cumsum(a)
                 float tkc_scan2[2];  // cumsum(a)
                 #pragma unroll
@@ -994,12 +1002,12 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                     for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_st_shared_f32(cs_relayout_smem + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4, cs[tkc_r]);
                 }
                 tkc_bar_sync(2, 128);  // scratch: 'cs_relayout' is complete
-                // csc = cs: cs_v5 <- cs_relayout  [ld.shared (vector)]
+                // csc = cs: cs_v6 <- cs_relayout  [ld.shared (vector)]
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 16; ++tkc_r) cs_v5[tkc_r] = tkc_ld_shared_f32(cs_relayout_smem + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 4);  // each thread its own columns
-                // csc = cs: csc = cs_v5
+                for (int tkc_r = 0; tkc_r < 16; ++tkc_r) cs_v6[tkc_r] = tkc_ld_shared_f32(cs_relayout_smem + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 4);  // each thread its own columns
+                // csc = cs: csc = cs_v6
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 16; ++tkc_r) csc[tkc_r] = cs_v5[tkc_r];
+                for (int tkc_r = 0; tkc_r < 16; ++tkc_r) csc[tkc_r] = cs_v6[tkc_r];
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'hs' is done
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
@@ -1059,15 +1067,15 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                // y = y * exp(cs)
+                // y = y * exp2(cs)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) y[tkc_i] = (y[tkc_i] * tkc_exp2(1.44269504f * cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) y[tkc_i] = (y[tkc_i] * tkc_exp2(cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s[tkc_i]);
-                // s = tril(s * exp(cs - csc), 0)
+                // s = tril(s * exp2(cs - csc), 0)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 64)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 64))) <= (0) ? (s[tkc_i] * tkc_exp2(1.44269504f * (cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] - csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))]))) : 0.f);
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 64)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 64))) <= (0) ? (s[tkc_i] * tkc_exp2((cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] - csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))]))) : 0.f);
                 if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_c + 8 * tkc_stage);  // release c
                 tkc_mbar_wait(full_x + 8 * tkc_stage, tkc_phase);  // x landed
                 // y += bf16(s) @ x  [wgmma m64n64k16 x 4, A from registers]
@@ -1120,7 +1128,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 __syncwarp();  // every lane of this warp is done with bm
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'bs' is done
-                // bs[:, 0:64] <- bf16(fp32(br) * exp(er - cs))  [stmatrix.x4]
+                // bs[:, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = bs_smem;  // bs: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -1129,19 +1137,19 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
                             const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))] - cs[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]))), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))] - cs[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]))));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))] - cs[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]))), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))] - cs[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]))));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))] - cs[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]))), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))] - cs[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]))));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))] - cs[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]))), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])) * tkc_exp2(1.44269504f * (er[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))] - cs[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]))));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1])) * tkc_exp2((er[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))] - cs[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]))), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1])) * tkc_exp2((er[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))] - cs[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]))));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])) * tkc_exp2((er[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))] - cs[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]))), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])) * tkc_exp2((er[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))] - cs[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]))));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])) * tkc_exp2((er[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))] - cs[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]))), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])) * tkc_exp2((er[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))] - cs[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]))));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])) * tkc_exp2((er[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))] - cs[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]))), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])) * tkc_exp2((er[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))] - cs[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]))));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'bs' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'bs' is complete
-                // ht = ht * exp(er)
+                // ht = ht * exp2(er)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) ht[tkc_i] = (ht[tkc_i] * tkc_exp2(1.44269504f * er[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) ht[tkc_i] = (ht[tkc_i] * tkc_exp2(er[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
                 // ht += x.T @ bs  [wgmma m64n64k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
