@@ -72,6 +72,14 @@ DEV = "cpu" if FAKE else "cuda"
 #   skip      output names not to compare (still guard-checked)
 # ---------------------------------------------------------------------------------------------
 
+def ref_colpick(t, d):
+    """bench/features/colpick.tk: column picks of P = A @ B and one real row sum, broadcast over the columns."""
+    p = hp(t["A"]) @ hp(t["B"])
+    r = p.amax(dim=1)
+    y = p[:, 0] + 2 * p[:, 5] + 3 * p[:, 63] + 4 * p[:, 127] + (p[:, 7] + 127 * r)
+    return {"O": y[:, None].expand(-1, 128).contiguous()}
+
+
 def hp(x):
     """The references compute in fp64 (no TF32, no accumulation-order noise to speak of)."""
     return x.double()
@@ -432,6 +440,11 @@ FEATURES = {
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 72), (333, 136))],
         strided=[dict(M=333, K=136)],
         ref=ref_rowsoftmax),
+    "colpick": dict(
+        what="(a) rowsum(where(col == K, x, 0)) as a column pick (one shuffle a row), beside a real row sum",
+        cases=[dict(M=m) for m in (128, 100, 333)],
+        strided=[dict(M=333)],
+        ref=ref_colpick),
     # (b) moves between shared memory and registers
     "move_sr_bf16": dict(
         what="(b) shared -> registers (bf16 ring tile in compute), register tile stores (exact copy)",

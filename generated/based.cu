@@ -794,6 +794,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - 'w = rowsum(where(col == 0, fp32(qr), 0.0))': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (32 such row sums in this kernel)
 //     - scratch barriers: 124 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 62 async-proxy fences too: one after a run's last write)
 __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -1147,17 +1148,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 tkc_fence_proxy_async();  // 'ms' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
                 // w = rowsum(where(col == 0, fp32(qr), 0.0))
-                float tkc_red0[2];  // rowsum(where(col == 0, fp32(qr), 0.0))
+                float tkc_red0[2];  // rowsum(where(col == 0, fp32(qr), 0.0)): column 0, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red0[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red0[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 1);
-                    tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red0[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red0[tkc_r];
@@ -1180,17 +1176,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 1, fp32(qr), 0.0))
-                float tkc_red1[2];  // rowsum(where(col == 1, fp32(qr), 0.0))
+                float tkc_red1[2];  // rowsum(where(col == 1, fp32(qr), 0.0)): column 1, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red1[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red1[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 1) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 1);
-                    tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red1[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red1[tkc_r];
@@ -1212,17 +1203,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 2, fp32(qr), 0.0))
-                float tkc_red2[2];  // rowsum(where(col == 2, fp32(qr), 0.0))
+                float tkc_red2[2];  // rowsum(where(col == 2, fp32(qr), 0.0)): column 2, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red2[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red2[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 2) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 1);
-                    tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red2[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red2[tkc_r];
@@ -1244,17 +1230,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 3, fp32(qr), 0.0))
-                float tkc_red3[2];  // rowsum(where(col == 3, fp32(qr), 0.0))
+                float tkc_red3[2];  // rowsum(where(col == 3, fp32(qr), 0.0)): column 3, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red3[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red3[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 3) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 1);
-                    tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red3[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red3[tkc_r];
@@ -1276,17 +1257,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 4, fp32(qr), 0.0))
-                float tkc_red4[2];  // rowsum(where(col == 4, fp32(qr), 0.0))
+                float tkc_red4[2];  // rowsum(where(col == 4, fp32(qr), 0.0)): column 4, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red4[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red4[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 4) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red4[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red4[tkc_r], 1);
-                    tkc_red4[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red4[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red4[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red4[tkc_r];
@@ -1308,17 +1284,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 5, fp32(qr), 0.0))
-                float tkc_red5[2];  // rowsum(where(col == 5, fp32(qr), 0.0))
+                float tkc_red5[2];  // rowsum(where(col == 5, fp32(qr), 0.0)): column 5, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red5[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red5[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 5) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red5[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red5[tkc_r], 1);
-                    tkc_red5[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red5[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red5[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red5[tkc_r];
@@ -1340,17 +1311,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 6, fp32(qr), 0.0))
-                float tkc_red6[2];  // rowsum(where(col == 6, fp32(qr), 0.0))
+                float tkc_red6[2];  // rowsum(where(col == 6, fp32(qr), 0.0)): column 6, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red6[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red6[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 6) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red6[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red6[tkc_r], 1);
-                    tkc_red6[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red6[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red6[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red6[tkc_r];
@@ -1372,17 +1338,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 7, fp32(qr), 0.0))
-                float tkc_red7[2];  // rowsum(where(col == 7, fp32(qr), 0.0))
+                float tkc_red7[2];  // rowsum(where(col == 7, fp32(qr), 0.0)): column 7, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red7[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red7[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 7) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red7[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red7[tkc_r], 1);
-                    tkc_red7[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red7[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red7[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red7[tkc_r];
@@ -1404,17 +1365,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 8, fp32(qr), 0.0))
-                float tkc_red8[2];  // rowsum(where(col == 8, fp32(qr), 0.0))
+                float tkc_red8[2];  // rowsum(where(col == 8, fp32(qr), 0.0)): column 8, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red8[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red8[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 8) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red8[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red8[tkc_r], 1);
-                    tkc_red8[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red8[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red8[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red8[tkc_r];
@@ -1436,17 +1392,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 9, fp32(qr), 0.0))
-                float tkc_red9[2];  // rowsum(where(col == 9, fp32(qr), 0.0))
+                float tkc_red9[2];  // rowsum(where(col == 9, fp32(qr), 0.0)): column 9, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red9[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red9[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 9) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red9[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red9[tkc_r], 1);
-                    tkc_red9[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red9[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red9[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red9[tkc_r];
@@ -1468,17 +1419,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 10, fp32(qr), 0.0))
-                float tkc_red10[2];  // rowsum(where(col == 10, fp32(qr), 0.0))
+                float tkc_red10[2];  // rowsum(where(col == 10, fp32(qr), 0.0)): column 10, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red10[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red10[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 10) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red10[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red10[tkc_r], 1);
-                    tkc_red10[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red10[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red10[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red10[tkc_r];
@@ -1500,17 +1446,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 11, fp32(qr), 0.0))
-                float tkc_red11[2];  // rowsum(where(col == 11, fp32(qr), 0.0))
+                float tkc_red11[2];  // rowsum(where(col == 11, fp32(qr), 0.0)): column 11, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red11[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red11[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 11) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red11[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red11[tkc_r], 1);
-                    tkc_red11[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red11[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red11[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red11[tkc_r];
@@ -1532,17 +1473,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 12, fp32(qr), 0.0))
-                float tkc_red12[2];  // rowsum(where(col == 12, fp32(qr), 0.0))
+                float tkc_red12[2];  // rowsum(where(col == 12, fp32(qr), 0.0)): column 12, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red12[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red12[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 12) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red12[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red12[tkc_r], 1);
-                    tkc_red12[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red12[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red12[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red12[tkc_r];
@@ -1564,17 +1500,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 13, fp32(qr), 0.0))
-                float tkc_red13[2];  // rowsum(where(col == 13, fp32(qr), 0.0))
+                float tkc_red13[2];  // rowsum(where(col == 13, fp32(qr), 0.0)): column 13, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red13[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red13[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 13) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red13[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red13[tkc_r], 1);
-                    tkc_red13[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red13[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red13[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red13[tkc_r];
@@ -1596,17 +1527,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 14, fp32(qr), 0.0))
-                float tkc_red14[2];  // rowsum(where(col == 14, fp32(qr), 0.0))
+                float tkc_red14[2];  // rowsum(where(col == 14, fp32(qr), 0.0)): column 14, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red14[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red14[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 14) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red14[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red14[tkc_r], 1);
-                    tkc_red14[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red14[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red14[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red14[tkc_r];
@@ -1628,17 +1554,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 15, fp32(qr), 0.0))
-                float tkc_red15[2];  // rowsum(where(col == 15, fp32(qr), 0.0))
+                float tkc_red15[2];  // rowsum(where(col == 15, fp32(qr), 0.0)): column 15, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red15[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red15[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 15) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red15[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red15[tkc_r], 1);
-                    tkc_red15[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red15[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red15[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red15[tkc_r];
@@ -1662,17 +1583,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 tkc_fence_proxy_async();  // 'qf' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
                 // w = rowsum(where(col == 0, fp32(kr), 0.0))
-                float tkc_red16[2];  // rowsum(where(col == 0, fp32(kr), 0.0))
+                float tkc_red16[2];  // rowsum(where(col == 0, fp32(kr), 0.0)): column 0, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red16[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red16[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red16[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 1);
-                    tkc_red16[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red16[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red16[tkc_r];
@@ -1695,17 +1611,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 1, fp32(kr), 0.0))
-                float tkc_red17[2];  // rowsum(where(col == 1, fp32(kr), 0.0))
+                float tkc_red17[2];  // rowsum(where(col == 1, fp32(kr), 0.0)): column 1, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red17[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red17[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 1) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red17[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red17[tkc_r], 1);
-                    tkc_red17[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red17[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red17[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red17[tkc_r];
@@ -1727,17 +1638,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 2, fp32(kr), 0.0))
-                float tkc_red18[2];  // rowsum(where(col == 2, fp32(kr), 0.0))
+                float tkc_red18[2];  // rowsum(where(col == 2, fp32(kr), 0.0)): column 2, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red18[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red18[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 2) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red18[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red18[tkc_r], 1);
-                    tkc_red18[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red18[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red18[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red18[tkc_r];
@@ -1759,17 +1665,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 3, fp32(kr), 0.0))
-                float tkc_red19[2];  // rowsum(where(col == 3, fp32(kr), 0.0))
+                float tkc_red19[2];  // rowsum(where(col == 3, fp32(kr), 0.0)): column 3, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red19[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red19[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 3) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red19[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red19[tkc_r], 1);
-                    tkc_red19[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red19[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red19[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red19[tkc_r];
@@ -1791,17 +1692,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 4, fp32(kr), 0.0))
-                float tkc_red20[2];  // rowsum(where(col == 4, fp32(kr), 0.0))
+                float tkc_red20[2];  // rowsum(where(col == 4, fp32(kr), 0.0)): column 4, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red20[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red20[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 4) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red20[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red20[tkc_r], 1);
-                    tkc_red20[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red20[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red20[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red20[tkc_r];
@@ -1823,17 +1719,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 5, fp32(kr), 0.0))
-                float tkc_red21[2];  // rowsum(where(col == 5, fp32(kr), 0.0))
+                float tkc_red21[2];  // rowsum(where(col == 5, fp32(kr), 0.0)): column 5, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red21[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red21[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 5) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red21[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red21[tkc_r], 1);
-                    tkc_red21[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red21[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red21[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red21[tkc_r];
@@ -1855,17 +1746,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 6, fp32(kr), 0.0))
-                float tkc_red22[2];  // rowsum(where(col == 6, fp32(kr), 0.0))
+                float tkc_red22[2];  // rowsum(where(col == 6, fp32(kr), 0.0)): column 6, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red22[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red22[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 6) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red22[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red22[tkc_r], 1);
-                    tkc_red22[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red22[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red22[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red22[tkc_r];
@@ -1887,17 +1773,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 7, fp32(kr), 0.0))
-                float tkc_red23[2];  // rowsum(where(col == 7, fp32(kr), 0.0))
+                float tkc_red23[2];  // rowsum(where(col == 7, fp32(kr), 0.0)): column 7, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red23[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red23[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 7) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red23[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red23[tkc_r], 1);
-                    tkc_red23[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red23[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red23[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red23[tkc_r];
@@ -1919,17 +1800,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 8, fp32(kr), 0.0))
-                float tkc_red24[2];  // rowsum(where(col == 8, fp32(kr), 0.0))
+                float tkc_red24[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red24[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red24[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 8) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red24[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red24[tkc_r], 1);
-                    tkc_red24[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red24[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red24[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red24[tkc_r];
@@ -1951,17 +1827,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 9, fp32(kr), 0.0))
-                float tkc_red25[2];  // rowsum(where(col == 9, fp32(kr), 0.0))
+                float tkc_red25[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red25[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red25[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 9) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red25[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red25[tkc_r], 1);
-                    tkc_red25[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red25[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red25[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red25[tkc_r];
@@ -1983,17 +1854,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 10, fp32(kr), 0.0))
-                float tkc_red26[2];  // rowsum(where(col == 10, fp32(kr), 0.0))
+                float tkc_red26[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red26[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red26[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 10) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red26[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red26[tkc_r], 1);
-                    tkc_red26[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red26[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red26[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red26[tkc_r];
@@ -2015,17 +1881,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 11, fp32(kr), 0.0))
-                float tkc_red27[2];  // rowsum(where(col == 11, fp32(kr), 0.0))
+                float tkc_red27[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red27[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red27[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 11) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red27[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red27[tkc_r], 1);
-                    tkc_red27[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red27[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red27[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red27[tkc_r];
@@ -2047,17 +1908,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 12, fp32(kr), 0.0))
-                float tkc_red28[2];  // rowsum(where(col == 12, fp32(kr), 0.0))
+                float tkc_red28[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red28[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red28[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 12) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red28[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red28[tkc_r], 1);
-                    tkc_red28[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red28[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red28[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red28[tkc_r];
@@ -2079,17 +1935,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 13, fp32(kr), 0.0))
-                float tkc_red29[2];  // rowsum(where(col == 13, fp32(kr), 0.0))
+                float tkc_red29[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red29[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red29[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 13) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red29[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red29[tkc_r], 1);
-                    tkc_red29[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red29[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red29[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red29[tkc_r];
@@ -2111,17 +1962,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 14, fp32(kr), 0.0))
-                float tkc_red30[2];  // rowsum(where(col == 14, fp32(kr), 0.0))
+                float tkc_red30[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red30[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red30[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 14) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red30[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red30[tkc_r], 1);
-                    tkc_red30[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red30[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red30[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red30[tkc_r];
@@ -2143,17 +1989,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 15, fp32(kr), 0.0))
-                float tkc_red31[2];  // rowsum(where(col == 15, fp32(kr), 0.0))
+                float tkc_red31[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red31[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red31[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 15) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red31[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red31[tkc_r], 1);
-                    tkc_red31[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red31[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red31[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red31[tkc_r];
@@ -2719,17 +2560,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 tkc_fence_proxy_async();  // 'ms' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
                 // w = rowsum(where(col == 0, fp32(qr), 0.0))
-                float tkc_red38[2];  // rowsum(where(col == 0, fp32(qr), 0.0))
+                float tkc_red38[2];  // rowsum(where(col == 0, fp32(qr), 0.0)): column 0, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red38[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red38[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red38[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red38[tkc_r], 1);
-                    tkc_red38[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red38[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red38[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red38[tkc_r];
@@ -2752,17 +2588,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 1, fp32(qr), 0.0))
-                float tkc_red39[2];  // rowsum(where(col == 1, fp32(qr), 0.0))
+                float tkc_red39[2];  // rowsum(where(col == 1, fp32(qr), 0.0)): column 1, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red39[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red39[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 1) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red39[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red39[tkc_r], 1);
-                    tkc_red39[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red39[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red39[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red39[tkc_r];
@@ -2784,17 +2615,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 2, fp32(qr), 0.0))
-                float tkc_red40[2];  // rowsum(where(col == 2, fp32(qr), 0.0))
+                float tkc_red40[2];  // rowsum(where(col == 2, fp32(qr), 0.0)): column 2, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red40[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red40[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 2) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red40[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red40[tkc_r], 1);
-                    tkc_red40[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red40[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red40[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red40[tkc_r];
@@ -2816,17 +2642,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 3, fp32(qr), 0.0))
-                float tkc_red41[2];  // rowsum(where(col == 3, fp32(qr), 0.0))
+                float tkc_red41[2];  // rowsum(where(col == 3, fp32(qr), 0.0)): column 3, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red41[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red41[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 3) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red41[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red41[tkc_r], 1);
-                    tkc_red41[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red41[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red41[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red41[tkc_r];
@@ -2848,17 +2669,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 4, fp32(qr), 0.0))
-                float tkc_red42[2];  // rowsum(where(col == 4, fp32(qr), 0.0))
+                float tkc_red42[2];  // rowsum(where(col == 4, fp32(qr), 0.0)): column 4, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red42[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red42[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 4) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red42[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red42[tkc_r], 1);
-                    tkc_red42[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red42[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red42[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red42[tkc_r];
@@ -2880,17 +2696,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 5, fp32(qr), 0.0))
-                float tkc_red43[2];  // rowsum(where(col == 5, fp32(qr), 0.0))
+                float tkc_red43[2];  // rowsum(where(col == 5, fp32(qr), 0.0)): column 5, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red43[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red43[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 5) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red43[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red43[tkc_r], 1);
-                    tkc_red43[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red43[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red43[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red43[tkc_r];
@@ -2912,17 +2723,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 6, fp32(qr), 0.0))
-                float tkc_red44[2];  // rowsum(where(col == 6, fp32(qr), 0.0))
+                float tkc_red44[2];  // rowsum(where(col == 6, fp32(qr), 0.0)): column 6, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red44[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red44[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 6) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red44[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red44[tkc_r], 1);
-                    tkc_red44[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red44[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red44[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red44[tkc_r];
@@ -2944,17 +2750,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 7, fp32(qr), 0.0))
-                float tkc_red45[2];  // rowsum(where(col == 7, fp32(qr), 0.0))
+                float tkc_red45[2];  // rowsum(where(col == 7, fp32(qr), 0.0)): column 7, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red45[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red45[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 7) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red45[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red45[tkc_r], 1);
-                    tkc_red45[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red45[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red45[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red45[tkc_r];
@@ -2976,17 +2777,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 8, fp32(qr), 0.0))
-                float tkc_red46[2];  // rowsum(where(col == 8, fp32(qr), 0.0))
+                float tkc_red46[2];  // rowsum(where(col == 8, fp32(qr), 0.0)): column 8, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red46[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red46[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 8) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red46[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red46[tkc_r], 1);
-                    tkc_red46[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red46[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red46[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red46[tkc_r];
@@ -3008,17 +2804,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 9, fp32(qr), 0.0))
-                float tkc_red47[2];  // rowsum(where(col == 9, fp32(qr), 0.0))
+                float tkc_red47[2];  // rowsum(where(col == 9, fp32(qr), 0.0)): column 9, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red47[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red47[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 9) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red47[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red47[tkc_r], 1);
-                    tkc_red47[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red47[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red47[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red47[tkc_r];
@@ -3040,17 +2831,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 10, fp32(qr), 0.0))
-                float tkc_red48[2];  // rowsum(where(col == 10, fp32(qr), 0.0))
+                float tkc_red48[2];  // rowsum(where(col == 10, fp32(qr), 0.0)): column 10, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red48[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red48[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 10) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red48[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red48[tkc_r], 1);
-                    tkc_red48[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red48[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red48[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red48[tkc_r];
@@ -3072,17 +2858,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 11, fp32(qr), 0.0))
-                float tkc_red49[2];  // rowsum(where(col == 11, fp32(qr), 0.0))
+                float tkc_red49[2];  // rowsum(where(col == 11, fp32(qr), 0.0)): column 11, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red49[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red49[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 11) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red49[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red49[tkc_r], 1);
-                    tkc_red49[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red49[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red49[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red49[tkc_r];
@@ -3104,17 +2885,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 12, fp32(qr), 0.0))
-                float tkc_red50[2];  // rowsum(where(col == 12, fp32(qr), 0.0))
+                float tkc_red50[2];  // rowsum(where(col == 12, fp32(qr), 0.0)): column 12, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red50[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red50[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 12) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red50[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red50[tkc_r], 1);
-                    tkc_red50[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red50[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red50[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red50[tkc_r];
@@ -3136,17 +2912,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 13, fp32(qr), 0.0))
-                float tkc_red51[2];  // rowsum(where(col == 13, fp32(qr), 0.0))
+                float tkc_red51[2];  // rowsum(where(col == 13, fp32(qr), 0.0)): column 13, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red51[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red51[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 13) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red51[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red51[tkc_r], 1);
-                    tkc_red51[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red51[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red51[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red51[tkc_r];
@@ -3168,17 +2939,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 14, fp32(qr), 0.0))
-                float tkc_red52[2];  // rowsum(where(col == 14, fp32(qr), 0.0))
+                float tkc_red52[2];  // rowsum(where(col == 14, fp32(qr), 0.0)): column 14, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red52[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red52[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 14) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red52[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red52[tkc_r], 1);
-                    tkc_red52[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red52[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red52[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red52[tkc_r];
@@ -3200,17 +2966,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 15, fp32(qr), 0.0))
-                float tkc_red53[2];  // rowsum(where(col == 15, fp32(qr), 0.0))
+                float tkc_red53[2];  // rowsum(where(col == 15, fp32(qr), 0.0)): column 15, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red53[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red53[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 15) ? ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red53[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red53[tkc_r], 1);
-                    tkc_red53[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red53[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red53[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red53[tkc_r];
@@ -3234,17 +2995,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 tkc_fence_proxy_async();  // 'qf' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
                 // w = rowsum(where(col == 0, fp32(kr), 0.0))
-                float tkc_red54[2];  // rowsum(where(col == 0, fp32(kr), 0.0))
+                float tkc_red54[2];  // rowsum(where(col == 0, fp32(kr), 0.0)): column 0, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red54[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red54[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red54[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red54[tkc_r], 1);
-                    tkc_red54[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red54[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red54[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red54[tkc_r];
@@ -3267,17 +3023,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 1, fp32(kr), 0.0))
-                float tkc_red55[2];  // rowsum(where(col == 1, fp32(kr), 0.0))
+                float tkc_red55[2];  // rowsum(where(col == 1, fp32(kr), 0.0)): column 1, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red55[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red55[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 1) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red55[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red55[tkc_r], 1);
-                    tkc_red55[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red55[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red55[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red55[tkc_r];
@@ -3299,17 +3050,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 2, fp32(kr), 0.0))
-                float tkc_red56[2];  // rowsum(where(col == 2, fp32(kr), 0.0))
+                float tkc_red56[2];  // rowsum(where(col == 2, fp32(kr), 0.0)): column 2, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red56[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red56[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 2) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red56[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red56[tkc_r], 1);
-                    tkc_red56[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red56[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red56[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red56[tkc_r];
@@ -3331,17 +3077,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 3, fp32(kr), 0.0))
-                float tkc_red57[2];  // rowsum(where(col == 3, fp32(kr), 0.0))
+                float tkc_red57[2];  // rowsum(where(col == 3, fp32(kr), 0.0)): column 3, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red57[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red57[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 3) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red57[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red57[tkc_r], 1);
-                    tkc_red57[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red57[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red57[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red57[tkc_r];
@@ -3363,17 +3104,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 4, fp32(kr), 0.0))
-                float tkc_red58[2];  // rowsum(where(col == 4, fp32(kr), 0.0))
+                float tkc_red58[2];  // rowsum(where(col == 4, fp32(kr), 0.0)): column 4, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red58[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red58[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 4) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red58[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red58[tkc_r], 1);
-                    tkc_red58[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red58[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red58[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red58[tkc_r];
@@ -3395,17 +3131,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 5, fp32(kr), 0.0))
-                float tkc_red59[2];  // rowsum(where(col == 5, fp32(kr), 0.0))
+                float tkc_red59[2];  // rowsum(where(col == 5, fp32(kr), 0.0)): column 5, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red59[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red59[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 5) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red59[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red59[tkc_r], 1);
-                    tkc_red59[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red59[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red59[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red59[tkc_r];
@@ -3427,17 +3158,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 6, fp32(kr), 0.0))
-                float tkc_red60[2];  // rowsum(where(col == 6, fp32(kr), 0.0))
+                float tkc_red60[2];  // rowsum(where(col == 6, fp32(kr), 0.0)): column 6, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red60[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red60[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 6) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red60[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red60[tkc_r], 1);
-                    tkc_red60[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red60[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red60[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red60[tkc_r];
@@ -3459,17 +3185,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 7, fp32(kr), 0.0))
-                float tkc_red61[2];  // rowsum(where(col == 7, fp32(kr), 0.0))
+                float tkc_red61[2];  // rowsum(where(col == 7, fp32(kr), 0.0)): column 7, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red61[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red61[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 7) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red61[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red61[tkc_r], 1);
-                    tkc_red61[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red61[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red61[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red61[tkc_r];
@@ -3491,17 +3212,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 8, fp32(kr), 0.0))
-                float tkc_red62[2];  // rowsum(where(col == 8, fp32(kr), 0.0))
+                float tkc_red62[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red62[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red62[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 8) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red62[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red62[tkc_r], 1);
-                    tkc_red62[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red62[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red62[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red62[tkc_r];
@@ -3523,17 +3239,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 9, fp32(kr), 0.0))
-                float tkc_red63[2];  // rowsum(where(col == 9, fp32(kr), 0.0))
+                float tkc_red63[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red63[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red63[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 9) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red63[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red63[tkc_r], 1);
-                    tkc_red63[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red63[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red63[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red63[tkc_r];
@@ -3555,17 +3266,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 10, fp32(kr), 0.0))
-                float tkc_red64[2];  // rowsum(where(col == 10, fp32(kr), 0.0))
+                float tkc_red64[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red64[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red64[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 10) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red64[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red64[tkc_r], 1);
-                    tkc_red64[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red64[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red64[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red64[tkc_r];
@@ -3587,17 +3293,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 11, fp32(kr), 0.0))
-                float tkc_red65[2];  // rowsum(where(col == 11, fp32(kr), 0.0))
+                float tkc_red65[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red65[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red65[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 11) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red65[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red65[tkc_r], 1);
-                    tkc_red65[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red65[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red65[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red65[tkc_r];
@@ -3619,17 +3320,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 12, fp32(kr), 0.0))
-                float tkc_red66[2];  // rowsum(where(col == 12, fp32(kr), 0.0))
+                float tkc_red66[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red66[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red66[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 12) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red66[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red66[tkc_r], 1);
-                    tkc_red66[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red66[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red66[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red66[tkc_r];
@@ -3651,17 +3347,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 13, fp32(kr), 0.0))
-                float tkc_red67[2];  // rowsum(where(col == 13, fp32(kr), 0.0))
+                float tkc_red67[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red67[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red67[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 13) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red67[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red67[tkc_r], 1);
-                    tkc_red67[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red67[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red67[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red67[tkc_r];
@@ -3683,17 +3374,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 14, fp32(kr), 0.0))
-                float tkc_red68[2];  // rowsum(where(col == 14, fp32(kr), 0.0))
+                float tkc_red68[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red68[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red68[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 14) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red68[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red68[tkc_r], 1);
-                    tkc_red68[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red68[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red68[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red68[tkc_r];
@@ -3715,17 +3401,12 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 15, fp32(kr), 0.0))
-                float tkc_red69[2];  // rowsum(where(col == 15, fp32(kr), 0.0))
+                float tkc_red69[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red69[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red69[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 15) ? ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) : 0.0f);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red69[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red69[tkc_r], 1);
-                    tkc_red69[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red69[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red69[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red69[tkc_r];

@@ -573,6 +573,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - prefix sum (cumsum) of per_row vectors: 3 shuffles scan the 8 rows of each half of a warp's 16, and the totals of the 16-row groups (4 in all) meet in 'rowscan' (one fp32 each) between two named barriers; each thread adds the totals of the groups before its own, in one order
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 3 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - 'er = rowsum(where(col == 63, csc, 0.0 * cs))': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (1 such row sum in this kernel)
 __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constant__ CUtensorMap tm_Cm_64x64, const __grid_constant__ CUtensorMap tm_Bm_64x64, const __grid_constant__ CUtensorMap tm_X_64x64, const __grid_constant__ CUtensorMap tm_Aa_v64, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ X, const float *__restrict__ Aa, const __nv_bfloat16 *__restrict__ Cm, const __nv_bfloat16 *__restrict__ Bm, __nv_bfloat16 *__restrict__ Y, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -838,17 +839,12 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
                 }
                 // er = rowsum(where(col == 63, csc, 0.0 * cs))
-                float tkc_red1[2];  // rowsum(where(col == 63, csc, 0.0 * cs))
+                float tkc_red1[2];  // rowsum(where(col == 63, csc, 0.0 * cs)): column 63, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red1[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
-                    tkc_red1[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 64)) == 63) ? csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))] : (0.0f * cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 1);
-                    tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 32 + 29 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 7
+                    const float tkc_v = csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))] + (0.0f * cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]);
+                    tkc_red1[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) er[tkc_r] = tkc_red1[tkc_r];
@@ -1095,17 +1091,12 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
                 }
                 // er = rowsum(where(col == 63, csc, 0.0 * cs))
-                float tkc_red3[2];  // rowsum(where(col == 63, csc, 0.0 * cs))
+                float tkc_red3[2];  // rowsum(where(col == 63, csc, 0.0 * cs)): column 63, from the lane that holds it
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red3[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
-                    tkc_red3[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_frag_col(tkc_lcol, tkc_i, 64)) == 63) ? csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))] : (0.0f * cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 1);
-                    tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 2);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 32 + 29 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 7
+                    const float tkc_v = csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))] + (0.0f * cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]);
+                    tkc_red3[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) er[tkc_r] = tkc_red3[tkc_r];

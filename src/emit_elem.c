@@ -672,6 +672,29 @@ static void rowwise_row_combine(Em *e, const char *name, int slots, const char *
     L("}");
 }
 
+/* rowsum(where(col == K, v, z)) that the plan made a column pick (plan_colpicks): column K of v + z,
+ * one value per row, from the lane of each quad that holds column K (accumulator layout: lane % 4
+ * = (K % 8) / 2, fragment slot 2 (K / 8) + K % 2 of each row) */
+static void hoist_colpick(Em *e, const PExpr *x) {
+    const PExpr *w = x->args[0];
+    const PlanKernel *pk = e->pk;
+    const Type *st = value_type(e, w);
+    int K = x->colpick - 1, C = st->cols, slots = 2 * (rows_wg(pk, st) / 64);
+    const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
+    Ctx c = tile_ctx(pk, st, "tkc_i");
+    L("float %s[%d];  // %s: column %d, from the lane that holds it", name, slots, px_str(e->a, x), K);
+    L("#pragma unroll");
+    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", slots);
+    IN();
+    L("const int tkc_i = tkc_r / 2 * %d + %d + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group %d",
+      C / 2, 4 * (K / 8) + K % 2, K / 8);
+    L("const float tkc_v = %s + %s;", elem_str(e, w->args[1], &c), elem_str(e, w->args[2], &c));
+    L("%s[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | %d);", name, (K % 8) / 2);
+    OUT();
+    L("}");
+    vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
+}
+
 /* row reductions inside x, and reciprocals of per_row divisors, are computed first into small
  * arrays, one per expression */
 void hoist_row_values(Em *e, const PExpr *x) {
@@ -681,6 +704,10 @@ void hoist_row_values(Em *e, const PExpr *x) {
         for (int i = 0; i < x->nargs; i++) hoist_row_values(e, x->args[i]);
         if (x->fn == FN_COLMAX || x->fn == FN_COLMIN || x->fn == FN_COLSUM) hoist_col_reduction(e, x);
         if (x->fn == FN_CUMSUM) hoist_cumsum(e, x);
+        if (x->fn == FN_ROWSUM && x->colpick) {
+            hoist_colpick(e, x);
+            return;
+        }
         if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM) {
             const PExpr *src = x->args[0];
             const PlanKernel *pk = e->pk;

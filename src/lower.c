@@ -563,6 +563,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     else if (pk->no_lookahead)
         lower_note(L, "no lookahead (the next work tile's first products under this tile's finish): %s", pk->no_lookahead);
     if (!pk->no_pipeline) note_finish_vec_loads(L);
+    note_colpicks(L);
     if (pk->early_setup_release)
         lower_note(L, "the setup tiles are released by the last step, once its products that read them are complete: the "
                 "producer loads the next work tile's setup tiles during the last step and the finish block");

@@ -28,6 +28,8 @@ typedef struct Lower {
     Vec(LoadCond) load_conds;
     Vec(Translated) translated;
     bool recip_noted;   /* plan_recips said it once for the kernel */
+    int colpicks;       /* plan_colpicks: the row sums it turned into column reads */
+    const PStmt *colpick_first; /* the first statement with one (the plan's note names it) */
 } Lower;
 
 typedef struct SymSet {
@@ -85,6 +87,8 @@ void insert_release(Lower *L, POpList *ops, int at, int g);
 
 /* pass_lookahead.c */
 void plan_lookahead(Lower *L);
+void plan_colpicks(Lower *L, PStmt *st);
+void note_colpicks(Lower *L);
 
 /* pass_narrow_tail.c */
 void plan_tail(Lower *L);

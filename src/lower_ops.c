@@ -538,6 +538,7 @@ void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk) {
         PStmt *st = lower_ps(L, ast);
         if (bk != BK_LOAD) st = relayout_stmt(L, st, out);
         if (bk != BK_LOAD) plan_recips(L, st);
+        if (bk != BK_LOAD) plan_colpicks(L, st);
         if (st->kind == PS_ASSIGN && st->mv == MV_R2S && st->rhs->ty.kind == TY_TILE) {
             lower_r2s(L, st, out);
             continue;

@@ -6,9 +6,9 @@
 
 typedef Vec(const PExpr *) ConstExprs;
 
-/* rowsum(x) of a register tile that does not read y */
+/* rowsum(x) of a register tile that does not read y (and is a sum: not a column pick) */
 static bool is_tile_rowsum(Arena *a, const PExpr *e, const Symbol *y) {
-    return e->kind == PX_CALL && e->fn == FN_ROWSUM && e->args[0]->ty.kind == TY_TILE &&
+    return e->kind == PX_CALL && e->fn == FN_ROWSUM && !e->colpick && e->args[0]->ty.kind == TY_TILE &&
            !px_depends_on(a, e->args[0], y);
 }
 

@@ -60,6 +60,9 @@ struct PExpr {
     int nargs;
     bool recip;         /* PX_BINARY, a tile divided by a per_row vector: one reciprocal per row
                          * first, then a product per element (lowering decides, plan_recips) */
+    int colpick;        /* PX_CALL rowsum(where(col == K, x, z)), z zero: K + 1, the sum is column K
+                         * of x + z, read from the lane that holds it (lowering decides,
+                         * plan_colpicks); 0 otherwise */
     Span span;          /* where the .tk wrote it (diagnostics and #line) */
 };
 
