@@ -440,6 +440,11 @@ FEATURES = {
         cases=[dict(M=m, K=k) for m, k in ((64, 64), (100, 72), (333, 136))],
         strided=[dict(M=333, K=136)],
         ref=ref_rowsoftmax),
+    "block_loads": dict(
+        what="(a) per-block loads: a persistent rowwise kernel's per_col and per_row vectors loaded once per block",
+        cases=[dict(M=m) for m in (4096, 1000, 333)],
+        strided=[dict(M=1000)],
+        ref=lambda t, d: {"O": hp(t["X"]) * hp(t["W"])[None, :] + hp(t["U"]).repeat((d["M"] + 3) // 4)[:d["M"], None]}),
     "colpick": dict(
         what="(a) rowsum(where(col == K, x, 0)) as a column pick (one shuffle a row), beside a real row sum",
         cases=[dict(M=m) for m in (128, 100, 333)],

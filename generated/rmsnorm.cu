@@ -46,6 +46,7 @@ namespace {
 constexpr int D = 1024;
 constexpr int RB = 4;
 constexpr int BLOCKS = 5;
+constexpr int PERSISTENT = 0;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -238,6 +239,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   decisions:
 //     - rowwise: every register value is in the row layout: 4 warps, 1 per row; a warp's 32 lanes hold a row's share in chunks of 8 consecutive columns (one 16-byte load or store of bf16), 4 chunks per lane per row; one pass of the warps covers 4 rows
 //     - per_col vector 'w': each thread holds the columns of its chunks of the rowwise tiles (32 values), so broadcasting into a tile reads a register (no shuffles)
+//     - a vector load with the same coordinates for every work tile runs in every block: the grid is not persistent (persistent = 1 would load it once per block and keep it)
 //     - blocks_per_sm = 5 (the program; the estimate gave 4): ptxas fits each thread into 96 registers
 //     - nothing to load: no producer warpgroup; 128 consumer threads per block and no setmaxnreg; about 112 registers per thread (estimate 89), so 5 blocks per SM (__launch_bounds__)
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; nothing is loaded, so there is no producer warpgroup

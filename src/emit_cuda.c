@@ -392,6 +392,11 @@ static void emit_consumer(Em *e) {
         L("if (wg == %d) tkc_bar_arrive(%d, 256);  // pingpong: consumer 0 goes first", pk->consumers - 1,
           pk->nbars.v[pk->nbar_pingpong].id);
     }
+    if (pk->block_ops.n) {
+        L("// once per block: loads that are the same for every work tile (the values stay in registers)");
+        e->mode = STEP_NONE;
+        emit_ops(e, &pk->block_ops);
+    }
     L("int %stkc_tile_phase = 0, tkc_st_cnt = 0;", pk->no_pipeline ? "" : "tkc_stage = 0, tkc_phase = 0, ");
     L("(void)tkc_st_cnt;");
     if (pk->setup_stages > 1) L("int tkc_setup_slot = 0;  // the copy of the setup tiles this work tile reads");

@@ -411,6 +411,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     if (sk->blocks[BK_FINISH]) lower_stmts(L, &sk->blocks[BK_FINISH]->u.block.body, &pk->finish_ops, BK_FINISH);
     if (L->d->nerrors > L->errors0) return pk;
     pk->compute_ops = body;
+    plan_block_loads(L);
     lower_groups(L, &pk->compute_ops);
     fold_zero_fills(L);
     if (pk->pingpong && !pk->overlap) diag_error(L->d, sk->pipe->span, "pingpong = 1 needs overlap = 1");

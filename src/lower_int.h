@@ -88,6 +88,7 @@ void insert_release(Lower *L, POpList *ops, int at, int g);
 /* pass_lookahead.c */
 void plan_lookahead(Lower *L);
 void plan_colpicks(Lower *L, PStmt *st);
+void plan_block_loads(Lower *L);
 void note_colpicks(Lower *L);
 
 /* pass_narrow_tail.c */

@@ -437,6 +437,8 @@ typedef struct PlanKernel {
     /* per kernel argument (sk->args order): a tensor's dimensions, translated (NULL for scalars) */
     Vec(PExpr **) arg_dims;
     Vec(PExpr *) requires;      /* the launcher's checks, translated */
+    POpList block_ops;          /* once per block, before the first work tile (persistent grids): the
+                                 * loads that are the same for every tile (plan_block_loads) */
     POpList setup_ops;
     /* the step's ops (compute, then the store block) in program order, before scheduling: what
      * the passes over the step (narrow tail, lazy sums) analyse */

@@ -270,6 +270,10 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         }
     }
     sb_puts(b, "  consumers:\n");
+    if (pk->block_ops.n) {
+        sb_puts(b, "    once per block, before the first work tile:\n");
+        dump_ops(b, pk, &pk->block_ops, 3);
+    }
     sb_puts(b, "    setup:\n");
     dump_ops(b, pk, &pk->setup_ops, 3);
     if (!pk->no_pipeline && pk->peel_first) {

@@ -275,6 +275,7 @@ static void verify_kernel(V *v) {
         (pk->rowscan_buf < 0 && (pk->rowscan_bar >= 0 || pk->rowscan_wg_bar >= 0)) ||
         (pk->rowscan_buf >= 0 && pk->rowscan_bar < 0 && pk->rowscan_wg_bar < 0))
         fail(v, "prefix sums of per_row vectors without their scratch buffer or barrier");
+    check_ops(v, &pk->block_ops);
     check_ops(v, &pk->setup_ops);
     check_ops(v, &pk->first_ops);
     check_ops(v, &pk->compute_ops);
