@@ -552,8 +552,13 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
         lower_note(L, "pipeline: %d stage%s; the producer refills a stage as soon as every consumer warpgroup releases it",
              pk->stages, pk->stages == 1 ? "" : "s");
     if (pk->persistent)
-        lower_note(L, "persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles "
-                "so the producer prefetches the next tile during the epilogue");
+        lower_note(L, "persistent grid: %s walks the work tiles; %s",
+                   pk->min_blocks > 1 && pk->cluster < 2 ? arena_printf(L->a, "each of %d blocks per SM", pk->min_blocks)
+                                                         : "one block per SM",
+                   pk->no_pipeline && !pk->groups.n
+                       ? "with nothing loaded by TMA there is no producer: each block loads its tiles' values itself"
+                       : "stage and phase counters carry across tiles so the producer prefetches the next tile during the "
+                         "epilogue");
     if (pk->setup_stages > 1)
         lower_note(L, "setup tiles in two copies (setup_stages = 2): work tile k reads copy k %% 2, so the producer loads the "
                 "next tile's setup tiles as soon as the tile before this one released them, not after this one's last step");

@@ -172,7 +172,15 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         if (sk->axes.v[i]->reversed) sb_puts(b, " (reversed)");
         if (sk->axes.v[i]->folded) sb_puts(b, " (folded)");
     }
-    sb_printf(b, "; %s", pk->paired ? "persistent, tiles in pairs (min(ceil(work tiles / 2), SMs) blocks)" : pk->persistent ? "persistent (min(work tiles, SMs) blocks)" : "one block per work tile");
+    /* the launcher's grid (emit_launch.c): blocks_per_sm blocks per SM where it asks for more than one */
+    int per = pk->min_blocks > 1 && pk->cluster < 2 ? pk->min_blocks : 1;
+    if (pk->paired) sb_puts(b, "; persistent, tiles in pairs (min(ceil(work tiles / 2), SMs");
+    else if (pk->persistent) sb_puts(b, "; persistent (min(work tiles, SMs");
+    else sb_puts(b, "; one block per work tile");
+    if (pk->paired || pk->persistent) {
+        if (per > 1) sb_printf(b, " x %d", per);
+        sb_puts(b, ") blocks)");
+    }
     if (pk->cluster > 1) sb_printf(b, "; clusters of %d blocks along %s", pk->cluster, sk->axes.v[pk->cluster_axis]->name);
     if (pk->order == ORDER_ROW_MAJOR) sb_puts(b, "; order row_major\n");
     else sb_printf(b, "; order %s(%d)\n", pk->order == ORDER_SUPER_M ? "super_m" : "super_n", pk->order_group);
