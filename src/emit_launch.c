@@ -222,8 +222,9 @@ void emit_launcher(Em *e) {
           pk->name, args.s);
     } else {
         /* a persistent grid starts as many blocks as the SMs hold at once: blocks_per_sm of them each */
-        const char *slots = pk->min_blocks > 1 ? arena_printf(e->a, "sms * %d", pk->min_blocks) : "sms";
-        const char *per = pk->min_blocks > 1 ? arena_printf(e->a, "%d blocks per SM", pk->min_blocks) : "one block per SM";
+        const int n = plan_persistent_per_sm(pk);
+        const char *slots = n > 1 ? arena_printf(e->a, "sms * %d", n) : "sms";
+        const char *per = n > 1 ? arena_printf(e->a, "%d blocks per SM", n) : "one block per SM";
         if (pk->paired)
             L("const unsigned grid = (unsigned)((tiles + 1) / 2 < %s ? (tiles + 1) / 2 : %s);  // persistent, tiles in pairs: %s",
               slots, slots, per);

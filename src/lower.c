@@ -553,8 +553,8 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
              pk->stages, pk->stages == 1 ? "" : "s");
     if (pk->persistent)
         lower_note(L, "persistent grid: %s walks the work tiles; %s",
-                   pk->min_blocks > 1 && pk->cluster < 2 ? arena_printf(L->a, "each of %d blocks per SM", pk->min_blocks)
-                                                         : "one block per SM",
+                   plan_persistent_per_sm(pk) > 1 ? arena_printf(L->a, "each of %d blocks per SM", plan_persistent_per_sm(pk))
+                                                  : "one block per SM",
                    pk->no_pipeline && !pk->groups.n
                        ? "with nothing loaded by TMA there is no producer: each block loads its tiles' values itself"
                        : "stage and phase counters carry across tiles so the producer prefetches the next tile during the "

@@ -87,9 +87,13 @@ void insert_release(Lower *L, POpList *ops, int at, int g);
 
 /* pass_lookahead.c */
 void plan_lookahead(Lower *L);
+
+/* pass_colpick.c: marks a statement's column picks; the plan's note on them */
 void plan_colpicks(Lower *L, PStmt *st);
-void plan_block_loads(Lower *L);
 void note_colpicks(Lower *L);
+
+/* pass_block_loads.c */
+void plan_block_loads(Lower *L);
 
 /* pass_narrow_tail.c */
 void plan_tail(Lower *L);

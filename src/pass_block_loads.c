@@ -63,6 +63,12 @@ static bool written_elsewhere(Lower *L, const POp *skip, Symbol *y) {
     return false;
 }
 
+static bool any_uniform_load(Lower *L, const POpList *l) {
+    for (int i = 0; i < l->n; i++)
+        if (uniform_vec_load(L, l->v[i])) return true;
+    return false;
+}
+
 /* moves the qualifying loads of l (its top level: a load under an if stays) into block_ops */
 static int hoist_from(Lower *L, POpList *l, const char *block, StrBuf *said) {
     int n = 0;
@@ -87,10 +93,7 @@ static int hoist_from(Lower *L, POpList *l, const char *block, StrBuf *said) {
 void plan_block_loads(Lower *L) {
     PlanKernel *pk = L->pk;
     if (!pk->persistent) {
-        bool any = false;
-        for (int i = 0; i < pk->finish_ops.n && !any; i++) any = uniform_vec_load(L, pk->finish_ops.v[i]);
-        for (int i = 0; i < pk->setup_ops.n && !any; i++) any = uniform_vec_load(L, pk->setup_ops.v[i]);
-        if (any)
+        if (any_uniform_load(L, &pk->setup_ops) || any_uniform_load(L, &pk->finish_ops))
             lower_note(L, "a vector load with the same coordinates for every work tile runs in every block: the grid is "
                     "not persistent (persistent = 1 would load it once per block and keep it)");
         return;

@@ -4,10 +4,6 @@
 
 /* ---- column picks ------------------------------------------------------------------------------ */
 
-static bool is_col(const PExpr *x) {
-    return x && x->kind == PX_NAME && x->sym && x->sym->kind == SYM_BUILTIN && x->sym->builtin == BI_COL;
-}
-
 static bool is_zero_literal(const PExpr *x) {
     if (!x || !x->is_const) return false;
     if (x->ty.kind == TY_FLOAT) return x->fval == 0.0;
@@ -28,7 +24,7 @@ static bool row_zero(const PExpr *z) {
 /* the column K of `col == K` (either order), or -1 */
 static int64_t col_equals(const PExpr *c) {
     if (!c || c->kind != PX_BINARY || c->bop != BIN_EQ) return -1;
-    const PExpr *k = is_col(c->l) ? c->r : is_col(c->r) ? c->l : NULL;
+    const PExpr *k = px_is_builtin(c->l, BI_COL) ? c->r : px_is_builtin(c->r, BI_COL) ? c->l : NULL;
     if (!k || !k->is_const || k->ty.kind != TY_INT) return -1;
     return k->cval;
 }

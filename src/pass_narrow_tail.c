@@ -43,10 +43,6 @@ static bool is_step_offset(TailScan *ts, const PExpr *x) {
     return is_name_of(a, ts->L->sk->loopvar) && b->is_const && b->cval == ts->W;
 }
 
-static bool is_col(const PExpr *x) {
-    return x && x->kind == PX_NAME && x->sym && x->sym->kind == SYM_BUILTIN && x->sym->builtin == BI_COL;
-}
-
 /* finds a conjunct `j * W + col < bound` (or `col + j * W < bound`) of c */
 static bool find_col_bound(TailScan *ts, PExpr *c) {
     if (c->kind == PX_BINARY && c->bop == BIN_AND) return find_col_bound(ts, c->l) || find_col_bound(ts, c->r);
@@ -54,8 +50,8 @@ static bool find_col_bound(TailScan *ts, PExpr *c) {
     PExpr *a = c->l, *x = c->r;
     if (a->kind != PX_BINARY || a->bop != BIN_ADD || !tail_uniform(ts, x)) return false;
     PExpr *p = a->l, *q = a->r;
-    if (is_col(p)) { PExpr *t = p; p = q; q = t; }
-    if (!is_col(q) || !is_step_offset(ts, p)) return false;
+    if (px_is_builtin(p, BI_COL)) { PExpr *t = p; p = q; q = t; }
+    if (!px_is_builtin(q, BI_COL) || !is_step_offset(ts, p)) return false;
     ts->t->bound = x;
     ts->t->jw = p;
     return true;

@@ -482,6 +482,11 @@ const char *plan_stmt_str(Arena *a, const PStmt *st);
 void plan_ctl_text(StrBuf *b, const POp *o);
 /* does x name sym anywhere */
 bool px_mentions(const PExpr *x, const Symbol *sym);
+/* is x the builtin name b (BI_ROW, BI_COL, ...) */
+bool px_is_builtin(const PExpr *x, int b);
+/* the blocks per SM a persistent launch starts: blocks_per_sm where the program asks for more than
+ * one (clusters: one per SM), else 1 (emit_launch.c starts SMs x this many) */
+int plan_persistent_per_sm(const PlanKernel *pk);
 /* does x call the intrinsic fn anywhere */
 bool px_calls(const PExpr *x, Intrinsic fn);
 /* px_mentions, also through the initialisers of the lets x names (their trees made in a) */

@@ -172,8 +172,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         if (sk->axes.v[i]->reversed) sb_puts(b, " (reversed)");
         if (sk->axes.v[i]->folded) sb_puts(b, " (folded)");
     }
-    /* the launcher's grid (emit_launch.c): blocks_per_sm blocks per SM where it asks for more than one */
-    int per = pk->min_blocks > 1 && pk->cluster < 2 ? pk->min_blocks : 1;
+    int per = plan_persistent_per_sm(pk);
     if (pk->paired) sb_puts(b, "; persistent, tiles in pairs (min(ceil(work tiles / 2), SMs");
     else if (pk->persistent) sb_puts(b, "; persistent (min(work tiles, SMs");
     else sb_puts(b, "; one block per work tile");

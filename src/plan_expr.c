@@ -262,6 +262,12 @@ bool px_mentions(const PExpr *x, const Symbol *sym) {
     }
 }
 
+bool px_is_builtin(const PExpr *x, int b) {
+    return x && x->kind == PX_NAME && x->sym && x->sym->kind == SYM_BUILTIN && x->sym->builtin == b;
+}
+
+int plan_persistent_per_sm(const PlanKernel *pk) { return pk->min_blocks > 1 && pk->cluster < 2 ? pk->min_blocks : 1; }
+
 bool px_calls(const PExpr *x, Intrinsic fn) {
     if (!x) return false;
     switch (x->kind) {
