@@ -80,6 +80,12 @@ def ref_colpick(t, d):
     return {"O": y[:, None].expand(-1, 128).contiguous()}
 
 
+def ref_entry(t, d):
+    """bench/features/entry.tk: Y = bf16(X @ W^T) and T = (X @ W^T)^T in fp32."""
+    p = hp(t["X"]) @ hp(t["W"]).T
+    return {"Y": p, "T": p.T.contiguous()}
+
+
 def hp(x):
     """The references compute in fp64 (no TF32, no accumulation-order noise to speak of)."""
     return x.double()
@@ -450,6 +456,19 @@ FEATURES = {
         cases=[dict(M=m) for m in (128, 100, 333)],
         strided=[dict(M=333)],
         ref=ref_colpick),
+    # (g) entries: host launchers that run kernels in order
+    "entry": dict(
+        what="(g) an entry: two kernels with scratch between them, a run-time let and if, a transposed view",
+        cases=[dict(M=m, N=n, K=k) for m, n, k in ((64, 128, 256), (100, 200, 576), (333, 256, 1024))],
+        strided=[dict(M=333, N=256, K=1024)],
+        scalars={"splits": 0},
+        ref=ref_entry),
+    "entry_split3": dict(
+        what="(g) the entry with splits = 3 from the caller (ragged runs of K)",
+        tk="entry.tk",
+        cases=[dict(M=m, N=n, K=k) for m, n, k in ((64, 128, 256), (333, 256, 1024))],
+        scalars={"splits": 3},
+        ref=ref_entry),
     # (b) moves between shared memory and registers
     "move_sr_bf16": dict(
         what="(b) shared -> registers (bf16 ring tile in compute), register tile stores (exact copy)",
@@ -878,7 +897,8 @@ def fake_launcher(name):
     env = {}
     for k, v in params.items():
         env[k] = eval(v.replace("/", "//"), {}, dict(env))
-    m = re.search(r"kernel\s+(\w+)\s*\((.*?)\)\s*\{", src, re.S)
+    # an entry is the program's launcher when it has one (its kernels are launched by it)
+    m = re.search(r"entry\s+(\w+)\s*\((.*?)\)\s*\{", src, re.S) or re.search(r"kernel\s+(\w+)\s*\((.*?)\)\s*\{", src, re.S)
     kname, arglist = m.group(1), m.group(2)
     tensors, dims, scalars = [], [], []
     for a in re.finditer(r"(in|out|inout)\s+(\w+)\s*:\s*(\w+)\s*(\[([^\]]*)\])?\s*(\w+)?", arglist):
@@ -912,8 +932,8 @@ def run_child(args):
     else:
         with open(os.path.join(args.lib, name + ".report.json")) as f:
             report = json.load(f)
-        kernels = report["kernels"]
-        assert len(kernels) == 1, f"{name}: expected one kernel, the report has {len(kernels)}"
+        kernels = report.get("entries") or report["kernels"]   # an entry launches the kernels it names
+        assert len(kernels) == 1, f"{name}: expected one kernel or one entry, the report has {len(kernels)}"
         launcher = kernels[0]["launcher"]
         lib = ctypes.CDLL(os.path.join(args.lib, "lib" + name + ".so"))
         fn = getattr(lib, launcher["function"])

@@ -106,15 +106,18 @@ def main():
 
     # correctness: every kernel and activation, ragged shapes, fp32 reference
     # the last three: K or N whose rows are not 16-byte multiples (staged by the launcher)
+    # (16, 4096, 4096) and (200, 1000, 14336): linear_auto's decode and split-K routes
     for (M, N, K) in [(1, 8, 64), (777, 1536, 4096), (300, 200, 72), (4096, 4096, 4096), (777, 1531, 4093), (3, 5, 7),
-                      (64, 100, 1)]:
+                      (64, 100, 1), (16, 4096, 4096), (200, 1000, 14336)]:
         x = torch.randn(M, K, device=dev).bfloat16()
         w = (torch.randn(N, K, device=dev) / K ** 0.5).bfloat16()
         b = torch.randn(N, device=dev).bfloat16()
         for act in ACTS:
             ref = activation(torch, x.float() @ w.float().t() + b.float(), act)
             for kern, has_bias, dt in (("linear", False, torch.bfloat16), ("linear_bias", True, torch.bfloat16),
-                                       ("linear_bias_f32", True, torch.float32)):
+                                       ("linear_bias_f32", True, torch.float32), ("linear_auto", True, torch.bfloat16)):
+                if not hasattr(libs[act], "tkc_" + kern):
+                    continue
                 if kern == "linear" and act:
                     continue
                 y = torch.full((M, N), float("nan"), device=dev, dtype=dt)
@@ -158,6 +161,10 @@ def main():
                     "tkc": lambda: launch(libs[act].tkc_linear_bias, [x, w, b, y], [M, K, N], stream),
                     "cublas": lambda: activation(torch, torch.nn.functional.linear(x, w, b), act),
                 }
+                if hasattr(libs[act], "tkc_linear_auto"):  # the entry: its kernels chosen by the shape
+                    impls["auto"] = lambda: launch(libs[act].tkc_linear_auto, [x, w, b, y], [M, K, N], stream)
+                if M <= 16:  # linear_bias's tiles are 128 rows: the decode route is linear_auto's
+                    del impls["tkc"]
                 if qgemm is not None and act == 0:   # quack: Y = X @ W^T + b, W^T as a (K, N) view
                     yq = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
                     try:
@@ -190,10 +197,15 @@ def main():
                 med = {k: statistics.median(v) for k, v in times.items()}
                 tf = {k: 2 * M * N * K / (t * 1e-3) / 1e12 for k, t in med.items()}
                 sk = {k: v for k, v in tf.items() if k.startswith("splitk")}
+                tf.setdefault("tkc", tf.get("auto", 0.0))
                 best = max([("tkc", tf["tkc"])] + list(sk.items()), key=lambda kv: kv[1])
-                rows.append((M, N, K, ACTS[act], tf["tkc"], tf["cublas"], best[1], best[0], tf.get("quack")))
-                print("time M %5d N %6d K %5d act %-9s tkc %6.1f TFLOP/s  cublas %6.1f  ratio %.3f%s%s" % (
+                rows.append((M, N, K, ACTS[act], tf["tkc"], tf["cublas"], best[1], best[0], tf.get("quack"), tf.get("auto")))
+                wb = M * N * 2 + N * K * 2 + M * K * 2  # bytes that must move (M <= 16: about the weight's)
+                print("time M %5d N %6d K %5d act %-9s tkc %6.1f TFLOP/s  cublas %6.1f  ratio %.3f%s%s%s" % (
                     M, N, K, ACTS[act], tf["tkc"], tf["cublas"], tf["tkc"] / tf["cublas"],
+                    "  auto %.1f (auto/cublas %.3f, %.0f GB/s; cublas %.0f GB/s)" % (
+                        tf["auto"], tf["auto"] / tf["cublas"], wb / (med["auto"] * 1e-3) / 1e9,
+                        wb / (med["cublas"] * 1e-3) / 1e9) if "auto" in tf else "",
                     "  quack %.1f (tkc/quack %.3f)" % (tf["quack"], tf["tkc"] / tf["quack"]) if "quack" in tf else "",
                     "  | " + " ".join("%s %.1f" % kv for kv in sk.items()) + "  best %s ratio %.3f" % (
                         best[0], best[1] / tf["cublas"]) if sk else ""))
@@ -206,6 +218,13 @@ def main():
                     g *= v
                 print("M %5d: geometric mean tkc / cublas %.3f over %d shapes, worst %.3f (%s)" % (
                     M, g ** (1 / len(rs)), len(rs), min(rs), what))
+        rs = [r[9] / r[5] for r in rows if r[0] == M and r[9]]
+        if rs:
+            g = 1.0
+            for v in rs:
+                g *= v
+            print("M %5d: geometric mean tkc / cublas %.3f over %d shapes, worst %.3f (linear_auto)" % (
+                M, g ** (1 / len(rs)), len(rs), min(rs)))
         qs = [r[4] / r[8] for r in rows if r[0] == M and r[8]]
         if qs:
             g = 1.0

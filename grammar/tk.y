@@ -148,7 +148,7 @@ static void yyerror(Span *loc, void *scanner, ParseCtx *pc, const char *msg) {
 %token KERNEL "kernel" PARAM "param" IMPORT "import" IN "in" OUT "out" INOUT "inout"
 %token SHARED "shared" REG "reg" GRID "grid" PIPELINE "pipeline" LET "let" REQUIRE "require"
 %token SETUP "setup" LOAD "load" COMPUTE "compute" STORE "store" FINISH "finish"
-%token IF "if" ELSE "else" FOR "for" GRAD "grad" TYPE "type" DISPATCH "dispatch"
+%token IF "if" ELSE "else" FOR "for" GRAD "grad" TYPE "type" DISPATCH "dispatch" ENTRY "entry" SCRATCH "scratch"
 %token ARROW "<-" DOTDOT ".." PLUSEQ "+=" MINUSEQ "-=" STAREQ "*=" SLASHEQ "/="
 %token EQEQ "==" NOTEQ "!=" LESSEQ "<=" GREATEREQ ">=" ANDAND "&&" OROR "||"
 %token <ival> INT "integer"
@@ -225,6 +225,17 @@ top_item
           k->items = $7->v;
           k->nitems = $7->n;
           vec_push(A, &pc->prog->kernels, k);
+      }
+    | ENTRY IDENT '(' args_opt ')' block_body {
+          Kernel *k = ARENA_NEW(A, Kernel);
+          k->name = $2;
+          k->span = @$;
+          k->name_span = @2;
+          k->args = $4->v;
+          k->nargs = $4->n;
+          k->entry = true;
+          k->body = *$6;
+          vec_push(A, &pc->prog->entries, k);
       }
     | error ';'
     | error '}'
@@ -440,6 +451,13 @@ stmt
     | expr ';' {
           $$ = ast_stmt(A, ST_EXPR, @$);
           $$->u.expr.e = $1;
+      }
+    | SCRATCH IDENT ':' type ';' {
+          $$ = ast_stmt(A, ST_SCRATCH, @$);
+          $$->u.scratch.name = $2;
+          $$->u.scratch.name_span = @2;
+          $$->u.scratch.ts = ARENA_NEW(A, TypeSpec);
+          *$$->u.scratch.ts = $4;
       }
     | if_stmt
     | FOR IDENT IN expr DOTDOT expr block_body {

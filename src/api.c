@@ -4,23 +4,21 @@
 #include <inttypes.h>
 #include <string.h>
 
-KernelApi *api_of(Arena *a, const PlanKernel *pk) {
-    const SemaKernel *sk = pk->sk;
+/* the signature both kinds of launcher share: tensors with their dims, run-time dims, scalars */
+static KernelApi *api_signature(Arena *a, const char *name, const SemaKernel *sk, PExpr **const *arg_dims) {
     KernelApi *k = ARENA_NEW(a, KernelApi);
-    k->kernel = pk->name;
-    k->fn = arena_printf(a, "tkc_%s", pk->name);
+    k->kernel = name;
+    k->fn = arena_printf(a, "tkc_%s", name);
     for (int i = 0; i < sk->args.n; i++) {
         const Arg *g = sk->args.v[i];
         if (!g->ts.ndims) continue;
         ApiParam p = {.kind = API_TENSOR, .name = g->name, .mode = g->mode, .dt = g->ts.dt, .rank = g->ts.ndims};
         for (int d = 0; d < g->ts.ndims && d < 4; d++) {
-            const PExpr *de = pk->arg_dims.v[i][d];
+            const PExpr *de = arg_dims[i][d];
             p.dims[d].expr = de;
             if (de->sym && de->sym->kind == SYM_DIM) p.dims[d].name = de->sym->name;
             else p.dims[d].value = de->cval;
         }
-        for (int m = 0; m < pk->maps.n; m++) p.tma |= pk->maps.v[m].arg == g;
-        for (int z = 0; z < pk->zeroed.n; z++) p.zeroed |= pk->zeroed.v[z] == g;
         vec_push(a, &k->params, p);
     }
     for (int i = 0; i < sk->dims.n; i++) {
@@ -31,7 +29,24 @@ KernelApi *api_of(Arena *a, const PlanKernel *pk) {
         ApiParam p = {.kind = API_SCALAR, .name = sk->scalars.v[i]->name, .is_float = sk->scalars.v[i]->ty.kind == TY_FLOAT};
         vec_push(a, &k->params, p);
     }
+    return k;
+}
+
+KernelApi *api_of(Arena *a, const PlanKernel *pk) {
+    KernelApi *k = api_signature(a, pk->name, pk->sk, pk->arg_dims.v);
+    for (int i = 0; i < k->params.n; i++) {
+        ApiParam *p = &k->params.v[i];
+        if (p->kind != API_TENSOR) continue;
+        for (int m = 0; m < pk->maps.n; m++) p->tma |= !strcmp(pk->maps.v[m].arg->name, p->name);
+        for (int z = 0; z < pk->zeroed.n; z++) p->zeroed |= !strcmp(pk->zeroed.v[z]->name, p->name);
+    }
     for (int i = 0; i < pk->requires.n; i++) vec_push(a, &k->requires, pk->requires.v[i]);
+    return k;
+}
+
+KernelApi *api_of_entry(Arena *a, const PlanEntry *pe) {
+    KernelApi *k = api_signature(a, pe->name, pe->sk, pe->arg_dims.v);
+    k->entry = true;
     return k;
 }
 

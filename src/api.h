@@ -36,9 +36,11 @@ typedef struct KernelApi {
     const char *fn;         /* the C function: tkc_<kernel> */
     Vec(ApiParam) params;
     Vec(PExpr *) requires;  /* run-time conditions (launcher returns TKC_ERR_REQUIRE) */
+    bool entry;             /* an entry's launcher: it runs kernels, each checking its own arguments */
 } KernelApi;
 
 KernelApi *api_of(Arena *a, const PlanKernel *pk);
+KernelApi *api_of_entry(Arena *a, const PlanEntry *pe);
 
 /* "const void *A, const int64_t *A_strides, ..., int64_t M, ..., float scale, tkc_stream_t stream" */
 void api_c_params(StrBuf *b, const KernelApi *k);

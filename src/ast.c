@@ -335,6 +335,11 @@ static void dump_stmt(Dumper *du, const Stmt *s, int depth) {
         sb_putc(&du->b, ')');
         at(du, s->span);
         break;
+    case ST_SCRATCH:
+        sb_printf(&du->b, "scratch %s: ", s->u.scratch.name);
+        dump_typespec(&du->b, s->u.scratch.ts);
+        at(du, s->span);
+        break;
     case ST_FOR:
         sb_printf(&du->b, "for %s in ", s->u.for_.var);
         dump_sexpr(&du->b, s->u.for_.lo);
@@ -428,6 +433,18 @@ char *ast_dump(const Program *p, const Diag *d) {
             at(&du, a->span);
         }
         for (int i = 0; i < kn->nitems; i++) dump_kitem(&du, kn->items[i]);
+    }
+    for (int k = 0; k < p->entries.n; k++) {
+        const Kernel *kn = p->entries.v[k];
+        sb_printf(&du.b, "  entry %s", kn->name);
+        at(&du, kn->span);
+        for (int i = 0; i < kn->nargs; i++) {
+            const Arg *a = &kn->args[i];
+            sb_printf(&du.b, "    arg %s %s: ", argmode_name[a->mode], a->name);
+            dump_typespec(&du.b, &a->ts);
+            at(&du, a->span);
+        }
+        dump_stmts(&du, &kn->body, 2);
     }
     for (int g = 0; g < p->grads.n; g++) {
         const GradDecl *gd = p->grads.v[g];

@@ -284,7 +284,7 @@ struct Expr {
 
 /* ---- statements ----------------------------------------------------------------------------- */
 
-typedef enum { ST_ASSIGN, ST_IF, ST_FOR, ST_LET, ST_EXPR } StmtKind;
+typedef enum { ST_ASSIGN, ST_IF, ST_FOR, ST_LET, ST_EXPR, ST_SCRATCH } StmtKind;
 
 typedef struct Stmt Stmt;
 typedef struct StmtList { Stmt **v; int n, cap; } StmtList;
@@ -297,7 +297,8 @@ struct Stmt {
         struct { Expr *cond; StmtList then_s, else_s; bool has_else; } if_;
         struct { const char *var; Span var_span; Expr *lo, *hi; StmtList body; Symbol *sym; } for_;
         struct { const char *name; Span name_span; Expr *e; Symbol *sym; } let;
-        struct { Expr *e; } expr;
+        struct { Expr *e; struct SemaCall *call; /* an entry's kernel call (sema) */ } expr;
+        struct { const char *name; Span name_span; struct TypeSpec *ts; Symbol *sym; } scratch;  /* entries only */
     } u;
     int mv;             /* sema: the MoveKind of an assignment (sema.h) */
 };
@@ -373,6 +374,10 @@ typedef struct Kernel {
     int nargs;
     KItem **items;
     int nitems;
+    /* `entry NAME(args) { ... }`: a host launcher that runs kernels of the program in order, with
+     * device scratch memory between them (sema_entry.c); no grid, no blocks, only body */
+    bool entry;
+    StmtList body;
 } Kernel;
 
 typedef struct Param {
@@ -415,6 +420,7 @@ typedef struct Program {
     int ntype_defines;
     Vec(Param *) params;
     Vec(Kernel *) kernels;
+    Vec(Kernel *) entries;      /* entry launchers, in source order */
     Vec(GradDecl *) grads;
     const char *dispatch;       /* `dispatch "table";` in the main file: the table's path (relative
                                  * paths resolved against the .tk's folder), or NULL */

@@ -252,9 +252,12 @@ static void api_text(StrBuf *b, const KernelApi *k) {
     }
 }
 
-static const PlanKernel *kernel_of(const Plan *p, const char *name) {
+/* the launcher of kernel or entry `name` in plan p, or NULL */
+static const KernelApi *launcher_of(Arena *a, const Plan *p, const char *name) {
     for (int i = 0; i < p->kernels.n; i++)
-        if (!strcmp(p->kernels.v[i]->name, name)) return p->kernels.v[i];
+        if (!strcmp(p->kernels.v[i]->name, name)) return api_of(a, p->kernels.v[i]);
+    for (int i = 0; i < p->entries.n; i++)
+        if (!strcmp(p->entries.v[i]->name, name)) return api_of_entry(a, p->entries.v[i]);
     return NULL;
 }
 
@@ -329,25 +332,24 @@ bool dispatch_check(Arena *a, Diag *d, Dispatch *ds) {
     decide_params(d, ds);
     const Plan *p0 = ds->variants.v[0].plan;
     for (int i = 0; i < ds->kernels.n; i++)
-        if (!kernel_of(p0, ds->kernels.v[i]))
-            diag_error(d, ds->kernel_spans.v[i], "the program has no kernel named '%s'", ds->kernels.v[i]);
-    for (int k = 0; k < p0->kernels.n; k++) {
-        const PlanKernel *k0 = p0->kernels.v[k];
-        if (!dispatch_covers(ds, k0->name)) continue;
+        if (!launcher_of(a, p0, ds->kernels.v[i]))
+            diag_error(d, ds->kernel_spans.v[i], "the program has no kernel or entry named '%s'", ds->kernels.v[i]);
+    for (int k = 0; k < p0->kernels.n + p0->entries.n; k++) {
+        const KernelApi *api0 = k < p0->kernels.n ? api_of(a, p0->kernels.v[k]) : api_of_entry(a, p0->entries.v[k - p0->kernels.n]);
+        if (!dispatch_covers(ds, api0->kernel)) continue;
         StrBuf s0;
         sb_init(&s0);
-        const KernelApi *api0 = api_of(a, k0);
         api_text(&s0, api0);
         for (int v = 1; v < ds->variants.n; v++) {
-            const PlanKernel *kv = kernel_of(ds->variants.v[v].plan, k0->name);
+            const KernelApi *kv = launcher_of(a, ds->variants.v[v].plan, api0->kernel);
             StrBuf sv;
             sb_init(&sv);
-            if (kv) api_text(&sv, api_of(a, kv));
+            if (kv) api_text(&sv, kv);
             if (!kv || strcmp(s0.s, sv.s))
                 diag_error(d, ds->variants.v[v].span,
                            "variant '%s' changes the launcher of kernel '%s' (%s instead of %s): every variant of a dispatched "
                            "kernel must take the same arguments, of the same types and shapes",
-                           ds->variants.v[v].name, k0->name, kv ? sv.s : "no such kernel", s0.s);
+                           ds->variants.v[v].name, api0->kernel, kv ? sv.s : "no such kernel", s0.s);
             sb_free(&sv);
         }
         sb_free(&s0);
@@ -360,7 +362,7 @@ bool dispatch_check(Arena *a, Diag *d, Dispatch *ds) {
                     for (int q = 0; q < api0->params.n; q++)
                         found |= api0->params.v[q].kind == API_DIM && !strcmp(api0->params.v[q].name, dc->dims.v[j]);
                     if (!found)
-                        diag_error(d, dc->span, "'%s' is neither a run-time dimension of kernel '%s' nor a param%s", dc->dims.v[j], k0->name,
+                        diag_error(d, dc->span, "'%s' is neither a run-time dimension of kernel '%s' nor a param%s", dc->dims.v[j], api0->kernel,
                                    ds->kernels.n ? "" : " (a 'kernel' line names the kernels a table dispatches)");
                 }
             }

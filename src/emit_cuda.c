@@ -638,6 +638,7 @@ void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char
     sb_puts(out, "// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -c THIS.cu (needs only the CUDA toolkit).\n");
     sb_puts(out, "// Host API (extern \"C\"):");
     for (int i = 0; i < p->kernels.n; i++) sb_printf(out, " tkc_%s()", p->kernels.v[i]->name);
+    for (int i = 0; i < p->entries.n; i++) sb_printf(out, " tkc_%s() (entry)", p->entries.v[i]->name);
     sb_puts(out, "; each returns TKC_OK (0) or a TKC_ERR_* code.\n");
     if (api_note) sb_puts(out, api_note);
     sb_putc(out, '\n');
@@ -658,7 +659,7 @@ void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char
 void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
     static const char *const order[] = {"smem",       "mbarrier",   "tma_load",      "tma_load_1d", "cluster",  "tma_store",
                                         "tma_reduce", "wgmma_sync", "setmaxnreg",    "named_barrier", "shared_f32", "stmatrix",
-                                        "ldmatrix",   "shared_v2",  "math",          "red",         "rows_edge", "zero",      "host",
+                                        "ldmatrix",   "shared_v2",  "math",          "red",         "rows_edge", "zero",      "scratch",   "host",
                                         "stage"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (int i = 0; i < frags->n; i++)
@@ -732,6 +733,12 @@ void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, c
         e->sk = e->pk->sk;
         sb_blank(&launch);
         emit_launcher(e);
+    }
+    e->pk = NULL;
+    e->sk = NULL;
+    for (int i = 0; i < p->entries.n; i++) {
+        sb_blank(&launch);
+        emit_entry_launcher(e, p->entries.v[i]);
     }
     sb_puts(out, "namespace {\n\n");
     for (int i = 0; i < prog->params.n; i++) {

@@ -19,14 +19,13 @@ static void call_args(StrBuf *b, const KernelApi *k) {
     sb_puts(b, k->params.n ? ", stream" : "stream");
 }
 
-static void put_launcher(Arena *a, StrBuf *out, const Dispatch *ds, const PlanKernel *pk) {
-    const KernelApi *api = api_of(a, pk);
+static void put_launcher(Arena *a, StrBuf *out, const Dispatch *ds, const KernelApi *api) {
     StrBuf sig, args;
     sb_init(&sig);
     sb_init(&args);
     api_c_params(&sig, api);
     call_args(&args, api);
-    const char *k = pk->name;
+    const char *k = api->kernel;
     const DispatchVariant *last = &ds->variants.v[ds->rules.v[ds->rules.n - 1].variant];
     if (!dispatch_covers(ds, k)) {
         sb_printf(out, "// %s is not dispatched (the table's 'kernel' lines): variant %s, the last rule's\n", k, last->name);
@@ -112,7 +111,8 @@ static char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
         sb_free(&bodies[v]);
     }
     sb_printf(&out, "// ---- the launchers (%s) ----\n", path_base(ds->path));
-    for (int k = 0; k < v0->plan->kernels.n; k++) put_launcher(a, &out, ds, v0->plan->kernels.v[k]);
+    for (int k = 0; k < v0->plan->kernels.n; k++) put_launcher(a, &out, ds, api_of(a, v0->plan->kernels.v[k]));
+    for (int k = 0; k < v0->plan->entries.n; k++) put_launcher(a, &out, ds, api_of_entry(a, v0->plan->entries.v[k]));
     char *text = sb_take(&out);
     return o->line_directives ? emit_cuda_lines(text) : text;
 }

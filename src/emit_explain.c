@@ -547,6 +547,44 @@ static void explain_kernel(StrBuf *b, Arena *a, const PlanKernel *pk) {
     for (int i = 0; i < pk->notes.n; i++) para(b, 2, 2, "- %s", pk->notes.v[i]);
 }
 
+/* the kernels an entry launches, in order, and under which run-time conditions */
+static void explain_steps(StrBuf *b, Arena *a, const PESteps *l, int depth) {
+    for (int i = 0; i < l->n; i++) {
+        const PEStep *s = l->v[i];
+        switch (s->kind) {
+        case PE_LET: para(b, depth, depth + 2, "- let %s = %s", s->name, px_str(a, s->value)); break;
+        case PE_SCRATCH: {
+            StrBuf sh;
+            sb_init(&sh);
+            for (int d = 0; d < s->rank; d++) sb_printf(&sh, "%s%s", d ? ", " : "", px_str(a, s->dims[d]));
+            para(b, depth, depth + 2, "- scratch %s: %s[%s], allocated on the stream, freed on it after the kernels that use it",
+                 s->name, dtype_name[s->dt], sh.s);
+            sb_free(&sh);
+            break;
+        }
+        case PE_CALL: para(b, depth, depth + 2, "- launch %s (its launcher checks the arguments)", s->name); break;
+        case PE_IF:
+            if (s->decided) {
+                explain_steps(b, a, &s->then_s, depth);
+                break;
+            }
+            para(b, depth, depth + 2, "- if %s:", px_str(a, s->value));
+            explain_steps(b, a, &s->then_s, depth + 2);
+            if (s->else_s.n) {
+                para(b, depth, depth + 2, "- otherwise:");
+                explain_steps(b, a, &s->else_s, depth + 2);
+            }
+            break;
+        }
+    }
+}
+
+static void explain_entry(StrBuf *b, Arena *a, const PlanEntry *pe) {
+    sb_printf(b, "\nEntry %s: a host launcher (tkc_%s) that runs kernels of this file in order\n", pe->name, pe->name);
+    explain_steps(b, a, &pe->body, 2);
+    for (int i = 0; i < pe->notes.n; i++) para(b, 2, 4, "- %s", pe->notes.v[i]);
+}
+
 char *emit_explain(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o) {
     StrBuf b;
     sb_init(&b);
@@ -555,5 +593,6 @@ char *emit_explain(Arena *a, const Plan *p, const Program *prog, const EmitOptio
         para(&b, 0, 2, "Params: %s.", api_params_text(a, prog));
     }
     for (int i = 0; i < p->kernels.n; i++) explain_kernel(&b, a, p->kernels.v[i]);
+    for (int i = 0; i < p->entries.n; i++) explain_entry(&b, a, p->entries.v[i]);
     return sb_take(&b);
 }

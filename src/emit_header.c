@@ -114,8 +114,8 @@ static void declaration(StrBuf *b, const KernelApi *k) {
     sb_free(&sig);
 }
 
-static void kernel_decl(StrBuf *b, Arena *a, const PlanKernel *pk, const char *base) {
-    const KernelApi *k = api_of(a, pk);
+/* maps: the kernel has tensor maps (TKC_ERR_TENSOR_MAP); an entry returns any code its kernels do */
+static void kernel_decl(StrBuf *b, const KernelApi *k, bool maps, const char *base) {
     int ntensors = 0, ndims = 0, nscalars = 0;
     for (int i = 0; i < k->params.n; i++) {
         const ApiParam *p = &k->params.v[i];
@@ -124,9 +124,14 @@ static void kernel_decl(StrBuf *b, Arena *a, const PlanKernel *pk, const char *b
         nscalars += p->kind == API_SCALAR;
     }
     sb_puts(b, "/*\n");
-    comment_para(b, 0, "%s: launches kernel %s (%s) on `stream`. The launch is asynchronous: TKC_OK means the kernel was "
-                       "queued, not that it finished.",
-                 k->fn, pk->name, base);
+    if (k->entry)
+        comment_para(b, 0, "%s: runs entry %s (%s) on `stream`: the kernels it names, in order, each launcher checking its "
+                           "arguments. Asynchronous: TKC_OK means the kernels were queued, not that they finished.",
+                     k->fn, k->kernel, base);
+    else
+        comment_para(b, 0, "%s: launches kernel %s (%s) on `stream`. The launch is asynchronous: TKC_OK means the kernel was "
+                           "queued, not that it finished.",
+                     k->fn, k->kernel, base);
     if (ntensors) {
         sb_puts(b, " *\n");
         comment_para(b, 0, "Tensors are device pointers. Each X_strides gives one stride per dimension, outermost first, "
@@ -204,8 +209,8 @@ static void kernel_decl(StrBuf *b, Arena *a, const PlanKernel *pk, const char *b
     bool can[ST_COUNT + 1] = {0};
     can[ST_TKC_ERR_DIM] = can[ST_TKC_ERR_LAUNCH] = true;
     can[ST_TKC_ERR_NULL] = can[ST_TKC_ERR_ALIGN] = can[ST_TKC_ERR_STRIDE] = ntensors > 0;
-    can[ST_TKC_ERR_REQUIRE] = k->requires.n > 0;
-    can[ST_TKC_ERR_TENSOR_MAP] = pk->maps.n > 0;
+    can[ST_TKC_ERR_REQUIRE] = k->requires.n > 0 || k->entry;
+    can[ST_TKC_ERR_TENSOR_MAP] = maps || k->entry;
 #define X(name, v, m)                                                                                               \
     if (v > 0 && v <= ST_COUNT && can[v]) comment_para(b, 4, "  %-18s %s", #name, m);
     TK_STATUS(X)
@@ -237,6 +242,7 @@ char *emit_header(Arena *a, const Plan *p, const Program *prog, const EmitOption
     StrBuf fns;
     sb_init(&fns);
     for (int i = 0; i < p->kernels.n; i++) sb_printf(&fns, "%s tkc_%s()", i ? "," : "", p->kernels.v[i]->name);
+    for (int i = 0; i < p->entries.n; i++) sb_printf(&fns, ", tkc_%s() (entry)", p->entries.v[i]->name);
     comment_para(&b, 0,
                  "The host API of %s:%s. The functions are defined in the CUDA file tkc writes from the same .tk with "
                  "the same -D options (tkc %s -o X.cu; nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -c "
@@ -288,7 +294,11 @@ char *emit_header(Arena *a, const Plan *p, const Program *prog, const EmitOption
     sb_puts(&b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
     for (int i = 0; i < p->kernels.n; i++) {
         sb_putc(&b, '\n');
-        kernel_decl(&b, a, p->kernels.v[i], base);
+        kernel_decl(&b, api_of(a, p->kernels.v[i]), p->kernels.v[i]->maps.n > 0, base);
+    }
+    for (int i = 0; i < p->entries.n; i++) {
+        sb_putc(&b, '\n');
+        kernel_decl(&b, api_of_entry(a, p->entries.v[i]), false, base);
     }
     sb_puts(&b, "\n#ifdef __cplusplus\n}\n#endif\n\n");
     sb_printf(&b, "#endif /* %s */\n", guard.s);

@@ -67,6 +67,8 @@ char *emit_cuda_lines(char *text);
 char *emit_cuda_single(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o);
 const char *fmt_float(Arena *a, double v);
 void kernel_params(Em *e, StrBuf *b, bool decl);
+/* emit_entry.c */
+void emit_entry_launcher(Em *e, const PlanEntry *pe);
 
 /* emit_elem.c */
 const char *scalar_str(Em *e, const PExpr *x, bool host);

@@ -184,8 +184,7 @@ static void jk_arr(Json *j, const char *k) { j_key(j, k); j_open(j, '['); }
 
 /* ---- --emit=report ------------------------------------------------------------------------------ */
 
-static void report_launcher(Json *j, Arena *a, const PlanKernel *pk) {
-    const KernelApi *k = api_of(a, pk);
+static void report_launcher(Json *j, Arena *a, const KernelApi *k) {
     StrBuf sig;
     sb_init(&sig);
     api_c_params(&sig, k);
@@ -258,11 +257,36 @@ static void report_launcher(Json *j, Arena *a, const PlanKernel *pk) {
     j_close(j, '}');
 }
 
+/* the kernels an entry's steps launch, in order (both branches of an if decided at run time) */
+static void entry_calls(Json *j, const PESteps *l) {
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i]->kind == PE_CALL) j_str(j, l->v[i]->name);
+        if (l->v[i]->kind == PE_IF) {
+            entry_calls(j, &l->v[i]->then_s);
+            entry_calls(j, &l->v[i]->else_s);
+        }
+    }
+}
+
+static void report_entry(Json *j, Arena *a, const PlanEntry *pe) {
+    j_open(j, '{');
+    jk_str(j, "name", pe->name);
+    report_launcher(j, a, api_of_entry(a, pe));
+    jk_arr(j, "launches");
+    entry_calls(j, &pe->body);
+    j_close(j, ']');
+    jk_int(j, "scratch_tensors", pe->nscratch);
+    jk_arr(j, "decisions");
+    for (int i = 0; i < pe->notes.n; i++) j_str(j, pe->notes.v[i]);
+    j_close(j, ']');
+    j_close(j, '}');
+}
+
 static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
     const SemaKernel *sk = pk->sk;
     j_open(j, '{');
     jk_str(j, "name", pk->name);
-    report_launcher(j, a, pk);
+    report_launcher(j, a, api_of(a, pk));
 
     /* roles and registers */
     int dp, dc;
@@ -595,6 +619,9 @@ char *emit_report(Arena *a, const Plan *p, const Program *prog, const EmitOption
     j_close(&j, ']');
     jk_arr(&j, "kernels");
     for (int i = 0; i < p->kernels.n; i++) report_kernel(&j, a, p->kernels.v[i]);
+    j_close(&j, ']');
+    jk_arr(&j, "entries");
+    for (int i = 0; i < p->entries.n; i++) report_entry(&j, a, p->entries.v[i]);
     j_close(&j, ']');
     j_close(&j, '}');
     sb_putc(&b, '\n');

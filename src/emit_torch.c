@@ -84,6 +84,13 @@ static uint64_t fnv1a(uint64_t h, const char *s) {
 
 /* ---- what each kernel takes ----------------------------------------------------------------- */
 
+/* a function of the module: a kernel's launcher or an entry's */
+typedef struct TorchFn {
+    const char *name;
+    const SemaKernel *sk;
+    bool entry;
+} TorchFn;
+
 static const char *torch_dtype(DType dt) {
     switch (dt) {
     case DT_BF16: return "bfloat16";
@@ -117,7 +124,7 @@ static void tk_decl(Arena *a, StrBuf *b, const Arg *g) {
 }
 
 /* "gemm(in A: bf16[M, K], in B: bf16[K, N], out C: bf16[M, N])" */
-static char *tk_signature(Arena *a, const PlanKernel *pk) {
+static char *tk_signature(Arena *a, const TorchFn *pk) {
     StrBuf b;
     sb_init(&b);
     sb_printf(&b, "%s(", pk->name);
@@ -234,7 +241,7 @@ static void cpp_kernel(StrBuf *b, const KernelApi *k) {
     sb_puts(b, k->params.n ? ", tkc_stream);\n}\n\n" : "tkc_stream);\n}\n\n");
 }
 
-static char *emit_binding(const Plan *p, const EmitOptions *o, const char *stem, KernelApi **apis) {
+static char *emit_binding(int nfn, const EmitOptions *o, const char *stem, KernelApi **apis) {
     StrBuf header, launchers, kernels, module;
     sb_init(&header);
     sb_printf(&header,
@@ -247,7 +254,7 @@ static char *emit_binding(const Plan *p, const EmitOptions *o, const char *stem,
               stem, o->tkc_version, path_base(o->source_path), stem, stem);
     sb_init(&launchers);
     sb_printf(&launchers, "// the launchers, defined in %s_kernels.cu\n", stem);
-    for (int i = 0; i < p->kernels.n; i++) {
+    for (int i = 0; i < nfn; i++) {
         StrBuf params;
         sb_init(&params);
         api_c_params(&params, apis[i]);
@@ -256,11 +263,11 @@ static char *emit_binding(const Plan *p, const EmitOptions *o, const char *stem,
         sb_free(&params);
     }
     sb_init(&kernels);
-    for (int i = 0; i < p->kernels.n; i++) cpp_kernel(&kernels, apis[i]);
+    for (int i = 0; i < nfn; i++) cpp_kernel(&kernels, apis[i]);
     sb_init(&module);
     sb_puts(&module, "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n");
     sb_printf(&module, "    m.doc() = \"tkc kernels of %s; call them through %s.py\";\n", path_base(o->source_path), stem);
-    for (int i = 0; i < p->kernels.n; i++) {
+    for (int i = 0; i < nfn; i++) {
         const KernelApi *k = apis[i];
         sb_printf(&module, "    m.def(\"%s\", &tkc_torch_%s, \"launches %s on the current stream; returns its status\"",
                   k->kernel, k->kernel, k->fn);
@@ -287,7 +294,7 @@ static char *emit_binding(const Plan *p, const EmitOptions *o, const char *stem,
 
 /* the Python parameter list: in and inout tensors and scalars in .tk order; then, keyword-only,
  * run-time dims no input shows, and device= when no tensor is given */
-static void py_params(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi *k) {
+static void py_params(Arena *a, StrBuf *b, const TorchFn *pk, const KernelApi *k) {
     int n = 0;
     for (int i = 0; i < pk->sk->args.n; i++) {
         const Arg *g = pk->sk->args.v[i];
@@ -305,7 +312,7 @@ static void py_params(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi
 }
 
 /* "gemm(A, B) -> C", "attn_fwd(Q, K, V, scale) -> (O, L)" */
-static void py_call_sig(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi *k) {
+static void py_call_sig(Arena *a, StrBuf *b, const TorchFn *pk, const KernelApi *k) {
     const SemaKernel *sk = pk->sk;
     sb_printf(b, "%s(", py_ident(a, pk->name, true));
     py_params(a, b, pk, k);
@@ -319,15 +326,15 @@ static void py_call_sig(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelA
     if (nout > 1) sb_putc(b, ')');
 }
 
-static void py_docstring(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi *k, const char *source,
+static void py_docstring(Arena *a, StrBuf *b, const TorchFn *pk, const KernelApi *k, const char *source,
                          const GradDecl *grad) {
     const SemaKernel *sk = pk->sk;
     int nout = 0;
     for (int i = 0; i < sk->args.n; i++) nout += sk->args.v[i]->ts.ndims && sk->args.v[i]->mode == ARG_OUT;
     sb_puts(b, "    \"\"\"");
     py_call_sig(a, b, pk, k);
-    sb_printf(b, "\n\n    Runs kernel %s of %s on the current CUDA stream of the tensors' device (an sm_90 GPU):\n\n", pk->name,
-              source);
+    sb_printf(b, "\n\n    Runs %s %s of %s on the current CUDA stream of the tensors' device (an sm_90 GPU):\n\n",
+              pk->entry ? "entry" : "kernel", pk->name, source);
     sb_printf(b, "        %s\n\n", tk_signature(a, pk));
     sb_puts(b, "    Args:\n");
     for (int i = 0; i < sk->args.n; i++) {
@@ -392,7 +399,7 @@ static void py_docstring(Arena *a, StrBuf *b, const PlanKernel *pk, const Kernel
     }
 }
 
-static void py_kernel(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi *k, const char *source,
+static void py_kernel(Arena *a, StrBuf *b, const TorchFn *pk, const KernelApi *k, const char *source,
                       const GradDecl *grad) {
     const SemaKernel *sk = pk->sk;
     const char *pyname = py_ident(a, pk->name, true);
@@ -469,16 +476,16 @@ static void py_kernel(Arena *a, StrBuf *b, const PlanKernel *pk, const KernelApi
  * launcher's status into an exception) is Python in templates/tkc_torch_runtime.py. */
 
 /* the module's docstring: its functions, params, and where the extension is built */
-static char *py_module_doc(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o, const char *stem,
+static char *py_module_doc(Arena *a, const TorchFn *fns, int nfn, const Program *prog, const EmitOptions *o, const char *stem,
                            KernelApi **apis) {
     StrBuf b;
     sb_init(&b);
     sb_printf(&b, "\"\"\"%s: PyTorch functions for the kernels of %s, generated by tkc %s.\n\n", stem,
               path_base(o->source_path), o->tkc_version);
     sb_puts(&b, "Do not edit: change the .tk and run `tkc --emit=torch` again.\n\n");
-    for (int i = 0; i < p->kernels.n; i++) {
+    for (int i = 0; i < nfn; i++) {
         sb_puts(&b, "    ");
-        py_call_sig(a, &b, p->kernels.v[i], apis[i]);
+        py_call_sig(a, &b, &fns[i], apis[i]);
         sb_putc(&b, '\n');
     }
     sb_puts(&b, "\nCompile-time params:");
@@ -496,13 +503,13 @@ static char *py_module_doc(Arena *a, const Plan *p, const Program *prog, const E
 }
 
 /* the module's text, or NULL (with a message on stderr) if the embedded template is broken */
-static char *emit_module(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o, const char *stem,
+static char *emit_module(Arena *a, const TorchFn *fns, int nfn, const Program *prog, const EmitOptions *o, const char *stem,
                          KernelApi **apis, const char *ext_name) {
     const char *source = path_base(o->source_path);
     StrBuf all, params, status, ext, kernels;
     sb_init(&all);
     sb_puts(&all, "__all__ = [");
-    for (int i = 0; i < p->kernels.n; i++) sb_printf(&all, "\"%s\", ", py_ident(a, p->kernels.v[i]->name, true));
+    for (int i = 0; i < nfn; i++) sb_printf(&all, "\"%s\", ", py_ident(a, fns[i].name, true));
     sb_puts(&all, "\"tkc_build\", \"tkc_params\", \"TkcError\", \"TKC_STATUS\"]\n");
     sb_init(&params);
     sb_puts(&params, "tkc_params = {");
@@ -523,11 +530,11 @@ static char *emit_module(Arena *a, const Plan *p, const Program *prog, const Emi
     sb_printf(&ext, "_TKC_NAME = \"%s\"  # the extension: stem and a hash of its sources\n", ext_name);
     sb_printf(&ext, "_TKC_SOURCES = (\"%s_kernels.cu\", \"%s_binding.cpp\")\n", stem, stem);
     sb_init(&kernels);
-    for (int i = 0; i < p->kernels.n; i++) {
+    for (int i = 0; i < nfn; i++) {
         const GradDecl *grad = NULL;
-        for (int g = 0; g < prog->grads.n; g++)
-            if (!strcmp(prog->grads.v[g]->fwd, p->kernels.v[i]->name)) grad = prog->grads.v[g];
-        py_kernel(a, &kernels, p->kernels.v[i], apis[i], source, grad);
+        for (int g = 0; g < prog->grads.n && !fns[i].entry; g++)
+            if (!strcmp(prog->grads.v[g]->fwd, fns[i].name)) grad = prog->grads.v[g];
+        py_kernel(a, &kernels, &fns[i], apis[i], source, grad);
     }
     if (prog->grads.n) {
         sb_puts(&kernels, "\n\n# the .tk's grad declarations: the kernels that compute each forward's gradients, in order\n");
@@ -539,7 +546,7 @@ static char *emit_module(Arena *a, const Plan *p, const Program *prog, const Emi
         }
     }
 
-    char *doc = py_module_doc(a, p, prog, o, stem, apis);
+    char *doc = py_module_doc(a, fns, nfn, prog, o, stem, apis);
     const TemplateRegion regions[] = {
         {"docstring", doc}, {"all", all.s},  {"params", params.s},
         {"status", status.s}, {"extension", ext.s}, {"kernels", kernels.s},
@@ -612,16 +619,26 @@ int emit_torch(Arena *a, const Plan *p, const Program *prog, const EmitOptions *
     EmitOptions co = *o;
     co.output_name = cu_name;
     char *cu = emit_cuda(a, p, prog, &co);
-    KernelApi **apis = ARENA_NEW_N(a, KernelApi *, p->kernels.n > 0 ? p->kernels.n : 1);
-    for (int i = 0; i < p->kernels.n; i++) apis[i] = api_of(a, p->kernels.v[i]);
-    char *cpp = emit_binding(p, o, stem, apis);
+    /* the module's functions: the kernels' launchers, then the entries' */
+    int nfn = p->kernels.n + p->entries.n;
+    KernelApi **apis = ARENA_NEW_N(a, KernelApi *, nfn > 0 ? nfn : 1);
+    TorchFn *fns = ARENA_NEW_N(a, TorchFn, nfn > 0 ? nfn : 1);
+    for (int i = 0; i < p->kernels.n; i++) {
+        apis[i] = api_of(a, p->kernels.v[i]);
+        fns[i] = (TorchFn){p->kernels.v[i]->name, p->kernels.v[i]->sk, false};
+    }
+    for (int i = 0; i < p->entries.n; i++) {
+        apis[p->kernels.n + i] = api_of_entry(a, p->entries.v[i]);
+        fns[p->kernels.n + i] = (TorchFn){p->entries.v[i]->name, p->entries.v[i]->sk, true};
+    }
+    char *cpp = emit_binding(nfn, o, stem, apis);
     if (!cpp) {
         free(cu);
         return 2;
     }
     uint64_t h = fnv1a(fnv1a(14695981039346656037ULL, cu), cpp);
     const char *ext_name = arena_printf(a, "tkc_%s_%012" PRIx64, stem, h >> 16);
-    char *py = emit_module(a, p, prog, o, stem, apis, ext_name);
+    char *py = emit_module(a, fns, nfn, prog, o, stem, apis, ext_name);
     if (!py) {
         free(cu);
         free(cpp);

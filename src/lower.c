@@ -232,7 +232,7 @@ static bool stmts_touch_shared(const StmtList *l, const Symbol *y, bool write) {
         case ST_FOR:
             if (stmts_touch_shared(&st->u.for_.body, y, write)) return true;
             break;
-        case ST_EXPR: break;
+        case ST_EXPR: case ST_SCRATCH: break;
         }
     }
     return false;
@@ -602,5 +602,6 @@ bool lower_program(Arena *a, Diag *d, Program *p, SemaResult *sr, Plan *out) {
         pk->notes.cap = notes.cap;
         vec_push(a, &out->kernels, pk);
     }
+    for (int i = 0; i < sr->entries.n; i++) vec_push(a, &out->entries, lower_entry(a, sr->entries.v[i], out));
     return d->nerrors == L.errors0;
 }

@@ -102,7 +102,7 @@ static void find_colreds(const StmtList *l, ColReds *cr) {
             cr->wg_depth -= w;
             break;
         }
-        case ST_EXPR: break;
+        case ST_EXPR: case ST_SCRATCH: break;
         }
     }
 }

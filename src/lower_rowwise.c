@@ -146,7 +146,7 @@ static void rowwise_stmts(Lower *L, const StmtList *l) {
             rowwise_stmts(L, &st->u.if_.else_s);
             break;
         case ST_FOR: rowwise_stmts(L, &st->u.for_.body); break;
-        case ST_EXPR: break;
+        case ST_EXPR: case ST_SCRATCH: break;
         }
     }
 }

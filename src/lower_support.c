@@ -85,7 +85,7 @@ static void support_stmts(Lower *L, StmtList *l, BlockKind bk) {
             support_stmts(L, &st->u.if_.else_s, bk);
             break;
         case ST_FOR: support_stmts(L, &st->u.for_.body, bk); break;
-        case ST_EXPR: break;
+        case ST_EXPR: case ST_SCRATCH: break;
         }
     }
 }

@@ -449,8 +449,55 @@ typedef struct PlanKernel {
     Vec(const char *) notes;    /* decisions, in the order they were made */
 } PlanKernel;
 
+/* ---- entries: host launchers that run kernels of the program in order (lower_entry.c) ---------- */
+
+typedef enum { PE_LET, PE_SCRATCH, PE_CALL, PE_IF } PEStepKind;
+
+/* a tensor passed to a kernel: the entry's tensor (an argument or a scratch), maybe transposed */
+typedef struct PETensor {
+    const char *name;
+    bool trans;         /* .T: its last two dimensions (and strides) swapped */
+    bool scratch;
+} PETensor;
+
+/* two host values a call needs equal (one callee dimension bound by two shapes) */
+typedef struct PECheck {
+    PExpr *a, *b;
+    const char *why;
+} PECheck;
+
+typedef struct PEStep PEStep;
+typedef Vec(PEStep *) PESteps;
+struct PEStep {
+    PEStepKind kind;
+    Span span;
+    const char *name;           /* let, scratch: its name; call: the kernel */
+    PExpr *value;               /* let: its value; if: the condition */
+    DType dt;                   /* scratch: element type, rank, dimensions */
+    int rank;
+    PExpr *dims[4];
+    const PlanKernel *callee;   /* call: the kernel; its tensors, dimensions and scalars in its launcher's order */
+    Vec(PETensor) tensors;
+    Vec(PExpr *) dim_values;
+    Vec(PExpr *) scalar_values;
+    Vec(PECheck) checks;
+    bool decided;               /* if: the condition is known at compile time; then_s holds the branch taken */
+    bool taken;                 /* decided: whether the condition holds */
+    PESteps then_s, else_s;
+};
+
+typedef struct PlanEntry {
+    const char *name;
+    const SemaKernel *sk;       /* the signature: args, tensors, dims, scalars */
+    Vec(PExpr **) arg_dims;     /* per argument: its dimensions (NULL for scalars) */
+    PESteps body;
+    int nscratch;               /* scratch tensors in all (each freed on the stream at return) */
+    Vec(const char *) notes;    /* the plan's decisions about it, in words */
+} PlanEntry;
+
 typedef struct Plan {
     Vec(PlanKernel *) kernels;
+    Vec(PlanEntry *) entries;
 } Plan;
 
 /* lower.c: AST + sema -> plan. Reports budget and back-end errors through d. */
@@ -468,6 +515,8 @@ const char *plan_check_protocol(Arena *a, const PlanKernel *pk, ProtocolStats *s
 /* plan_dump.c: the stable text form (tkc --emit=plan). */
 char *plan_dump(const Plan *p);
 char *plan_dump_kernel(const PlanKernel *pk);
+/* lower_entry.c: an entry's plan (its callees lowered already, in plan) */
+PlanEntry *lower_entry(Arena *a, const SemaEntry *se, const Plan *plan);
 /* plan_expr.c: the trees from the syntax tree (lowering's translation of each statement) */
 PExpr *px_from_ast(Arena *a, const Expr *x);
 PStmt *ps_from_ast(Arena *a, const Stmt *st);

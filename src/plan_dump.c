@@ -364,12 +364,101 @@ char *plan_dump_kernel(const PlanKernel *pk) {
     return sb_take(&b);
 }
 
+static void dump_steps(StrBuf *b, const PESteps *l, int depth) {
+    for (int i = 0; i < l->n; i++) {
+        const PEStep *s = l->v[i];
+        sb_printf(b, "%*s", 2 * depth, "");
+        switch (s->kind) {
+        case PE_LET:
+            sb_printf(b, "let %s = ", s->name);
+            px_print(b, s->value);
+            sb_putc(b, '\n');
+            break;
+        case PE_SCRATCH:
+            sb_printf(b, "scratch %s: %s[", s->name, dtype_name[s->dt]);
+            for (int d = 0; d < s->rank; d++) {
+                if (d) sb_puts(b, ", ");
+                px_print(b, s->dims[d]);
+            }
+            sb_puts(b, "] (contiguous, on the stream)\n");
+            break;
+        case PE_CALL: {
+            sb_printf(b, "launch %s(", s->name);
+            for (int t = 0; t < s->tensors.n; t++)
+                sb_printf(b, "%s%s%s%s", t ? ", " : "", s->tensors.v[t].name, s->tensors.v[t].trans ? ".T" : "",
+                          s->tensors.v[t].scratch ? " (scratch)" : "");
+            const SemaKernel *ck = s->callee->sk;
+            for (int d = 0; d < s->dim_values.n; d++) {
+                sb_printf(b, "%s%s = ", s->tensors.n || d ? ", " : "", ck->dims.v[d]->name);
+                px_print(b, s->dim_values.v[d]);
+            }
+            for (int d = 0; d < s->scalar_values.n; d++) {
+                sb_printf(b, ", %s = ", ck->scalars.v[d]->name);
+                px_print(b, s->scalar_values.v[d]);
+            }
+            sb_puts(b, ")\n");
+            for (int c = 0; c < s->checks.n; c++) {
+                sb_printf(b, "%*s  check ", 2 * depth, "");
+                px_print(b, s->checks.v[c].a);
+                sb_puts(b, " == ");
+                px_print(b, s->checks.v[c].b);
+                sb_printf(b, " (%s; else TKC_ERR_DIM)\n", s->checks.v[c].why);
+            }
+            break;
+        }
+        case PE_IF:
+            sb_puts(b, "if ");
+            px_print(b, s->value);
+            if (s->decided) {
+                sb_printf(b, " (%s at compile time)\n", s->taken ? "holds" : "fails: its else branch");
+                dump_steps(b, &s->then_s, depth + 1);
+                break;
+            }
+            sb_putc(b, '\n');
+            dump_steps(b, &s->then_s, depth + 1);
+            if (s->else_s.n) {
+                sb_printf(b, "%*selse\n", 2 * depth, "");
+                dump_steps(b, &s->else_s, depth + 1);
+            }
+            break;
+        }
+    }
+}
+
+static void dump_entry(StrBuf *b, const PlanEntry *pe) {
+    sb_printf(b, "entry %s: a host launcher, no device code of its own\n", pe->name);
+    sb_puts(b, "  args:");
+    for (int i = 0; i < pe->sk->args.n; i++) {
+        const Arg *g = pe->sk->args.v[i];
+        sb_printf(b, "%s%s %s", i ? ", " : " ", argmode_name[g->mode], g->name);
+        if (!g->ts.ndims) {
+            sb_printf(b, ": %s", dtype_name[g->ts.dt]);
+            continue;
+        }
+        sb_printf(b, ": %s[", dtype_name[g->ts.dt]);
+        for (int d = 0; d < g->ts.ndims; d++) {
+            if (d) sb_puts(b, ", ");
+            px_print(b, pe->arg_dims.v[i][d]);
+        }
+        sb_putc(b, ']');
+    }
+    sb_puts(b, "\n  steps:\n");
+    dump_steps(b, &pe->body, 2);
+    sb_puts(b, "  decisions:\n");
+    for (int i = 0; i < pe->notes.n; i++) sb_printf(b, "    - %s\n", pe->notes.v[i]);
+    if (!pe->notes.n) sb_puts(b, "    - none: the steps run as written\n");
+}
+
 char *plan_dump(const Plan *p) {
     StrBuf b;
     sb_init(&b);
     for (int i = 0; i < p->kernels.n; i++) {
         if (i) sb_putc(&b, '\n');
         dump_kernel(&b, p->kernels.v[i]);
+    }
+    for (int i = 0; i < p->entries.n; i++) {
+        sb_putc(&b, '\n');
+        dump_entry(&b, p->entries.v[i]);
     }
     return sb_take(&b);
 }

@@ -123,7 +123,7 @@ static void check_decl(Sema *s, Decl *d) {
     }
 }
 
-static void check_args_of(Sema *s, Kernel *k) {
+void check_args_of(Sema *s, Kernel *k) {
     SemaKernel *sk = s->sk;
     for (int i = 0; i < k->nargs; i++) {
         Arg *a = &k->args[i];
@@ -370,7 +370,7 @@ static void check_kernel_let(Sema *s, KItem *it) {
 }
 
 /* the first sub-expression of a requirement the host launcher cannot evaluate (NULL if none) */
-static const Expr *launch_time_only(const Expr *e) {
+const Expr *launch_time_only(const Expr *e) {
     if (!e) return NULL;
     switch (e->kind) {
     case EX_NAME:
@@ -592,6 +592,7 @@ bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, Sema
         vec_push(a, &out->kernels, s.sk);
     }
     if (p->kernels.n == 0 && d->nerrors == errors0) diag_error(d, SPAN_NONE, "the program defines no kernel");
+    if (d->nerrors == errors0) check_entries(&s, out);
     if (d->nerrors == errors0) check_grads(&s, out);
     if (d->nerrors == errors0) sema_names(&s, out);
     return d->nerrors == errors0;

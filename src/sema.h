@@ -87,8 +87,31 @@ typedef struct SemaRename {
     SemaKernel *sk;         /* the kernel that declares it; NULL: a param of the program */
 } SemaRename;
 
+/* an entry's call of a kernel (sema_entry.c): for each callee argument (in the callee's order) the
+ * entry's expression - a tensor (an argument or a scratch, maybe `.T`: its last two dimensions
+ * swapped) or a scalar value - and the callee's run-time dimensions bound from the tensors' shapes */
+typedef struct SemaCallCheck {
+    Expr *a, *b;        /* the two must be equal (two shapes bind one callee dimension) */
+    const char *why;    /* "N of linear_bias: bias dimension 0 and Y dimension 1" */
+} SemaCallCheck;
+
+typedef struct SemaCall {
+    struct SemaKernel *callee;
+    Expr **args;            /* one per callee argument */
+    Expr **dims;            /* one per callee run-time dimension (callee->dims), from the entry's shapes */
+    Vec(SemaCallCheck) checks;
+} SemaCall;
+
+/* an entry: its signature as a SemaKernel (args, tensors, scalars, dims; no grid or blocks) */
+typedef struct SemaEntry {
+    SemaKernel *sk;
+    Vec(Symbol *) scratch;  /* its scratch tensors, in order */
+    Vec(TypeSpec *) scratch_ts; /* their shapes */
+} SemaEntry;
+
 typedef struct SemaResult {
     Vec(SemaKernel *) kernels;
+    Vec(SemaEntry *) entries;
     Vec(SemaGrad) grads;
     Vec(SemaRename) renames;
 } SemaResult;

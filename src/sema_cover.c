@@ -333,6 +333,7 @@ static void stmt_deps(Deps *d, const StmtList *l) {
             break;
         case ST_LET: cover_deps_of(d, st->u.let.e, 0); break;
         case ST_EXPR: cover_deps_of(d, st->u.expr.e, 0); break;
+        case ST_SCRATCH: break;  /* entries only */
         }
     }
 }

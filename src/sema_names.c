@@ -103,6 +103,10 @@ static void ren_stmts(const Ren *r, StmtList *l) {
             ren_expr(r, st->u.let.e);
             break;
         case ST_EXPR: ren_expr(r, st->u.expr.e); break;
+        case ST_SCRATCH:
+            st->u.scratch.name = renamed(r, st->u.scratch.sym, st->u.scratch.name);
+            ren_exprs(r, st->u.scratch.ts->dims, st->u.scratch.ts->ndims);
+            break;
         }
     }
 }
@@ -165,5 +169,13 @@ void sema_names(Sema *s, SemaResult *out) {
             case KI_BLOCK: ren_stmts(&r, &it->u.block.body); break;
             }
         }
+    }
+    for (int i = 0; i < p->entries.n; i++) {
+        Kernel *k = p->entries.v[i];
+        for (int j = 0; j < k->nargs; j++) {
+            k->args[j].name = renamed(&r, k->args[j].sym, k->args[j].name);
+            ren_type(&r, &k->args[j].ts);
+        }
+        ren_stmts(&r, &k->body);
     }
 }

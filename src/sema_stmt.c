@@ -419,6 +419,10 @@ static void check_stmt(Sema *s, Stmt *st) {
     case ST_ASSIGN:
         check_assign(s, st);
         return;
+    case ST_SCRATCH:
+        diag_error(s->d, st->span, "scratch memory belongs to an entry (entry NAME(...) { scratch %s: ...; }), not to a "
+                   "kernel's blocks: declare tiles with shared or reg", st->u.scratch.name);
+        return;
     case ST_EXPR: {
         Expr *e = st->u.expr.e;
         if (e->kind == EX_CALL && !strcmp(e->u.call.fn, "sync")) {

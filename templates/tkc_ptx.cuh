@@ -401,6 +401,32 @@ static bool tkc_zero(void *p, const int64_t *dims, const int64_t *st, int rank, 
     return cudaGetLastError() == cudaSuccess;
 }
 
+// @fragment scratch
+// Host side: an entry's scratch tensor. Device memory allocated on the stream where the entry
+// declares it and freed on the stream when its C++ block ends, after the kernels queued on the
+// stream that use it (stream order, so the launcher never waits for the GPU).
+struct tkc_scratch {
+    void *p = nullptr;
+    cudaStream_t s;
+    tkc_scratch(size_t bytes, cudaStream_t st, cudaError_t *err) : s(st) {
+        *err = cudaMallocAsync(&p, bytes, st);
+        if (*err != cudaSuccess) p = nullptr;
+    }
+    ~tkc_scratch() {
+        if (p) cudaFreeAsync(p, s);
+    }
+    tkc_scratch(const tkc_scratch &) = delete;
+    tkc_scratch &operator=(const tkc_scratch &) = delete;
+};
+// the bytes of a contiguous tensor of these dimensions, false when they do not fit in a size_t
+static bool tkc_scratch_bytes(size_t *bytes, const int64_t *dims, int rank, size_t elem) {
+    size_t n = elem;
+    for (int d = 0; d < rank; ++d)
+        if (dims[d] < 1 || __builtin_mul_overflow(n, (size_t)dims[d], &n)) return false;
+    *bytes = n;
+    return true;
+}
+
 // @fragment host
 // Host side: the tensor-map encoder comes from the driver through the runtime, so programs
 // need not link libcuda.

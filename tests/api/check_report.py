@@ -45,13 +45,17 @@ STATUS = [("TKC_OK", 0), ("TKC_ERR_NULL", 1), ("TKC_ERR_ALIGN", 2), ("TKC_ERR_DI
 
 def common(rep, decls, where):
     """what every report must hold, whatever the kernel"""
-    keys = ["tkc_version", "source", "params", "limits", "status_codes", "kernels"]
+    keys = ["tkc_version", "source", "params", "limits", "status_codes", "kernels", "entries"]
     if "dispatch" in rep:  # a dispatched program: the rules, and every variant's own report
         d = rep["dispatch"]
         check(list(d) == ["table", "rules", "variants"] and d["rules"] and d["rules"][-1]["when"] == "otherwise" and
               all(list(v) == ["variant", "defines", "report"] for v in d["variants"]), f"{where}: dispatch {list(d)}")
         keys = ["dispatch"] + keys
     check(list(rep) == keys, f"{where}: top-level keys {list(rep)}")
+    for e in rep["entries"]:  # an entry: its launcher, the kernels it launches (each one of the report's), decisions
+        check(list(e) == ["name", "launcher", "launches", "scratch_tensors", "decisions"] and
+              all(k in [kk["name"] for kk in rep["kernels"]] for k in e["launches"]) and
+              e["launcher"]["function"] == "tkc_" + e["name"], f"{where}: entry {e.get('name')}")
     check(rep["limits"] == {"shared_memory": 232448, "shared_memory_base_slack": 1024, "register_file": 65536},
           f"{where}: limits {rep['limits']}")
     check([(s["name"], s["value"]) for s in rep["status_codes"]] == STATUS, f"{where}: status codes")
