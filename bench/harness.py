@@ -347,12 +347,14 @@ def attn_suite(args, torch):
     rows = []
     fns = {}
 
-    def kernel(variant):
-        if variant not in fns:
-            fns[variant] = load(args.lib, variant, "tkc_attn_fwd", ATTN_ARGTYPES)
-        return fns[variant]
+    def kernel(variant, fn="tkc_attn_fwd"):
+        if (variant, fn) not in fns:
+            fns[(variant, fn)] = load(args.lib, variant, fn, ATTN_ARGTYPES)
+        return fns[(variant, fn)]
 
-    def case(label, variant, Bn, H, HKV, N, D, causal, time_it=True, bshd=False):
+    def case(label, variant, Bn, H, HKV, N, D, causal, time_it=True, bshd=False, entry=False):
+        if not os.path.exists(os.path.join(args.lib, "lib" + variant + ".so")):
+            return  # a build with --only left this variant out
         f = kernel(variant)
         g = torch.Generator(device="cuda").manual_seed(Bn * 1000 + H * 10 + N + D)
         if bshd:  # [B, N, H, D] in memory, passed as [B, H, N, D] views with strides
@@ -386,9 +388,27 @@ def attn_suite(args, torch):
         el = max(rel_err(lse[b, h], r) for (b, h), r in zip(bh, rl))
         ok = unwritten == 0 and eo < 1e-2 and el < 1e-3
         row.update(rel_err_o=eo, rel_err_lse=el, unwritten=unwritten, status="ok" if ok else "WRONG")
+        calle = None
+        if entry:  # the entry attention() (attn_fwd, or the split pair where the dispatch table says), checked too
+            fe = kernel(variant, "tkc_attention")
+            o.fill_(float("nan"))
+            lse.fill_(float("nan"))
+            calle = lambda: fe(*argv)
+            rc = calle()
+            torch.cuda.synchronize()
+            ue = int(torch.isnan(o).sum().item()) + int(torch.isnan(lse).sum().item())
+            eoe = max(rel_err(o[b, h], r) for (b, h), r in zip(bh, ro))
+            ele = max(rel_err(lse[b, h], r) for (b, h), r in zip(bh, rl))
+            oke = rc == 0 and ue == 0 and eoe < 1e-2 and ele < 1e-3
+            row.update(entry_rel_err_o=eoe, entry_rel_err_lse=ele, entry_unwritten=ue, entry_rc=rc)
+            if not oke:
+                row["status"] = "WRONG (entry)"
+                ok = False
         if time_it and ok:
             flops = 4.0 * Bn * H * N * N * D / (2 if causal else 1)
             cand = {"tkc": call}
+            if calle:
+                cand["entry"] = calle
             gqa = H != HKV
             for name, be in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
                 def base(be=be):
@@ -405,9 +425,11 @@ def attn_suite(args, torch):
             for n, t in ms.items():
                 row["ms_" + n] = t
                 row["tflops_" + n] = flops / t / 1e9
-            best = min((ms[n] for n in ms if n != "tkc"), default=None)
+            best = min((ms[n] for n in ms if n not in ("tkc", "entry")), default=None)
             if best:
                 row["ratio"] = best / ms["tkc"]
+                if "entry" in ms:
+                    row["ratio_entry"] = best / ms["entry"]
         rows.append(row)
         emit(row)
 
@@ -433,6 +455,16 @@ def attn_suite(args, torch):
     case("strided", "attn_d64_causal", 2, 4, 2, 333, 64, True, time_it=False, bshd=True)
     case("strided", "attn_d128_st0", 2, 4, 2, 1000, 128, False, time_it=False, bshd=True)
     if args.quick:
+        return rows
+    # few heads at long N (issue 17: B * H <= 8, N >= 8192): fewer work tiles than the grid has SMs
+    for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
+                                 ("attn_d64_causal", 64, True)]:
+        for (Bn, H, N) in ((1, 1, 8192), (1, 2, 8192), (1, 4, 8192), (1, 8, 8192), (1, 2, 16384), (1, 1, 32768)):
+            case("fewheads", variant, Bn, H, H, N, D, causal, entry=True)
+        # ragged N, GQA and strided views through the split pair (untimed)
+        case("fewheads-check", variant, 1, 2, 1, 8200, D, causal, time_it=False, entry=True)
+        case("fewheads-check", variant, 1, 1, 1, 9000, D, causal, time_it=False, entry=True, bshd=True)
+    if args.fewheads:
         return rows
     for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
                                  ("attn_d64_causal", 64, True)]:
@@ -502,6 +534,7 @@ def main():
     r.add_argument("--lib", required=True)
     r.add_argument("--suite", required=True)
     r.add_argument("--quick", action="store_true")
+    r.add_argument("--fewheads", action="store_true", help="attn: the checks, then only the few-heads long-N cases")
     r.add_argument("--csv", default="")
     args = ap.parse_args()
     sys.exit(build(args) if args.cmd == "build" else run(args))

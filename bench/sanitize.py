@@ -99,10 +99,18 @@ VARIANTS = {
     "gemm_batched": dict(tk="gemm.tk", kernels=["gemm_batched"], cases=[
         dict(Bt=2, M=200, K=136, N=264), dict(Bt=3, M=100, K=72, N=200, strided=True),
         dict(Bt=2, M=50, K=43, N=51, unpadded=True)]),
-    "attn_fwd": dict(tk="attn_fwd.tk", scalars={"scale": attn_scale}, cases=[
+    "attn_fwd": dict(tk="attn_fwd.tk", kernels=["attn_fwd"], scalars={"scale": attn_scale}, cases=[
         dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=240), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
-    "attn_fwd_d64_causal": dict(tk="attn_fwd.tk", defines={"D": 64, "CAUSAL": 1}, scalars={"scale": attn_scale},
+    "attn_fwd_d64_causal": dict(tk="attn_fwd.tk", kernels=["attn_fwd"], defines={"D": 64, "CAUSAL": 1},
+                                scalars={"scale": attn_scale},
                                 cases=[dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=1, N=200, strided=True)]),
+    # the split pair of attention(): three runs of the keys (Op, Lp written by the first, read by the second)
+    "attn_split": dict(tk="attn_fwd.tk", kernels=["attn_fwd_part", "attn_combine"],
+                       scalars={"scale": attn_scale, "splits": 3}, cases=[
+        dict(B=1, H=2, HKV=2, N=333, R=6), dict(B=1, H=4, HKV=2, N=200, R=12, strided=True)]),
+    "attn_split_d64_causal": dict(tk="attn_fwd.tk", kernels=["attn_fwd_part", "attn_combine"], defines={"D": 64, "CAUSAL": 1},
+                                  scalars={"scale": attn_scale, "splits": 3}, cases=[
+        dict(B=1, H=2, HKV=2, N=333, R=6), dict(B=1, H=4, HKV=1, N=200, R=12, strided=True)]),
     "attn_bwd": dict(tk="attn_bwd.tk", scalars={"scale": attn_scale}, cases=[
         dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
     "attn_bwd_d128_causal": dict(tk="attn_bwd.tk", defines={"D": 128, "CAUSAL": 1}, scalars={"scale": attn_scale},

@@ -6,7 +6,7 @@ bias kernel without activation), and prints one row per (shape, variant) and a g
 variant and M. The first step towards a tuning table: it measures, it does not choose.
 
     python3 bench/tune_linear.py build --tkc TKC --out LIB [--variants NAME=K:V,K:V;...]   # nvcc, no GPU
-    python3 bench/tune_linear.py run --lib LIB [--ms 4096,16384] [--rounds 5]          # on the GPU
+    python3 bench/tune_linear.py run --lib LIB [--ms 4096,16384] [--rounds 5] [--fn linear_auto]  # on the GPU
 
 Variant names and their -D params are in LIB/variants.json (written by build).
 """
@@ -81,7 +81,7 @@ def run(a):
             ref = torch.nn.functional.linear(x, w, b)
             impls = {"cublas": lambda: torch.nn.functional.linear(x, w, b)}
             for n, lib in libs.items():
-                impls[n] = (lambda lib=lib: lin.launch(lib.tkc_linear_bias, [x, w, b, y], [M, K, N], stream))
+                impls[n] = (lambda lib=lib: lin.launch(getattr(lib, "tkc_" + a.fn), [x, w, b, y], [M, K, N], stream))
                 y.fill_(float("nan"))
                 impls[n]()
                 torch.cuda.synchronize()
@@ -135,6 +135,7 @@ def main():
     r.add_argument("--ms", default="4096,16384")
     r.add_argument("--rounds", type=int, default=5)
     r.add_argument("--json", default="")
+    r.add_argument("--fn", default="linear_bias", help="the launcher timed: linear_bias, or the entry linear_auto")
     a = ap.parse_args()
     return build(a) if a.cmd == "build" else run(a)
 

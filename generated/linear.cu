@@ -561,6 +561,7 @@ constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 0;
 constexpr int SMS = 132;
+constexpr int DWAVES = 1;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -2586,6 +2587,7 @@ constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 0;
 constexpr int SMS = 132;
+constexpr int DWAVES = 1;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -4610,6 +4612,7 @@ constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 1;  // set by -D
 constexpr int SMS = 132;
+constexpr int DWAVES = 1;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -6651,6 +6654,7 @@ constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 2;  // set by -D
 constexpr int SMS = 132;
+constexpr int DWAVES = 1;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -8666,7 +8670,7 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
             tkc_t0[1] = tkc_t0[0];
             tkc_t0[0] = last;
         }
-        if ((tkc_rc = tkc_linear_decode(X, X_strides, W, W_strides, P, tkc_t0, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min((tkc_h_cdiv(K, BK) / 4), (264 / tkc_h_cdiv(N, BND))))), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_linear_decode(X, X_strides, W, W_strides, P, tkc_t0, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min((tkc_h_cdiv(K, BK) / 4), (132 / tkc_h_cdiv(N, BND))))), stream)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_decode_cuda;
             return tkc_rc;
         }

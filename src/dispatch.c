@@ -390,8 +390,14 @@ void dispatch_rules_lines(StrBuf *b, Arena *a, const Dispatch *ds, const char *p
     for (int r = 0; r < ds->rules.n; r++) {
         const DispatchRule *ru = &ds->rules.v[r];
         const DispatchVariant *v = &ds->variants.v[ru->variant];
-        sb_printf(b, "%s  %-40s -> %s (%s)%s%s\n", prefix, dispatch_rule_text(a, ru, false), v->name,
-                  dispatch_variant_text(a, v), ru->left_out ? ": left out, " : "", ru->left_out ? ru->left_out : "");
+        const char *cond = dispatch_rule_text(a, ru, false);
+        const char *rest = arena_printf(a, "-> %s (%s)%s%s", v->name, dispatch_variant_text(a, v),
+                                        ru->left_out ? ": left out, " : "", ru->left_out ? ru->left_out : "");
+        /* a line that would pass 100 columns puts the variant under its condition */
+        if (strlen(prefix) + 2 + (strlen(cond) > 40 ? strlen(cond) : 40) + 1 + strlen(rest) > 100)
+            sb_printf(b, "%s  %s\n%s      %s\n", prefix, cond, prefix, rest);
+        else
+            sb_printf(b, "%s  %-40s %s\n", prefix, cond, rest);
     }
 }
 

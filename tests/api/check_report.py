@@ -59,8 +59,8 @@ def common(rep, decls, where):
     check(rep["limits"] == {"shared_memory": 232448, "shared_memory_base_slack": 1024, "register_file": 65536},
           f"{where}: limits {rep['limits']}")
     check([(s["name"], s["value"]) for s in rep["status_codes"]] == STATUS, f"{where}: status codes")
-    check(sorted(k["launcher"]["declaration"] for k in rep["kernels"]) == sorted(decls),
-          f"{where}: launcher declarations differ from the .cu's:\n  {[k['launcher']['declaration'] for k in rep['kernels']]}\n  {decls}")
+    launchers = [k["launcher"]["declaration"] for k in rep["kernels"] + rep["entries"]]  # kernels' and entries'
+    check(sorted(launchers) == sorted(decls), f"{where}: launcher declarations differ from the .cu's:\n  {launchers}\n  {decls}")
     for k in rep["kernels"]:
         w = f"{where}/{k['name']}"
         check(list(k) == KERNEL_KEYS, f"{w}: kernel keys {list(k)}")
