@@ -346,6 +346,13 @@ def attn_suite(args, torch):
     timer = Timer(torch)
     rows = []
     fns = {}
+    fa4 = None
+    if getattr(args, "fa4", False):  # through ../shared/tools/peer-python.py (peer-wheels.sh)
+        try:
+            from flash_attn.cute import flash_attn_func
+            fa4 = [flash_attn_func]
+        except Exception as ex:
+            print("# fa4 not importable: %s" % str(ex)[:300], flush=True)
 
     def kernel(variant, fn="tkc_attn_fwd"):
         if (variant, fn) not in fns:
@@ -410,6 +417,21 @@ def attn_suite(args, torch):
             if calle:
                 cand["entry"] = calle
             gqa = H != HKV
+            if fa4 and not bshd:  # FlashAttention-4's CuTe-DSL forward on [B, N, H, D] copies of the inputs
+                q4, k4, v4 = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+
+                def fa4_fwd():
+                    return fa4[0](q4, k4, v4, softmax_scale=scale, causal=bool(causal))
+                try:
+                    t0 = time.time()
+                    r4 = fa4_fwd()
+                    o4 = r4[0] if isinstance(r4, tuple) else r4
+                    torch.cuda.synchronize()
+                    row["fa4_first_call_s"] = time.time() - t0
+                    row["fa4_rel_err_o"] = rel_err(o4.transpose(1, 2)[0, 0], ro[0])
+                    cand["fa4"] = fa4_fwd
+                except Exception as ex:
+                    row["no_fa4"] = str(ex).splitlines()[0][:120] if str(ex) else type(ex).__name__
             for name, be in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
                 def base(be=be):
                     with sdpa_kernel(be):
@@ -464,7 +486,10 @@ def attn_suite(args, torch):
         # ragged N, GQA and strided views through the split pair (untimed)
         case("fewheads-check", variant, 1, 2, 1, 8200, D, causal, time_it=False, entry=True)
         case("fewheads-check", variant, 1, 1, 1, 9000, D, causal, time_it=False, entry=True, bshd=True)
-    if args.fewheads:
+    if args.fewheads:  # and issue 17's N = 1024 forward without flags (the dispatched build), B16 H16
+        for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
+                                     ("attn_d64_causal", 64, True)]:
+            case("n1024", variant, 16, 16, 16, 1024, D, causal, entry=True)
         return rows
     for (variant, D, causal) in [("attn_d128", 128, False), ("attn_d128_causal", 128, True), ("attn_d64", 64, False),
                                  ("attn_d64_causal", 64, True)]:
@@ -534,7 +559,10 @@ def main():
     r.add_argument("--lib", required=True)
     r.add_argument("--suite", required=True)
     r.add_argument("--quick", action="store_true")
-    r.add_argument("--fewheads", action="store_true", help="attn: the checks, then only the few-heads long-N cases")
+    r.add_argument("--fewheads", action="store_true",
+                   help="attn: the checks, then only the few-heads long-N cases and N = 1024 at B16 H16")
+    r.add_argument("--fa4", action="store_true", help="attn: also FlashAttention-4's forward (flash_attn.cute; start "
+                   "through peer-python.py of ../shared/tools/peer-wheels.sh)")
     r.add_argument("--csv", default="")
     args = ap.parse_args()
     sys.exit(build(args) if args.cmd == "build" else run(args))
