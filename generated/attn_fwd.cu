@@ -2471,7 +2471,7 @@ int tkc_attention(const void *Q, const int64_t *Q_strides, const void *K, const 
     int tkc_rc = TKC_OK;
     {  // SPLIT == 0: decided at compile time
         // attn_fwd
-        if ((tkc_rc = tkc_attn_fwd(Q, Q_strides, K, K_strides, V, V_strides, O, O_strides, L, L_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (float)(scale), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_long::tkc_attn_fwd(Q, Q_strides, K, K_strides, V, V_strides, O, O_strides, L, L_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (float)(scale), stream)) != TKC_OK) {
             tkc_attention_cuda = tkc_attn_fwd_cuda;
             return tkc_rc;
         }
@@ -4246,7 +4246,7 @@ int tkc_attention(const void *Q, const int64_t *Q_strides, const void *K, const 
     int tkc_rc = TKC_OK;
     {  // SPLIT == 0: decided at compile time
         // attn_fwd
-        if ((tkc_rc = tkc_attn_fwd(Q, Q_strides, K, K_strides, V, V_strides, O, O_strides, L, L_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (float)(scale), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_short::tkc_attn_fwd(Q, Q_strides, K, K_strides, V, V_strides, O, O_strides, L, L_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (float)(scale), stream)) != TKC_OK) {
             tkc_attention_cuda = tkc_attn_fwd_cuda;
             return tkc_rc;
         }
@@ -6195,7 +6195,7 @@ int tkc_attention(const void *Q, const int64_t *Q_strides, const void *K, const 
         [[maybe_unused]] const long long runs = (((2 * qb) <= SMS) ? tkc_h_max(1, tkc_h_min(tkc_h_min(SPLIT_MAX, (tkc_h_cdiv(N, SBKV) / 8)), (264 / qb))) : 1);
         if (((runs == 1) && (SPLIT == 1))) {
             // attn_fwd
-            if ((tkc_rc = tkc_attn_fwd(Q, Q_strides, K, K_strides, V, V_strides, O, O_strides, L, L_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (float)(scale), stream)) != TKC_OK) {
+            if ((tkc_rc = tkc_v_split::tkc_attn_fwd(Q, Q_strides, K, K_strides, V, V_strides, O, O_strides, L, L_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (float)(scale), stream)) != TKC_OK) {
                 tkc_attention_cuda = tkc_attn_fwd_cuda;
                 return tkc_rc;
             }
@@ -6223,12 +6223,12 @@ int tkc_attention(const void *Q, const int64_t *Q_strides, const void *K, const 
             void *Lp = Lp_mem.p;
             const int64_t Lp_strides[2] = {Lp_dims[1], 1};  // contiguous
             // attn_fwd_part
-            if ((tkc_rc = tkc_attn_fwd_part(Q, Q_strides, K, K_strides, V, V_strides, Op, Op_strides, Lp, Lp_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (int64_t)(((runs * B) * H)), (float)(scale), (int32_t)(runs), stream)) != TKC_OK) {
+            if ((tkc_rc = tkc_v_split::tkc_attn_fwd_part(Q, Q_strides, K, K_strides, V, V_strides, Op, Op_strides, Lp, Lp_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (int64_t)(((runs * B) * H)), (float)(scale), (int32_t)(runs), stream)) != TKC_OK) {
                 tkc_attention_cuda = tkc_attn_fwd_part_cuda;
                 return tkc_rc;
             }
             // attn_combine
-            if ((tkc_rc = tkc_attn_combine(Op, Op_strides, Lp, Lp_strides, O, O_strides, L, L_strides, (int64_t)(((runs * B) * H)), (int64_t)(N), (int64_t)(B), (int64_t)(H), (int32_t)(runs), stream)) != TKC_OK) {
+            if ((tkc_rc = tkc_v_split::tkc_attn_combine(Op, Op_strides, Lp, Lp_strides, O, O_strides, L, L_strides, (int64_t)(((runs * B) * H)), (int64_t)(N), (int64_t)(B), (int64_t)(H), (int32_t)(runs), stream)) != TKC_OK) {
                 tkc_attention_cuda = tkc_attn_combine_cuda;
                 return tkc_rc;
             }
@@ -8200,12 +8200,12 @@ int tkc_attention(const void *Q, const int64_t *Q_strides, const void *K, const 
             void *Lp = Lp_mem.p;
             const int64_t Lp_strides[2] = {Lp_dims[1], 1};  // contiguous
             // attn_fwd_part
-            if ((tkc_rc = tkc_attn_fwd_part(Q, Q_strides, K, K_strides, V, V_strides, Op, Op_strides, Lp, Lp_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (int64_t)(((runs * B) * H)), (float)(scale), (int32_t)(runs), stream)) != TKC_OK) {
+            if ((tkc_rc = tkc_v_split64::tkc_attn_fwd_part(Q, Q_strides, K, K_strides, V, V_strides, Op, Op_strides, Lp, Lp_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (int64_t)(((runs * B) * H)), (float)(scale), (int32_t)(runs), stream)) != TKC_OK) {
                 tkc_attention_cuda = tkc_attn_fwd_part_cuda;
                 return tkc_rc;
             }
             // attn_combine
-            if ((tkc_rc = tkc_attn_combine(Op, Op_strides, Lp, Lp_strides, O, O_strides, L, L_strides, (int64_t)(((runs * B) * H)), (int64_t)(N), (int64_t)(B), (int64_t)(H), (int32_t)(runs), stream)) != TKC_OK) {
+            if ((tkc_rc = tkc_v_split64::tkc_attn_combine(Op, Op_strides, Lp, Lp_strides, O, O_strides, L, L_strides, (int64_t)(((runs * B) * H)), (int64_t)(N), (int64_t)(B), (int64_t)(H), (int32_t)(runs), stream)) != TKC_OK) {
                 tkc_attention_cuda = tkc_attn_combine_cuda;
                 return tkc_rc;
             }

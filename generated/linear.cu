@@ -2556,7 +2556,7 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
     int tkc_rc = TKC_OK;
     {  // ROUTE == 0: decided at compile time
         // linear_bias
-        if ((tkc_rc = tkc_linear_bias(X, X_strides, W, W_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(K), (int64_t)(N), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_default::tkc_linear_bias(X, X_strides, W, W_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(K), (int64_t)(N), stream)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_bias_cuda;
             return tkc_rc;
         }
@@ -4581,7 +4581,7 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
     int tkc_rc = TKC_OK;
     {  // ROUTE == 0: decided at compile time
         // linear_bias
-        if ((tkc_rc = tkc_linear_bias(X, X_strides, W, W_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(K), (int64_t)(N), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_narrow::tkc_linear_bias(X, X_strides, W, W_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(K), (int64_t)(N), stream)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_bias_cuda;
             return tkc_rc;
         }
@@ -6618,12 +6618,12 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
         void *P = P_mem.p;
         const int64_t P_strides[2] = {P_dims[1], 1};  // contiguous
         // linear_splitk
-        if ((tkc_rc = tkc_linear_splitk(X, X_strides, W, W_strides, P, P_strides, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min(8, (SMS / (tkc_h_cdiv(M, BM) * tkc_h_cdiv(N, BNS)))))), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_splitk::tkc_linear_splitk(X, X_strides, W, W_strides, P, P_strides, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min(8, (SMS / (tkc_h_cdiv(M, BM) * tkc_h_cdiv(N, BNS)))))), stream)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_splitk_cuda;
             return tkc_rc;
         }
         // linear_splitk_out
-        if ((tkc_rc = tkc_linear_splitk_out(P, P_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(N), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_splitk::tkc_linear_splitk_out(P, P_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(N), stream)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_splitk_out_cuda;
             return tkc_rc;
         }
@@ -8670,12 +8670,12 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
             tkc_t0[1] = tkc_t0[0];
             tkc_t0[0] = last;
         }
-        if ((tkc_rc = tkc_linear_decode(X, X_strides, W, W_strides, P, tkc_t0, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min((tkc_h_cdiv(K, BK) / 4), (132 / tkc_h_cdiv(N, BND))))), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_decode::tkc_linear_decode(X, X_strides, W, W_strides, P, tkc_t0, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min((tkc_h_cdiv(K, BK) / 4), (132 / tkc_h_cdiv(N, BND))))), stream)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_decode_cuda;
             return tkc_rc;
         }
         // linear_splitk_out
-        if ((tkc_rc = tkc_linear_splitk_out(P, P_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(N), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_decode::tkc_linear_splitk_out(P, P_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(N), stream)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_splitk_out_cuda;
             return tkc_rc;
         }

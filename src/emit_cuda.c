@@ -713,8 +713,9 @@ void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
  * (shared set), the launchers are plain C++ functions of the variant's namespace, and the
  * fragments and helpers are not written but added to shared (the dispatched file writes them
  * once, ahead of every variant) */
-void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, FragVec *shared) {
-    Em em = {.a = a, .o = o, .slot = "tkc_setup_slot", .in_variant = shared != NULL};
+void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, FragVec *shared,
+                    const char *ns) {
+    Em em = {.a = a, .o = o, .slot = "tkc_setup_slot", .in_variant = shared != NULL, .ns = ns};
     Em *e = &em;
     StrBuf body;
     sb_init(&body);
@@ -793,7 +794,7 @@ char *emit_cuda_single(Arena *a, const Plan *p, const Program *prog, const EmitO
     StrBuf out;
     sb_init(&out);
     emit_cuda_head(&out, p, o, NULL);
-    emit_cuda_body(a, &out, p, prog, o, NULL);
+    emit_cuda_body(a, &out, p, prog, o, NULL, NULL);
     char *text = sb_take(&out);
     return o->line_directives ? emit_cuda_lines(text) : text;
 }

@@ -98,7 +98,8 @@ static char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
     StrBuf *bodies = ARENA_NEW_N(a, StrBuf, ds->variants.n);
     for (int v = 0; v < ds->variants.n; v++) {
         sb_init(&bodies[v]);
-        emit_cuda_body(a, &bodies[v], ds->variants.v[v].plan, ds->variants.v[v].prog, o, &frags);
+        emit_cuda_body(a, &bodies[v], ds->variants.v[v].plan, ds->variants.v[v].prog, o, &frags,
+                       arena_printf(a, "tkc_v_%s", ds->variants.v[v].name));
     }
     sb_puts(&out, "// the template fragments and host helpers every variant below uses\nnamespace {\n\n");
     emit_cuda_shared(a, &out, &frags);

@@ -41,6 +41,8 @@ typedef struct Em {
     /* emitting one variant of a dispatched program: its launchers are plain C++ functions of the
      * variant's namespace (emit_dispatch.c writes the extern "C" ones) */
     bool in_variant;
+    const char *ns;             /* that variant's namespace: an entry's calls name it (the C header's
+                                   extern "C" launchers of the same names may be in scope too) */
 } Em;
 
 #define L(...) sb_line(e->b, __VA_ARGS__)
@@ -60,7 +62,9 @@ typedef struct Ctx {
 /* emit_cuda.c */
 void need(Em *e, const char *file, const char *frag);
 void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char *api_note);
-void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, FragVec *shared);
+/* ns: a dispatched program's variant namespace (tkc_v_NAME) the body goes into, or NULL */
+void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, FragVec *shared,
+                    const char *ns);
 void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags);
 char *emit_cuda_lines(char *text);
 /* the .cu of a program compiled once (emit_cuda, in emit_dispatch.c, calls it without --dispatch) */
