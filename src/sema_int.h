@@ -50,9 +50,9 @@ void check_grads(Sema *s, SemaResult *out);
 /* sema_entry.c: the entries (after the kernels) */
 void check_entries(Sema *s, SemaResult *out);
 
+/* sema_args.c: a kernel's or an entry's arguments, into s->sk */
+void check_args_of(Sema *s, Kernel *k);
 /* sema.c */
-void check_args_of(Sema *s, Kernel *k);  /* a kernel's or an entry's arguments, into s->sk */
-const Expr *launch_time_only(const Expr *e); /* the first part of e a host launcher cannot evaluate */
 Symbol *lookup(Sema *s, const char *name);
 Symbol *new_sym(Sema *s, SymKind k, const char *name, Span sp);
 const char *symkind_desc(SymKind k);
