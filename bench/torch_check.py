@@ -284,9 +284,12 @@ def attn_checks(torch, name, mod, D, causal, timing):
         return torch.randn(*shape, device=dev, dtype=bf, generator=g)
 
     def compare(label, q, k, v, scale):
+        compare_with(attn, label, q, k, v, scale)
+
+    def compare_with(fn, label, q, k, v, scale):
         B_, H, N = q.shape[0], q.shape[1], q.shape[2]
         poison(torch, (B_, H, N, D), bf)
-        O, L = attn(q, k, v, scale)
+        O, L = fn(q, k, v, scale)
         ro, rl = attn_reference(torch, q, k, v, scale, causal)
         eo, el = rel_err(O, ro), rel_err(L, rl)
         nan = torch.isnan(O).any().item() or torch.isnan(L).any().item()
@@ -319,6 +322,14 @@ def attn_checks(torch, name, mod, D, causal, timing):
         k = rnd(B_, N, HKV, D, seed=22).transpose(1, 2)
         v = rnd(B_, N, HKV, D, seed=23).transpose(1, 2)
         compare("[B, N, H, D] memory as [B, H, N, D] views (no copy)", q, k, v, 0.1)
+
+    @check("%s attention() entry" % name)
+    def _():
+        # the entry attention(): attn_fwd, or at few heads and long N the keys in runs (attn_fwd_part +
+        # attn_combine, attn_fwd.dispatch), the same results
+        for (B_, H, HKV, N) in [(1, 2, 1, 333), (1, 1, 1, 8200)]:
+            q, k, v = rnd(B_, H, N, D, seed=41), rnd(B_, HKV, N, D, seed=42), rnd(B_, HKV, N, D, seed=43)
+            compare_with(mod.attention, "attention() B%d H%d HKV%d N%d" % (B_, H, HKV, N), q, k, v, 1.0 / math.sqrt(D))
 
     @check("%s deterministic" % name)
     def _():
