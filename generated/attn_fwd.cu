@@ -546,7 +546,6 @@ constexpr int CAUSAL = 0;
 constexpr int SHORT = 0;  // set by -D
 constexpr int SPLIT = 0;
 constexpr int SPLIT_MAX = 8;
-constexpr int SMS = 132;
 constexpr int BQ = 128;
 constexpr int BKV = 176;
 constexpr int SETUP_STAGES = 1;
@@ -2491,7 +2490,6 @@ constexpr int CAUSAL = 0;
 constexpr int SHORT = 1;  // set by -D
 constexpr int SPLIT = 0;
 constexpr int SPLIT_MAX = 8;
-constexpr int SMS = 132;
 constexpr int BQ = 128;
 constexpr int BKV = 128;
 constexpr int SETUP_STAGES = 2;
@@ -4266,7 +4264,6 @@ constexpr int CAUSAL = 0;
 constexpr int SHORT = 0;
 constexpr int SPLIT = 1;  // set by -D
 constexpr int SPLIT_MAX = 8;
-constexpr int SMS = 132;
 constexpr int BQ = 128;
 constexpr int BKV = 176;
 constexpr int SETUP_STAGES = 1;
@@ -6190,9 +6187,17 @@ int tkc_attention(const void *Q, const int64_t *Q_strides, const void *K, const 
     if (HKV < 1 || HKV > 2147483647LL) return TKC_ERR_DIM;
     int tkc_rc = TKC_OK;
     cudaError_t tkc_err = cudaSuccess;
+    // sms: the SM count of the current device (the one the stream's work runs on), asked once per device
+    static std::atomic<int> sm_count[64];
+    int device = 0;
+    if ((tkc_attention_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
+    if (!sms && (tkc_attention_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
+    if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     {  // else of SPLIT == 0: decided at compile time
         [[maybe_unused]] const long long qb = ((B * H) * tkc_h_cdiv(N, SBQ));
-        [[maybe_unused]] const long long runs = (((2 * qb) <= SMS) ? tkc_h_max(1, tkc_h_min(tkc_h_min(SPLIT_MAX, (tkc_h_cdiv(N, SBKV) / 8)), (264 / qb))) : 1);
+        [[maybe_unused]] const long long runs = (((2 * qb) <= sms) ? tkc_h_max(1, tkc_h_min(tkc_h_min(SPLIT_MAX, (tkc_h_cdiv(N, SBKV) / 8)), ((2 * sms) / qb))) : 1);
         if (((runs == 1) && (SPLIT == 1))) {
             // attn_fwd
             if ((tkc_rc = tkc_v_split::tkc_attn_fwd(Q, Q_strides, K, K_strides, V, V_strides, O, O_strides, L, L_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (float)(scale), stream)) != TKC_OK) {
@@ -6249,7 +6254,6 @@ constexpr int CAUSAL = 0;
 constexpr int SHORT = 0;
 constexpr int SPLIT = 2;  // set by -D
 constexpr int SPLIT_MAX = 8;
-constexpr int SMS = 132;
 constexpr int BQ = 128;
 constexpr int BKV = 176;
 constexpr int SETUP_STAGES = 1;
@@ -8173,9 +8177,17 @@ int tkc_attention(const void *Q, const int64_t *Q_strides, const void *K, const 
     if (HKV < 1 || HKV > 2147483647LL) return TKC_ERR_DIM;
     int tkc_rc = TKC_OK;
     cudaError_t tkc_err = cudaSuccess;
+    // sms: the SM count of the current device (the one the stream's work runs on), asked once per device
+    static std::atomic<int> sm_count[64];
+    int device = 0;
+    if ((tkc_attention_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
+    if (!sms && (tkc_attention_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
+    if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     {  // else of SPLIT == 0: decided at compile time
         [[maybe_unused]] const long long qb = ((B * H) * tkc_h_cdiv(N, SBQ));
-        [[maybe_unused]] const long long runs = (((2 * qb) <= SMS) ? tkc_h_max(1, tkc_h_min(tkc_h_min(SPLIT_MAX, (tkc_h_cdiv(N, SBKV) / 8)), (264 / qb))) : 1);
+        [[maybe_unused]] const long long runs = (((2 * qb) <= sms) ? tkc_h_max(1, tkc_h_min(tkc_h_min(SPLIT_MAX, (tkc_h_cdiv(N, SBKV) / 8)), ((2 * sms) / qb))) : 1);
         {  // else of runs == 1 && SPLIT == 1: decided at compile time
             // scratch Op: fp32[runs * B * H, N, D], contiguous
             const int64_t Op_dims[3] = {(int64_t)(((runs * B) * H)), (int64_t)(N), (int64_t)(D)};

@@ -560,7 +560,6 @@ constexpr int SSTAGES = 4;
 constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 0;
-constexpr int SMS = 132;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -2586,7 +2585,6 @@ constexpr int SSTAGES = 4;
 constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 0;
-constexpr int SMS = 132;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -4611,7 +4609,6 @@ constexpr int SSTAGES = 4;
 constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 1;  // set by -D
-constexpr int SMS = 132;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -6605,6 +6602,14 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
     int tkc_rc = TKC_OK;
     cudaError_t tkc_err = cudaSuccess;
+    // sms: the SM count of the current device (the one the stream's work runs on), asked once per device
+    static std::atomic<int> sm_count[64];
+    int device = 0;
+    if ((tkc_linear_auto_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
+    if (!sms && (tkc_linear_auto_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
+    if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     {  // ROUTE == 1: decided at compile time
         // scratch P: fp32[M, N], contiguous
         const int64_t P_dims[2] = {(int64_t)(M), (int64_t)(N)};
@@ -6618,7 +6623,7 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
         void *P = P_mem.p;
         const int64_t P_strides[2] = {P_dims[1], 1};  // contiguous
         // linear_splitk
-        if ((tkc_rc = tkc_v_splitk::tkc_linear_splitk(X, X_strides, W, W_strides, P, P_strides, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min(8, (SMS / (tkc_h_cdiv(M, BM) * tkc_h_cdiv(N, BNS)))))), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_splitk::tkc_linear_splitk(X, X_strides, W, W_strides, P, P_strides, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min(8, (sms / (tkc_h_cdiv(M, BM) * tkc_h_cdiv(N, BNS)))))), stream)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_splitk_cuda;
             return tkc_rc;
         }
@@ -6653,7 +6658,6 @@ constexpr int SSTAGES = 4;  // set by -D
 constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 2;  // set by -D
-constexpr int SMS = 132;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -8648,6 +8652,14 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
     int tkc_rc = TKC_OK;
     cudaError_t tkc_err = cudaSuccess;
+    // sms: the SM count of the current device (the one the stream's work runs on), asked once per device
+    static std::atomic<int> sm_count[64];
+    int device = 0;
+    if ((tkc_linear_auto_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;
+    int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;
+    if (!sms && (tkc_linear_auto_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
+    if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     {  // ROUTE == 2: decided at compile time
         // scratch P: fp32[M, N], contiguous
         const int64_t P_dims[2] = {(int64_t)(M), (int64_t)(N)};
@@ -8670,7 +8682,7 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
             tkc_t0[1] = tkc_t0[0];
             tkc_t0[0] = last;
         }
-        if ((tkc_rc = tkc_v_decode::tkc_linear_decode(X, X_strides, W, W_strides, P, tkc_t0, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min((tkc_h_cdiv(K, BK) / 4), (132 / tkc_h_cdiv(N, BND))))), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_decode::tkc_linear_decode(X, X_strides, W, W_strides, P, tkc_t0, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min((tkc_h_cdiv(K, BK) / 4), ((DWAVES * sms) / tkc_h_cdiv(N, BND))))), stream)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_decode_cuda;
             return tkc_rc;
         }

@@ -53,7 +53,7 @@ const char *const veclayout_name[] = {
 #undef X
 };
 
-const char *const builtin_name[BI_COUNT] = {"block", "wg", "row", "col", "inf"};
+const char *const builtin_name[BI_COUNT] = {"block", "wg", "row", "col", "inf", "sms"};
 
 const char *const intrinsic_name[] = {
 #define X(e, s, n, m) s,

@@ -162,8 +162,8 @@ extern const char *const intrinsic_name[];
 extern const int intrinsic_arity[];
 
 /* names the language predefines inside kernels */
-typedef enum { BI_BLOCK, BI_WG, BI_ROW, BI_COL, BI_INF } Builtin;
-enum { BI_COUNT = BI_INF + 1 };
+typedef enum { BI_BLOCK, BI_WG, BI_ROW, BI_COL, BI_INF, BI_SMS } Builtin;  /* sms: entries only */
+enum { BI_COUNT = BI_SMS + 1 };
 extern const char *const builtin_name[BI_COUNT];  /* the predefined names, by Builtin */
 
 extern const char *const dtype_name[];

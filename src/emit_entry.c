@@ -177,6 +177,17 @@ void emit_entry_launcher(Em *e, const PlanEntry *pe) {
         L("if (%s < 1 || %s > 2147483647LL) return TKC_ERR_DIM;", pe->sk->dims.v[i]->name, pe->sk->dims.v[i]->name);
     L("int tkc_rc = TKC_OK;");
     if (pe->nscratch) L("cudaError_t tkc_err = cudaSuccess;");
+    if (pe->uses_sms) {
+        L("// sms: the SM count of the current device (the one the stream's work runs on), asked once per device");
+        L("static std::atomic<int> sm_count[64];");
+        L("int device = 0;");
+        L("if ((tkc_%s_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;", pe->name);
+        L("int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;");
+        L("if (!sms && (tkc_%s_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)",
+          pe->name);
+        L("    return TKC_ERR_LAUNCH;");
+        L("if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);");
+    }
     EE x = {.e = e, .pe = pe};
     emit_steps(&x, &pe->body);
     L("return tkc_rc;");

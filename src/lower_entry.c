@@ -21,6 +21,28 @@ typedef struct LE {
 
 static void lower_steps(LE *x, const StmtList *l, PESteps *out);
 
+/* does e read the predefined sms */
+static bool mentions_sms(const Expr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case EX_NAME: return e->sym && e->sym->kind == SYM_BUILTIN && e->sym->builtin == BI_SMS;
+    case EX_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (mentions_sms(e->u.call.args[i])) return true;
+        return false;
+    case EX_BINARY: return mentions_sms(e->u.bin.l) || mentions_sms(e->u.bin.r);
+    case EX_UNARY: return mentions_sms(e->u.un.e);
+    case EX_COND: return mentions_sms(e->u.cond.c) || mentions_sms(e->u.cond.a) || mentions_sms(e->u.cond.b);
+    default: return false;
+    }
+}
+
+/* the plan's tree of e, noting a read of sms */
+static PExpr *host_px(LE *x, const Expr *e) {
+    x->pe->uses_sms |= mentions_sms(e);
+    return px_from_ast(x->a, e);
+}
+
 static PEStep *step(LE *x, PEStepKind k, const Stmt *st) {
     PEStep *s = ARENA_NEW(x->a, PEStep);
     s->kind = k;
@@ -38,15 +60,15 @@ static PEStep *lower_call(LE *x, const Stmt *st) {
         const Arg *ka = &ck->k->args[i];
         const Expr *ce = c->args[i];
         if (!ka->ts.ndims) {
-            vec_push(x->a, &s->scalar_values, px_from_ast(x->a, ce));
+            vec_push(x->a, &s->scalar_values, host_px(x, ce));
             continue;
         }
         PETensor t = {.name = ce->sym->name, .trans = ce->kind == EX_TRANSPOSE, .scratch = ce->sym->index < 0};
         vec_push(x->a, &s->tensors, t);
     }
-    for (int i = 0; i < ck->dims.n; i++) vec_push(x->a, &s->dim_values, px_from_ast(x->a, c->dims[i]));
+    for (int i = 0; i < ck->dims.n; i++) vec_push(x->a, &s->dim_values, host_px(x, c->dims[i]));
     for (int i = 0; i < c->checks.n; i++)
-        vec_push(x->a, &s->checks, ((PECheck){px_from_ast(x->a, c->checks.v[i].a), px_from_ast(x->a, c->checks.v[i].b),
+        vec_push(x->a, &s->checks, ((PECheck){host_px(x, c->checks.v[i].a), host_px(x, c->checks.v[i].b),
                                               c->checks.v[i].why}));
     return s;
 }
@@ -59,7 +81,7 @@ static void lower_steps(LE *x, const StmtList *l, PESteps *out) {
         case ST_LET:
             s = step(x, PE_LET, st);
             s->name = st->u.let.sym->name;
-            s->value = px_from_ast(x->a, st->u.let.e);
+            s->value = host_px(x, st->u.let.e);
             break;
         case ST_SCRATCH: {
             const TypeSpec *ts = st->u.scratch.ts;
@@ -67,7 +89,7 @@ static void lower_steps(LE *x, const StmtList *l, PESteps *out) {
             s->name = st->u.scratch.sym->name;
             s->dt = ts->dt;
             s->rank = ts->ndims;
-            for (int d = 0; d < ts->ndims && d < 4; d++) s->dims[d] = px_from_ast(x->a, ts->dims[d]);
+            for (int d = 0; d < ts->ndims && d < 4; d++) s->dims[d] = host_px(x, ts->dims[d]);
             x->pe->nscratch++;
             break;
         }
@@ -75,7 +97,7 @@ static void lower_steps(LE *x, const StmtList *l, PESteps *out) {
         case ST_IF: {
             const Expr *c = st->u.if_.cond;
             s = step(x, PE_IF, st);
-            s->value = px_from_ast(x->a, c);
+            s->value = host_px(x, c);
             if (c->is_const) {
                 s->decided = true;
                 s->taken = c->cval != 0;

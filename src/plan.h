@@ -492,6 +492,7 @@ typedef struct PlanEntry {
     Vec(PExpr **) arg_dims;     /* per argument: its dimensions (NULL for scalars) */
     PESteps body;
     int nscratch;               /* scratch tensors in all (each freed on the stream at return) */
+    bool uses_sms;              /* a step reads sms: the launcher asks the device for its SM count first */
     Vec(const char *) notes;    /* the plan's decisions about it, in words */
 } PlanEntry;
 

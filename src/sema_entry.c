@@ -47,6 +47,7 @@ static const Expr *not_host(const Expr *e) {
         if (!e->sym) return NULL;
         switch (e->sym->kind) {
         case SYM_DIM: case SYM_SCALAR: case SYM_PARAM: case SYM_LET: return NULL;
+        case SYM_BUILTIN: return e->sym->builtin == BI_SMS ? NULL : e;
         default: return e;
         }
     case EX_CALL:
@@ -81,7 +82,7 @@ static Type host_value(Ent *E, Expr *e, const char *what) {
                               : bad ? "this" : type_str(E->s, t);
         diag_error(E->s->d, bad ? bad->span : e->span,
                    "%s is computed by the launcher before any kernel runs: it can use dimensions, scalar arguments, "
-                   "params, lets, literals, arithmetic and cdiv/min/max, not %s",
+                   "params, lets, sms, literals, arithmetic and cdiv/min/max, not %s",
                    what, got);
         return ty_err();
     }
@@ -327,11 +328,13 @@ static void check_entry(Sema *s, SemaResult *out, Kernel *k) {
     Scope ks;
     push_scope(s, &ks);
     check_args_of(s, k);
+    s->in_entry = true;
     for (int i = 0; i < k->nargs; i++)
         for (int j = 0; j < k->args[i].ts.nattrs; j++)
             diag_error(s->d, k->args[i].ts.attr_spans[j], "an entry's arguments take no attributes: the kernels it calls "
                        "say how they use them ('zeroed' belongs to a kernel's output)");
     entry_stmts(&E, &k->body);
+    s->in_entry = false;
     pop_scope(s);
     s->sk = NULL;
     if (s->d->nerrors != errors0) return;

@@ -105,6 +105,13 @@ static Type check_name(Sema *s, Expr *e) {
             e->is_const = true;
             e->fval = INFINITY;
             return set(e, ty_float());
+        case BI_SMS:
+            if (!s->in_entry) {
+                diag_error(s->d, e->span, "'sms' (the GPU's SM count) exists only in entries, whose launcher reads it from "
+                           "the device; a kernel's grid can be persistent instead");
+                return set(e, ty_err());
+            }
+            return set(e, ty_int());
         }
     }
     return set(e, ty_err());

@@ -26,6 +26,7 @@ typedef struct Sema {
     Scope *scope;
     SemaKernel *sk;
     bool in_block;
+    bool in_entry;          /* checking an entry's statements (sms is defined there) */
     BlockKind bk;
     bool kernel_let;        /* checking a kernel-level let: element reads of tensors allowed */
     bool matmul_ok;         /* the expression being checked may be a matrix product */
