@@ -192,9 +192,9 @@ static void check_call(Ent *E, Stmt *st) {
                        name, argmode_name[ka->mode], y->name);
             continue;
         }
-        if (ka->mode != ARG_OUT && scratch && !was_written(E, y)) {
-            diag_error(s->d, ce->span, "'%s' of '%s' reads scratch '%s' before any kernel of the entry writes it", ka->name, name,
-                       y->name);
+        if (ka->mode != ARG_OUT && (scratch || (ea && ea->mode == ARG_OUT)) && !was_written(E, y)) {
+            diag_error(s->d, ce->span, "'%s' of '%s' reads %s '%s' before any kernel of the entry writes it", ka->name, name,
+                       scratch ? "scratch" : "the entry's output", y->name);
             continue;
         }
         if (ka->mode != ARG_IN) vec_push(s->a, &writes, y);
