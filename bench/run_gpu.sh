@@ -15,7 +15,7 @@
 # LIB (default $OUT/lib) holds the compiled variants; SKIP_BUILD=1 reuses them. FEATURES_ONLY=a,b
 # runs only those features.
 # sanitize: every kernel of kernels.tk/ (gemm, gemm_tn, gemm_batched, attn_fwd and a D64 causal
-# variant, attn_bwd's three kernels, and at D128 causal, layernorm, rmsnorm, softmax, rotary, linear's
+# variant, attention's split pair (attn_fwd_part + attn_combine, and D64 causal), attn_bwd's three kernels, and at D128 causal, layernorm, rmsnorm, softmax, rotary, linear's
 # three kernels (GELU in one), linear_attn and D64 with decay, based, hedgehog, mamba2 at d_state 64
 # and 128, fftconv at N = 1024 and 4096) on small ragged and strided shapes under compute-sanitizer
 # memcheck, racecheck, synccheck and initcheck (bench/sanitize.py; builds in $LIB/sanitize with
