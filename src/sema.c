@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_cache.h"
 #include "sema_int.h"
 
 const char *const move_name[] = {
@@ -464,8 +465,15 @@ static void check_kernel(Sema *s, Kernel *k) {
         s->in_block = false;
     }
     if (s->d->nerrors == errors0) {
-        check_outputs(s);
-        if (s->sk->grid) check_bounds(s);
+        /* the coverage and bounds checks only report: a kernel checked clean already (another
+         * variant of a dispatched program) is not checked again (check_cache.c) */
+        sk->check_key = kernel_key(s->a, s->d, s->prog, k);
+        if (!check_cache_has(CHECK_COVER, sk->check_key)) {
+            int e0 = s->d->nerrors, w0 = s->d->nwarnings;
+            check_outputs(s);
+            if (s->sk->grid) check_bounds(s);
+            if (s->d->nerrors == e0 && s->d->nwarnings == w0) check_cache_add(CHECK_COVER, sk->check_key);
+        }
     }
     pop_scope(s);
 }

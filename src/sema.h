@@ -68,6 +68,8 @@ typedef struct SemaKernel {
     int blocks_per_sm;
     Span blocks_span;
     Span stages_span, consumers_span, regs_span;
+    /* its source text and the values of the params it names (check_cache.c), or NULL */
+    const char *check_key;
 } SemaKernel;
 
 /* `grad FWD = K1, ...;` checked (sema_grad.c): FWD's inputs, outputs and the gradients of its

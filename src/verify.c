@@ -3,6 +3,7 @@
  * ("internal error: plan check failed: ..."), never as a crash. */
 #include <string.h>
 
+#include "check_cache.h"
 #include "plan.h"
 
 typedef struct V {
@@ -281,7 +282,9 @@ static void verify_kernel(V *v) {
     check_ops(v, &pk->compute_ops);
     check_ops(v, &pk->after_ops);
     check_ops(v, &pk->finish_ops);
-    if (v->ok) {
+    /* the proof of a kernel proved already in this process (another variant of a dispatched
+     * program, the same source and params: check_cache.c) is not run again */
+    if (v->ok && !check_cache_has(CHECK_PROTOCOL, pk->sk->check_key)) {
         Arena a = {0};
         ProtocolStats st = {0};
         const char *why = plan_check_protocol(&a, pk, &st);
@@ -290,6 +293,7 @@ static void verify_kernel(V *v) {
             diag_warning(v->d, pk->sk->k->name_span,
                          "the barrier protocol check of kernel '%s' stopped at its state limit: it is proved only for the "
                          "states it visited (%ld)", pk->name, st.states);
+        else check_cache_add(CHECK_PROTOCOL, pk->sk->check_key);
         arena_free(&a);
     }
 }
