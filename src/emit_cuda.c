@@ -715,7 +715,7 @@ void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
  * once, ahead of every variant) */
 void emit_cuda_body(Arena *a, StrBuf *out, const Plan *p, const Program *prog, const EmitOptions *o, FragVec *shared,
                     const char *ns) {
-    Em em = {.a = a, .o = o, .slot = "tkc_setup_slot", .in_variant = shared != NULL, .ns = ns};
+    Em em = {.a = a, .o = o, .slot = "tkc_setup_slot", .ns = ns};
     Em *e = &em;
     StrBuf body;
     sb_init(&body);

@@ -2,8 +2,6 @@
  * constants, each scratch tensor a tkc_scratch (freed on the stream when its block ends), each
  * call the kernel's own launcher (which checks its arguments), each if a C++ if (or, decided at
  * compile time, a plain block). Part of the CUDA emitter (emit_int.h). */
-#include <string.h>
-
 #include "emit_int.h"
 
 typedef struct EE {
@@ -11,35 +9,6 @@ typedef struct EE {
     const PlanEntry *pe;
     int tmp;            /* counter for the transposed views' stride arrays */
 } EE;
-
-/* the entry's dimension expressions of tensor `name`: an argument's, or a scratch's (NULL: unknown) */
-static PExpr *const *dims_of(const EE *x, const char *name, const PESteps *scope_steps, int *rank);
-
-static PExpr *const *scratch_dims(const PESteps *l, const char *name, int *rank) {
-    for (int i = 0; i < l->n; i++) {
-        const PEStep *s = l->v[i];
-        if (s->kind == PE_SCRATCH && !strcmp(s->name, name)) {
-            *rank = s->rank;
-            return s->dims;
-        }
-        if (s->kind == PE_IF) {
-            PExpr *const *d = scratch_dims(&s->then_s, name, rank);
-            if (!d) d = scratch_dims(&s->else_s, name, rank);
-            if (d) return d;
-        }
-    }
-    return NULL;
-}
-
-static PExpr *const *dims_of(const EE *x, const char *name, const PESteps *steps, int *rank) {
-    const SemaKernel *sk = x->pe->sk;
-    for (int i = 0; i < sk->args.n; i++)
-        if (sk->args.v[i]->ts.ndims && !strcmp(sk->args.v[i]->name, name)) {
-            *rank = sk->args.v[i]->ts.ndims;
-            return x->pe->arg_dims.v[i];
-        }
-    return scratch_dims(steps, name, rank);
-}
 
 static void emit_steps(EE *x, const PESteps *l);
 
@@ -56,8 +25,8 @@ static void emit_call(EE *x, const PEStep *s) {
         const PETensor *pt = &s->tensors.v[t];
         const char *st = arena_printf(e->a, "%s_strides", pt->name);
         if (pt->trans) {
-            int r = 0;
-            PExpr *const *d = dims_of(x, pt->name, &pe->body, &r);
+            const int r = pt->rank;
+            PExpr *const *d = pt->dims;
             const char *v = arena_printf(e->a, "tkc_t%d", x->tmp++);
             StrBuf ds;
             sb_init(&ds);
@@ -168,7 +137,7 @@ void emit_entry_launcher(Em *e, const PlanEntry *pe) {
     L("// launcher checks its arguments. Returns TKC_OK or the TKC_ERR_* code of the first that fails.");
     L("// the CUDA error of the last launch of tkc_%s() on this thread that returned TKC_ERR_LAUNCH", pe->name);
     L("static thread_local cudaError_t tkc_%s_cuda = cudaSuccess;", pe->name);
-    const char *ext = e->in_variant ? "" : "extern \"C\" ";
+    const char *ext = e->ns ? "" : "extern \"C\" ";
     L("%sconst char *tkc_%s_error(void) { return cudaGetErrorString(tkc_%s_cuda); }", ext, pe->name, pe->name);
     L("%sint tkc_%s(%s) {", ext, pe->name, sig.s);
     sb_free(&sig);
@@ -180,13 +149,7 @@ void emit_entry_launcher(Em *e, const PlanEntry *pe) {
     if (pe->uses_sms) {
         L("// sms: the SM count of the current device (the one the stream's work runs on), asked once per device");
         L("static std::atomic<int> sm_count[64];");
-        L("int device = 0;");
-        L("if ((tkc_%s_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;", pe->name);
-        L("int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;");
-        L("if (!sms && (tkc_%s_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)",
-          pe->name);
-        L("    return TKC_ERR_LAUNCH;");
-        L("if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);");
+        emit_sm_count(e, pe->name);
     }
     EE x = {.e = e, .pe = pe};
     emit_steps(&x, &pe->body);

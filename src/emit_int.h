@@ -38,11 +38,10 @@ typedef struct Em {
     /* set while a rowwise statement whose rand() offsets are multiples of 4 is emitted: the four
      * elements of a group share one Philox call (tkc_philox_uniform_gw) */
     bool rand_aligned;
-    /* emitting one variant of a dispatched program: its launchers are plain C++ functions of the
-     * variant's namespace (emit_dispatch.c writes the extern "C" ones) */
-    bool in_variant;
-    const char *ns;             /* that variant's namespace: an entry's calls name it (the C header's
-                                   extern "C" launchers of the same names may be in scope too) */
+    /* emitting one variant of a dispatched program: its namespace (tkc_v_NAME), else NULL. Its
+     * launchers are plain C++ functions there (emit_dispatch.c writes the extern "C" ones), and an
+     * entry's calls name it (the C header's extern "C" launchers of the same names may be in scope) */
+    const char *ns;
 } Em;
 
 #define L(...) sb_line(e->b, __VA_ARGS__)
@@ -71,6 +70,10 @@ char *emit_cuda_lines(char *text);
 char *emit_cuda_single(Arena *a, const Plan *p, const Program *prog, const EmitOptions *o);
 const char *fmt_float(Arena *a, double v);
 void kernel_params(Em *e, StrBuf *b, bool decl);
+/* emit_launch.c: `int device`, `int sms` of the current device, its SM count read once per device
+ * into the launcher's `static std::atomic<int> sm_count[64]` (declared by the caller); `who` names
+ * the launcher whose tkc_WHO_cuda takes a CUDA error */
+void emit_sm_count(Em *e, const char *who);
 /* emit_entry.c */
 void emit_entry_launcher(Em *e, const PlanEntry *pe);
 

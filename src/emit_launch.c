@@ -46,6 +46,16 @@ static const char *cu_dtype(DType d) {
     }
 }
 
+void emit_sm_count(Em *e, const char *who) {
+    L("int device = 0;");
+    L("if ((tkc_%s_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;", who);
+    L("int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;");
+    L("if (!sms && (tkc_%s_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)",
+      who);
+    L("    return TKC_ERR_LAUNCH;");
+    L("if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);");
+}
+
 void emit_launcher(Em *e) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
@@ -60,7 +70,7 @@ void emit_launcher(Em *e) {
     L("// TKC_ERR_* code.");
     L("// the CUDA error of the last launch of tkc_%s() on this thread that returned TKC_ERR_LAUNCH", pk->name);
     L("static thread_local cudaError_t tkc_%s_cuda = cudaSuccess;", pk->name);
-    const char *ext = e->in_variant ? "" : "extern \"C\" ";
+    const char *ext = e->ns ? "" : "extern \"C\" ";
     L("%sconst char *tkc_%s_error(void) { return cudaGetErrorString(tkc_%s_cuda); }", ext, pk->name, pk->name);
     L("%sint tkc_%s(%s) {", ext, pk->name, sig.s);
     sb_free(&sig);
@@ -157,13 +167,7 @@ void emit_launcher(Em *e) {
     }
     L("// per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)");
     L("static std::atomic<int> sm_count[64], smem_ready[64];");
-    L("int device = 0;");
-    L("if ((tkc_%s_cuda = cudaGetDevice(&device)) != cudaSuccess || device < 0) return TKC_ERR_LAUNCH;", pk->name);
-    L("int sms = device < 64 ? sm_count[device].load(std::memory_order_relaxed) : 0;");
-    L("if (!sms && (tkc_%s_cuda = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)",
-      pk->name);
-    L("    return TKC_ERR_LAUNCH;");
-    L("if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);");
+    emit_sm_count(e, pk->name);
     L("if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {");
     IN();
     L("if ((tkc_%s_cuda = cudaFuncSetAttribute(tkc_%s_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %d)) != cudaSuccess)",

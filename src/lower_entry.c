@@ -15,6 +15,7 @@ static const PlanKernel *plan_kernel_of(const Plan *p, const SemaKernel *sk) {
 
 typedef struct LE {
     Arena *a;
+    const SemaEntry *se;
     const Plan *plan;
     PlanEntry *pe;
 } LE;
@@ -64,6 +65,9 @@ static PEStep *lower_call(LE *x, const Stmt *st) {
             continue;
         }
         PETensor t = {.name = ce->sym->name, .trans = ce->kind == EX_TRANSPOSE, .scratch = ce->sym->index < 0};
+        const TypeSpec *ts = entry_shape(x->se, ce->sym);
+        t.rank = ts->ndims;
+        for (int d = 0; d < ts->ndims && d < 4; d++) t.dims[d] = host_px(x, ts->dims[d]);
         vec_push(x->a, &s->tensors, t);
     }
     for (int i = 0; i < ck->dims.n; i++) vec_push(x->a, &s->dim_values, host_px(x, c->dims[i]));
@@ -131,7 +135,7 @@ PlanEntry *lower_entry(Arena *a, const SemaEntry *se, const Plan *plan) {
         }
         vec_push(a, &pe->arg_dims, dims);
     }
-    LE x = {.a = a, .plan = plan, .pe = pe};
+    LE x = {.a = a, .se = se, .plan = plan, .pe = pe};
     lower_steps(&x, &se->sk->k->body, &pe->body);
     if (pe->nscratch)
         vec_push(a, &pe->notes, arena_printf(a, "%d scratch tensor%s: allocated on the stream (cudaMallocAsync) where "

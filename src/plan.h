@@ -458,6 +458,8 @@ typedef struct PETensor {
     const char *name;
     bool trans;         /* .T: its last two dimensions (and strides) swapped */
     bool scratch;
+    int rank;           /* its dimensions as the entry declares them (before a .T) */
+    PExpr *dims[4];
 } PETensor;
 
 /* two host values a call needs equal (one callee dimension bound by two shapes) */

@@ -304,38 +304,6 @@ static void check_kernel_let(Sema *s, KItem *it) {
     declare(s, y);
 }
 
-/* the first sub-expression of a requirement the host launcher cannot evaluate (NULL if none) */
-static const Expr *launch_time_only(const Expr *e) {
-    if (!e) return NULL;
-    switch (e->kind) {
-    case EX_NAME:
-        if (!e->sym) return NULL;
-        if (e->sym->kind == SYM_DIM || e->sym->kind == SYM_SCALAR || e->sym->kind == SYM_PARAM) return NULL;
-        if (e->sym->kind == SYM_LET && e->sym->is_const) return NULL;
-        if (e->sym->kind == SYM_BUILTIN && e->sym->builtin == BI_INF) return NULL;
-        return e;
-    case EX_MEMBER: case EX_INDEX: case EX_TRANSPOSE: return e;
-    case EX_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++) {
-            const Expr *x = launch_time_only(e->u.call.args[i]);
-            if (x) return x;
-        }
-        return NULL;
-    case EX_BINARY: {
-        const Expr *x = launch_time_only(e->u.bin.l);
-        return x ? x : launch_time_only(e->u.bin.r);
-    }
-    case EX_UNARY: return launch_time_only(e->u.un.e);
-    case EX_COND: {
-        const Expr *x = launch_time_only(e->u.cond.c);
-        if (!x) x = launch_time_only(e->u.cond.a);
-        if (!x) x = launch_time_only(e->u.cond.b);
-        return x;
-    }
-    default: return NULL;
-    }
-}
-
 static void check_kernel(Sema *s, Kernel *k) {
     SemaKernel *sk = ARENA_NEW(s->a, SemaKernel);
     sk->k = k;
@@ -404,7 +372,7 @@ static void check_kernel(Sema *s, Kernel *k) {
         case KI_PIPELINE: check_pipeline(s, it); break;
         case KI_REQUIRE: {
             Type t = check_expr(s, it->u.require.cond);
-            const Expr *bad = launch_time_only(it->u.require.cond);
+            const Expr *bad = not_on_host(it->u.require.cond, false);
             if (t.kind != TY_ERROR && bad) {
                 diag_error(s->d, bad->span,
                            "a requirement is checked by the launcher before the kernel runs, so it can use only "

@@ -111,6 +111,9 @@ typedef struct SemaEntry {
     Vec(TypeSpec *) scratch_ts; /* their shapes */
 } SemaEntry;
 
+/* the declared shape of tensor y of entry se (an argument's or a scratch's), or NULL (sema_entry.c) */
+const TypeSpec *entry_shape(const SemaEntry *se, const Symbol *y);
+
 typedef struct SemaResult {
     Vec(SemaKernel *) kernels;
     Vec(SemaEntry *) entries;

@@ -18,12 +18,6 @@ typedef struct Ent {
     Vec(Symbol *) written;  /* tensors some call has written so far (source order) */
 } Ent;
 
-static SemaKernel *kernel_named(SemaResult *out, const char *name) {
-    for (int i = 0; i < out->kernels.n; i++)
-        if (!strcmp(out->kernels.v[i]->k->name, name)) return out->kernels.v[i];
-    return NULL;
-}
-
 static const char *article(DType dt) { return dtype_name[dt][0] == 'b' ? "a" : "an"; }
 
 static bool is_scratch(const Ent *E, const Symbol *y) {
@@ -38,44 +32,11 @@ static bool was_written(const Ent *E, const Symbol *y) {
     return false;
 }
 
-/* the first sub-expression of e that the launcher cannot compute (NULL: none) */
-static const Expr *not_host(const Expr *e) {
-    if (!e) return NULL;
-    switch (e->kind) {
-    case EX_INT: case EX_FLOAT: return NULL;
-    case EX_NAME:
-        if (!e->sym) return NULL;
-        switch (e->sym->kind) {
-        case SYM_DIM: case SYM_SCALAR: case SYM_PARAM: case SYM_LET: return NULL;
-        case SYM_BUILTIN: return e->sym->builtin == BI_SMS ? NULL : e;
-        default: return e;
-        }
-    case EX_CALL:
-        if (e->fn != FN_CDIV && e->fn != FN_MIN && e->fn != FN_MAX) return e;
-        for (int i = 0; i < e->u.call.nargs; i++) {
-            const Expr *x = not_host(e->u.call.args[i]);
-            if (x) return x;
-        }
-        return NULL;
-    case EX_BINARY:
-        if (e->u.bin.op == BIN_MATMUL) return e;
-        return not_host(e->u.bin.l) ? not_host(e->u.bin.l) : not_host(e->u.bin.r);
-    case EX_UNARY: return not_host(e->u.un.e);
-    case EX_COND: {
-        const Expr *x = not_host(e->u.cond.c);
-        if (!x) x = not_host(e->u.cond.a);
-        if (!x) x = not_host(e->u.cond.b);
-        return x;
-    }
-    default: return e;
-    }
-}
-
 /* a host value: a scalar the launcher computes from dimensions, scalars, params and lets */
 static Type host_value(Ent *E, Expr *e, const char *what) {
     Type t = check_expr(E->s, e);
     if (t.kind == TY_ERROR) return t;
-    const Expr *bad = not_host(e);
+    const Expr *bad = not_on_host(e, true);
     if (bad || !is_scalar(t) || t.varying) {
         const char *got = bad && bad->kind == EX_NAME && bad->sym
                               ? arena_printf(E->s->a, "'%s', a %s", bad->u.name, symkind_desc(bad->sym->kind))
@@ -104,13 +65,12 @@ static Symbol *tensor_arg(Ent *E, Expr *ce, bool *trans) {
     return y;
 }
 
-/* the entry's dimension expressions of tensor y (an argument's or a scratch's declared shape) */
-static TypeSpec *shape_of(Ent *E, const Symbol *y) {
-    const Kernel *k = E->se->sk->k;
+const TypeSpec *entry_shape(const SemaEntry *se, const Symbol *y) {
+    const Kernel *k = se->sk->k;
     for (int i = 0; i < k->nargs; i++)
         if (k->args[i].sym == y) return &k->args[i].ts;
-    for (int i = 0; i < E->se->scratch.n; i++)
-        if (E->se->scratch.v[i] == y) return E->se->scratch_ts.v[i];
+    for (int i = 0; i < se->scratch.n; i++)
+        if (se->scratch.v[i] == y) return se->scratch_ts.v[i];
     return NULL;
 }
 
@@ -133,7 +93,7 @@ static void check_call(Ent *E, Stmt *st) {
     Sema *s = E->s;
     Expr *e = st->u.expr.e;
     const char *name = e->u.call.fn;
-    SemaKernel *ck = kernel_named(E->out, name);
+    SemaKernel *ck = sema_kernel_named(E->out, name);
     if (!ck) {
         bool entry = false;
         for (int i = 0; i < s->prog->entries.n; i++) entry |= !strcmp(s->prog->entries.v[i]->name, name);
@@ -172,7 +132,7 @@ static void check_call(Ent *E, Stmt *st) {
                        "its transpose NAME.T)", ka->name, name);
             continue;
         }
-        const TypeSpec *ts = shape_of(E, y);
+        const TypeSpec *ts = entry_shape(E->se, y);
         if (y->ty.dt != ka->ts.dt || y->ty.ndims != ka->ts.ndims) {
             diag_error(s->d, ce->span, "'%s' of '%s' is %s %s tensor of rank %d, but '%s' is %s %s tensor of rank %d", ka->name,
                        name, article(ka->ts.dt), dtype_name[ka->ts.dt], ka->ts.ndims, y->name, article(y->ty.dt),

@@ -967,3 +967,41 @@ static bool mentions(const Expr *e, const Symbol *sym, bool lets) {
 
 bool expr_mentions(const Expr *e, const Symbol *sym) { return mentions(e, sym, false); }
 bool expr_depends_on(const Expr *e, const Symbol *sym) { return mentions(e, sym, true); }
+
+const Expr *not_on_host(const Expr *e, bool entry) {
+    if (!e) return NULL;
+    switch (e->kind) {
+    case EX_INT: case EX_FLOAT: return NULL;
+    case EX_NAME: {
+        const Symbol *y = e->sym;
+        if (!y) return NULL;
+        switch (y->kind) {
+        case SYM_DIM: case SYM_SCALAR: case SYM_PARAM: return NULL;
+        case SYM_LET: return entry || y->is_const ? NULL : e;  /* an entry's lets are the launcher's own */
+        case SYM_BUILTIN: return (entry ? y->builtin == BI_SMS : y->builtin == BI_INF) ? NULL : e;
+        default: return e;
+        }
+    }
+    case EX_MEMBER: case EX_INDEX: case EX_TRANSPOSE: return e;
+    case EX_CALL:
+        if (entry && e->fn != FN_CDIV && e->fn != FN_MIN && e->fn != FN_MAX) return e;
+        for (int i = 0; i < e->u.call.nargs; i++) {
+            const Expr *x = not_on_host(e->u.call.args[i], entry);
+            if (x) return x;
+        }
+        return NULL;
+    case EX_BINARY: {
+        if (entry && e->u.bin.op == BIN_MATMUL) return e;
+        const Expr *x = not_on_host(e->u.bin.l, entry);
+        return x ? x : not_on_host(e->u.bin.r, entry);
+    }
+    case EX_UNARY: return not_on_host(e->u.un.e, entry);
+    case EX_COND: {
+        const Expr *x = not_on_host(e->u.cond.c, entry);
+        if (!x) x = not_on_host(e->u.cond.a, entry);
+        if (!x) x = not_on_host(e->u.cond.b, entry);
+        return x;
+    }
+    }
+    return e;
+}

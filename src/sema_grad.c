@@ -18,12 +18,6 @@ typedef struct Bound {
 } Bound;
 typedef Vec(Bound) Bounds;
 
-static SemaKernel *kernel_named(SemaResult *out, const char *name) {
-    for (int i = 0; i < out->kernels.n; i++)
-        if (!strcmp(out->kernels.v[i]->k->name, name)) return out->kernels.v[i];
-    return NULL;
-}
-
 static const Bound *bound(const Bounds *env, const char *name) {
     for (int i = 0; i < env->n; i++)
         if (!strcmp(env->v[i].name, name)) return &env->v[i];
@@ -40,7 +34,7 @@ static bool same_kind(const Arg *a, const Arg *b, bool any_dtype) {
 }
 
 static void check_grad(Sema *s, const GradDecl *g, SemaResult *out) {
-    SemaGrad sg = {.decl = g, .fwd = kernel_named(out, g->fwd)};
+    SemaGrad sg = {.decl = g, .fwd = sema_kernel_named(out, g->fwd)};
     if (!sg.fwd) {
         diag_error(s->d, g->fwd_span, "grad: no kernel named '%s'", g->fwd);
         return;
@@ -70,7 +64,7 @@ static void check_grad(Sema *s, const GradDecl *g, SemaResult *out) {
             diag_error(s->d, ce->span, "grad %s = ...: name the kernels that compute the gradients, in order", g->fwd);
             return;
         }
-        SemaKernel *ck = kernel_named(out, ce->u.name);
+        SemaKernel *ck = sema_kernel_named(out, ce->u.name);
         if (!ck) {
             diag_error(s->d, ce->span, "grad %s: no kernel named '%s'", g->fwd, ce->u.name);
             return;

@@ -55,6 +55,8 @@ void check_entries(Sema *s, SemaResult *out);
 void check_args_of(Sema *s, Kernel *k);
 /* sema.c */
 Symbol *lookup(Sema *s, const char *name);
+/* sema_scope.c: the checked kernel of that name, or NULL */
+SemaKernel *sema_kernel_named(SemaResult *out, const char *name);
 Symbol *new_sym(Sema *s, SymKind k, const char *name, Span sp);
 const char *symkind_desc(SymKind k);
 bool declare(Sema *s, Symbol *y);
@@ -81,6 +83,10 @@ bool join_dtype(DType a, DType b, DType *out);
 bool require_const_int(Sema *s, Expr *e, const char *what, int64_t *out);
 bool check_tensor_indices(Sema *s, Expr *ix, const Symbol *t, const char *slice_msg, int at_from);
 Type check_expr(Sema *s, Expr *e);
+/* the first part of e a host launcher cannot compute (NULL: none): a kernel's requirement takes
+ * dimensions, scalar arguments, params, constant lets, inf and any intrinsic; an entry's host value
+ * (entry) also its lets and sms, and of the intrinsics cdiv, min and max */
+const Expr *not_on_host(const Expr *e, bool entry);
 
 /* sema_stmt.c */
 void check_stmts(Sema *s, StmtList *l);

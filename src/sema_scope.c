@@ -189,3 +189,9 @@ bool join_dtype(DType a, DType b, DType *out) {
     return false;
 }
 
+
+SemaKernel *sema_kernel_named(SemaResult *out, const char *name) {
+    for (int i = 0; i < out->kernels.n; i++)
+        if (!strcmp(out->kernels.v[i]->k->name, name)) return out->kernels.v[i];
+    return NULL;
+}
