@@ -8,11 +8,12 @@ FlashAttention backends) in the same process.
 
 Builds attn_fwd.tk (for O and the log-sum-exp L the backward consumes) and attn_bwd.tk with nvcc
 into shared libraries and calls the C launchers through ctypes. The backward is timed alone: the
-three kernels (Dl = rowsum(dO O); dK, dV in fp32, which the launcher zeroes first; dQ in fp32), on
-inputs made once by the forward; D = 64 and 128, dQ by attn_bwd_dq without atomics (checked
-bit-identical over two runs, with dK and dV when no query heads share a KV head); the baselines' backward is timed as torch.autograd.grad on a saved
+prep kernel (Dl = rowsum(dO O)) then the entry attn_bwd_main (dK, dV and dQ in fp32, zeroed by the
+launchers where they add), on inputs made once by the forward; D = 64 and 128, the .tk's defaults
+("main": dQ added by attn_bwd_fused at D = 64) and -D DETERMINISTIC=1 ("det": dQ by attn_bwd_dq,
+checked bit-identical over two runs, with dK and dV when no query heads share a KV head); the baselines' backward is timed as torch.autograd.grad on a saved
 forward graph, and forward + backward as the forward then torch.autograd.grad (tkc: attn_fwd then the
-three). --fa4 adds FlashAttention-4's CuTe-DSL kernels (flash_attn.cute.flash_attn_func on [B, N, H, D]
+backward). --fa4 adds FlashAttention-4's CuTe-DSL kernels (flash_attn.cute.flash_attn_func on [B, N, H, D]
 copies; its gradients compared with tkc's, and its first call, JIT included, reported). FLOPs = 2.5 x the forward's 4 B H N^2 D (halved when causal). CUDA events, median
 of rounds, tkc and baselines alternated.
 """
@@ -76,12 +77,15 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = []
     import concurrent.futures
-    # head dimensions; run 103 also timed dQ added by atomics in attn_bwd (DQ_ATOMIC = 1 of d59f899)
-    modes = [(64, "det"), (128, "det")]
-    specs = sorted({(n, (d, c)) for n in ("attn_fwd", "attn_bwd") for d, _ in modes for c in (0, 1)})
+    # head dimensions and modes: "main", the .tk's defaults (its entry attn_bwd_main: dQ fused into
+    # attn_bwd at D = 64, a pass of its own at D = 128), and "det", -D DETERMINISTIC=1 (dQ's own pass
+    # at every D; checked bit-identical); run 103 also timed register atomics (DQ_ATOMIC of d59f899)
+    modes = [(64, "main"), (128, "main"), (64, "det"), (128, "det")]
+    specs = sorted({("attn_fwd", (d, c, 0)) for d, _ in modes for c in (0, 1)} |
+                   {("attn_bwd", (d, c, int(m == "det"))) for d, m in modes for c in (0, 1)})
 
     def defs(sp):
-        return ["D=%d" % sp[1][0], "CAUSAL=%d" % sp[1][1]]
+        return ["D=%d" % sp[1][0], "CAUSAL=%d" % sp[1][1]] + (["DETERMINISTIC=1"] if sp[1][2] else [])
     with concurrent.futures.ThreadPoolExecutor(min(len(specs), os.cpu_count() or 2)) as ex:
         libs = dict(zip(specs, ex.map(lambda sp: build(args.tkc, args.out, sp[0], defs(sp), args.lib), specs)))
     if args.build_only:
@@ -95,7 +99,7 @@ def main():
         except Exception as ex:
             print("# fa4 not importable: %s" % str(ex)[:300])
     for (D, mode), causal in [(m, c) for m in modes for c in (0, 1)]:
-        fwd, bwd = libs[("attn_fwd", (D, causal))], libs[("attn_bwd", (D, causal))]
+        fwd, bwd = libs[("attn_fwd", (D, causal, 0))], libs[("attn_bwd", (D, causal, int(mode == "det")))]
         s = torch.cuda.current_stream().cuda_stream
 
         def tkc_grads(q, k, v, do, scale):
@@ -107,14 +111,13 @@ def main():
             lse = torch.empty(B, H, npad, device="cuda")[..., :N]
             call(fwd.tkc_attn_fwd, (q, k, v, o, lse), (B, H, N, HKV), (scale,), s)
             dl = torch.empty(B, H, npad, device="cuda")[..., :N]
-            dq = torch.full((B, H, N, D), float("nan"), device="cuda")  # attn_bwd_dq writes every element
+            dq = torch.full((B, H, N, D), float("nan"), device="cuda")  # written whole (attn_bwd_dq) or zeroed first
             dk = torch.empty(B, HKV, N, D, device="cuda")
             dv = torch.empty(B, HKV, N, D, device="cuda")
 
             def run():
                 call(bwd.tkc_attn_bwd_prep, (o, do, dl), (B, H, N), (), s)
-                call(bwd.tkc_attn_bwd, (q, k, v, do, lse, dl, dk, dv), (B, H, N, HKV), (scale,), s)
-                call(bwd.tkc_attn_bwd_dq, (q, k, v, do, lse, dl, dq), (B, H, N, HKV), (scale,), s)
+                call(bwd.tkc_attn_bwd_main, (q, k, v, do, lse, dl, dk, dv, dq), (B, H, N, HKV), (scale,), s)
 
             def run_fb():   # forward (O and L again) then the backward: what a training step runs
                 call(fwd.tkc_attn_fwd, (q, k, v, o, lse), (B, H, N, HKV), (scale,), s)
@@ -157,7 +160,7 @@ def main():
         if args.quick:
             continue
         # timing, B16 H16 at each N: the backward alone, and forward + backward (a training step's
-        # attention: for tkc the forward kernel then the three backward ones; for the baselines the
+        # attention: for tkc the forward kernel then the backward's prep and entry; for the baselines the
         # forward then torch.autograd.grad)
         for N in args.n:
             B, H = 16, 16

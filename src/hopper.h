@@ -120,6 +120,8 @@ bool reg_split_fits(int consumers, int producer, int consumer);
 enum {
     SMEM_LIMIT = 232448,    /* opt-in dynamic shared memory per block (227 KB) */
     SMEM_SLACK = 1024,      /* round the dynamic base up to 1024 B at run time */
+    SMEM_SM = 233472,       /* shared memory of one SM (228 KB), for all its resident blocks */
+    SMEM_RESERVED = 1024,   /* what the hardware keeps of it per resident block */
     REG_FILE = 65536,
     TMA_BOX_MAX = 256,
     REG_HEAVY_ESTIMATE = 200, /* above this consumer estimate, two consumers take the 240/24 split */

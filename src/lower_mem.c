@@ -453,6 +453,12 @@ retry:
                       fmt_bytes(once));
         }
         sb_free(&b);
+    } else if (L->sk->blocks_per_sm > 1 && L->sk->blocks_per_sm * (pk->smem_total + SMEM_RESERVED) > SMEM_SM) {
+        int n = L->sk->blocks_per_sm, fit = SMEM_SM / (pk->smem_total + SMEM_RESERVED);
+        diag_error(L->d, L->sk->blocks_span, "blocks_per_sm = %d: %d blocks of %s B of shared memory (and %s B the hardware "
+                   "keeps for each) are more than an SM's %s B; %d fit%s, or a block of at most %s B", n, n,
+                   fmt_bytes(pk->smem_total), fmt_bytes(SMEM_RESERVED), fmt_bytes(SMEM_SM), fit, fit == 1 ? "s" : "",
+                   fmt_bytes(SMEM_SM / n - SMEM_RESERVED));
     }
 }
 

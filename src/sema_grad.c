@@ -64,9 +64,13 @@ static void check_grad(Sema *s, const GradDecl *g, SemaResult *out) {
             diag_error(s->d, ce->span, "grad %s = ...: name the kernels that compute the gradients, in order", g->fwd);
             return;
         }
+        /* a step of the backward is a kernel or an entry (which runs kernels, chosen by params or
+         * at run time: attn_bwd.tk's attn_bwd_main) */
         SemaKernel *ck = sema_kernel_named(out, ce->u.name);
+        for (int e = 0; !ck && e < out->entries.n; e++)
+            if (!strcmp(out->entries.v[e]->sk->k->name, ce->u.name)) ck = out->entries.v[e]->sk;
         if (!ck) {
-            diag_error(s->d, ce->span, "grad %s: no kernel named '%s'", g->fwd, ce->u.name);
+            diag_error(s->d, ce->span, "grad %s: no kernel or entry named '%s'", g->fwd, ce->u.name);
             return;
         }
         if (ck == sg.fwd) {
