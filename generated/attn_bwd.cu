@@ -62,7 +62,8 @@ constexpr int BWD_BKV = 64;
 constexpr int BLOCKS = 2;
 constexpr int DETERMINISTIC = 0;
 constexpr int DQ_FUSED = 1;
-constexpr int FUSED_STAGES = 2;
+constexpr int FBQ = 128;
+constexpr int FBKV = 128;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -1965,58 +1966,59 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 // kernel attn_bwd_fused: the plan tkc chose (tkc --emit=plan prints the same)
 // ================================================================================================
 // kernel attn_bwd_fused
-//   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..1 (setmaxnreg 232); 256 threads
-//   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
-//   consumer registers (estimate): 156 of 232 = p 32 + dp 32 + dk 32 + dv 32 + lse 2 + dd 2 + overhead 24
-//   grid: b = B, h = H, kb = cdiv(N, BWD_BKV); one block per work tile; order row_major
+//   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..2 (setmaxnreg 240); 384 threads
+//   registers: 128 x 24 + 2 x 128 x 240 = 64,512 of 65,536
+//   consumer registers (estimate): 220 of 240 = p 64 + dp0 32 + dp1 32 + dk 32 + dv 32 + lse 2 + dd 2 + overhead 24
+//   grid: b = B, h = H, kb = cdiv(N, FBKV); one block per work tile; order row_major
 //   launcher: clears dK, dV, dQ on the stream before the kernel (zeroed)
-//   pipeline: i < cdiv(N, BWD_BQ) - first; 2 stages
+//   pipeline: i < cdiv(N, FBQ) - first; 2 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
-//     33,792    8,192     k           bf16[64, 64]       128B     1       once (group k_v)
-//     41,984    8,192     v           bf16[64, 64]       128B     1       once (group k_v)
-//     0         16,384    q           bf16[64, 64]       128B     2       ring (group q)
-//     16,384    16,384    g           bf16[64, 64]       128B     2       ring (group g)
-//     32,768    512       ls          fp32[64]           none     2       ring (group ls)
-//     33,280    512       ds          fp32[64]           none     2       ring (group ds)
-//     50,176    8,192     pt          bf16[64, 64]       128B     1       scratch
-//     58,368    16,384    dqs         fp32[64, 64]       128B x2  1       scratch
-//     74,752    144       barriers
-//     total 74,896 + 1,024 base alignment = 75,920 of 232,448
+//     67,584    16,384    k           bf16[128, 64]      128B     1       once (group k_v)
+//     83,968    16,384    v           bf16[128, 64]      128B     1       once (group k_v)
+//     0         32,768    q           bf16[128, 64]      128B     2       ring (group q)
+//     32,768    32,768    g           bf16[128, 64]      128B     2       ring (group g)
+//     65,536    1,024     ls          fp32[128]          none     2       ring (group ls)
+//     66,560    1,024     ds          fp32[128]          none     2       ring (group ds)
+//     100,352   32,768    pt          bf16[128, 128]     128B x2  1       scratch
+//     133,120   32,768    dst         bf16[128, 128]     128B x2  1       scratch
+//     165,888   32,768    dqs         fp32[128, 64]      128B x2  1       scratch
+//     198,656   144       barriers
+//     total 198,800 + 1,024 base alignment = 199,824 of 232,448
 //   barriers:
-//     full_q[2] at 74,752: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_q[2] at 74,768: count 1 (one elected thread per consumer warpgroup releases the stage)
-//     full_g[2] at 74,784: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_g[2] at 74,800: count 1 (one elected thread per consumer warpgroup releases the stage)
-//     full_ls[2] at 74,816: count 1, 256 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_ls[2] at 74,832: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
-//     full_ds[2] at 74,848: count 1, 256 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_ds[2] at 74,864: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
-//     full_k_v[1] at 74,880: count 1, 16,384 bytes per phase (setup loads, once per work tile)
-//     empty_k_v[1] at 74,888: count 1 (consumers are done with the setup tiles of this work tile)
+//     full_q[2] at 198,656: count 1, 16,384 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_q[2] at 198,672: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     full_g[2] at 198,688: count 1, 16,384 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_g[2] at 198,704: count 2 (one elected thread per consumer warpgroup releases the stage)
+//     full_ls[2] at 198,720: count 1, 512 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_ls[2] at 198,736: count 8 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_ds[2] at 198,752: count 1, 512 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_ds[2] at 198,768: count 8 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_k_v[1] at 198,784: count 1, 32,768 bytes per phase (setup loads, once per work tile)
+//     empty_k_v[1] at 198,792: count 2 (consumers are done with the setup tiles of this work tile)
 //   named barriers:
-//     scratch: id 1, 128 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
+//     scratch: id 1, 256 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
 //   strides passed to the kernel (threads address these directly): dK dV
 //   tma maps:
-//     tm_Q_64x64: Q bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
-//     tm_dO_64x64: dO bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
-//     tm_L_v64: L fp32 rank 3, box {64, 1, 1}, swizzle none
-//     tm_Dl_v64: Dl fp32 rank 3, box {64, 1, 1}, swizzle none
-//     tm_K_64x64: K bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
-//     tm_V_64x64: V bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
-//     tm_dQ_64x32: dQ fp32 rank 4, box {32, 64, 1, 1}, swizzle 128B, stores
+//     tm_Q_128x64: Q bf16 rank 4, box {64, 128, 1, 1}, swizzle 128B
+//     tm_dO_128x64: dO bf16 rank 4, box {64, 128, 1, 1}, swizzle 128B
+//     tm_L_v128: L fp32 rank 3, box {128, 1, 1}, swizzle none
+//     tm_Dl_v128: Dl fp32 rank 3, box {128, 1, 1}, swizzle none
+//     tm_K_128x64: K bf16 rank 4, box {64, 128, 1, 1}, swizzle 128B
+//     tm_V_128x64: V bf16 rank 4, box {64, 128, 1, 1}, swizzle 128B
+//     tm_dQ_128x32: dQ fp32 rank 4, box {32, 128, 1, 1}, swizzle 128B, stores
 //   producer:
-//     per step: wait empty_q, expect 8,192 bytes on full_q
-//       q <- Q[block.b, block.h, i + first, 0]  [tm_Q_64x64, 1 box]
-//     per step: wait empty_g, expect 8,192 bytes on full_g
-//       g <- dO[block.b, block.h, i + first, 0]  [tm_dO_64x64, 1 box]
-//     per step: wait empty_ls, expect 256 bytes on full_ls
-//       ls <- L[block.b, block.h, i + first]  [tm_L_v64, 1 box]
-//     per step: wait empty_ds, expect 256 bytes on full_ds
-//       ds <- Dl[block.b, block.h, i + first]  [tm_Dl_v64, 1 box]
-//     per work tile: wait empty_k_v, expect 16,384 bytes on full_k_v
-//       k <- K[block.b, kv, block.kb, 0]  [tm_K_64x64, 1 box]
-//       v <- V[block.b, kv, block.kb, 0]  [tm_V_64x64, 1 box]
+//     per step: wait empty_q, expect 16,384 bytes on full_q
+//       q <- Q[block.b, block.h, i + first, 0]  [tm_Q_128x64, 1 box]
+//     per step: wait empty_g, expect 16,384 bytes on full_g
+//       g <- dO[block.b, block.h, i + first, 0]  [tm_dO_128x64, 1 box]
+//     per step: wait empty_ls, expect 512 bytes on full_ls
+//       ls <- L[block.b, block.h, i + first]  [tm_L_v128, 1 box]
+//     per step: wait empty_ds, expect 512 bytes on full_ds
+//       ds <- Dl[block.b, block.h, i + first]  [tm_Dl_v128, 1 box]
+//     per work tile: wait empty_k_v, expect 32,768 bytes on full_k_v
+//       k <- K[block.b, kv, block.kb, 0]  [tm_K_128x64, 1 box]
+//       v <- V[block.b, kv, block.kb, 0]  [tm_V_128x64, 1 box]
 //   consumers:
 //     setup:
 //       wait full_k_v
@@ -2028,33 +2030,35 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //       dd <- ds
 //       release empty_ds, by every warp
 //       wait full_q
-//       mma p = q @ k.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
+//       mma p = q @ k.T  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wait full_g
-//       mma dp = g @ v.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       p = exp2(p * c - lse * 1.4426950408889634)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'pt' is done
-//       move pt <- bf16(p)  [stmatrix.x4, pt 128B swizzle, whole tile per warpgroup]
+//       mma dp0 = g @ v[0:FBKV / 2, :].T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
+//       mma dp1 = g @ v[FBKV / 2:FBKV, :].T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)] (B from v[64, 0])
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       p = exp2(p * c - lse * 1.4426950408889634)  [fp32[128, 128] in registers, accumulator layout, rows split over the warpgroups]
+//       bar.sync 1, 256 (scratch): every earlier reader of 'pt' is done
+//       move pt <- bf16(p)  [stmatrix.x4, pt 128B swizzle, each warpgroup its rows]
 //       fence.proxy.async ('pt' is read by products)
-//       bar.sync 1, 128 (scratch): 'pt' is complete
-//       mma dv += pt.T @ g  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
+//       bar.sync 1, 256 (scratch): 'pt' is complete
+//       mma dv += pt.T @ g  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       p[:, 0:FBKV / 2] = p[:, 0:FBKV / 2] * (dp0 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
 //       wgmma.wait_group 1  (registers of a product in flight)
-//       p = p * (dp - dd)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       bar.sync 1, 128 (scratch): every earlier reader of 'pt' is done
-//       release empty_g
-//       move pt <- bf16(p)  [stmatrix.x4, pt 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('pt' is read by products)
-//       bar.sync 1, 128 (scratch): 'pt' is complete
-//       mma dk += pt.T @ q  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
-//       mma dp = pt @ k[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'dqs' is done (and its TMA stores have read it)
+//       p[:, FBKV / 2:FBKV] = p[:, FBKV / 2:FBKV] * (dp1 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
+//       bar.sync 1, 256 (scratch): every earlier reader of 'dst' is done
+//       move dst <- bf16(p)  [stmatrix.x4, dst 128B swizzle, each warpgroup its rows]
+//       fence.proxy.async ('dst' is read by products)
+//       bar.sync 1, 256 (scratch): 'dst' is complete
+//       mma dk += dst.T @ q  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
+//       mma dp0 = dst @ k  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
+//       bar.sync 1, 256 (scratch): every earlier reader of 'dqs' is done (and its TMA stores have read it)
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       release empty_k_v, on the last step only
-//       move dqs[:, 0:64] <- dp * scale  [st.shared.v2, dqs 128B swizzle, whole tile per warpgroup]
+//       move dqs <- dp0 * scale  [st.shared.v2, dqs 128B swizzle, each warpgroup its rows]
 //       release empty_q
+//       release empty_g
 //       fence.proxy.async ('dqs' is read by TMA stores or products)
-//       bar.sync 1, 128 (scratch): 'dqs' is complete
+//       bar.sync 1, 256 (scratch): 'dqs' is complete
 //       store dQ[block.b, block.h, i + first, 0] += dqs  [tma.add]
 //     every later step:
 //       wait full_ls
@@ -2064,44 +2068,45 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //       dd <- ds
 //       release empty_ds, by every warp
 //       wait full_q
-//       mma p = q @ k.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
+//       mma p = q @ k.T  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wait full_g
-//       mma dp = g @ v.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       p = exp2(p * c - lse * 1.4426950408889634)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'pt' is done
-//       move pt <- bf16(p)  [stmatrix.x4, pt 128B swizzle, whole tile per warpgroup]
+//       mma dp0 = g @ v[0:FBKV / 2, :].T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
+//       mma dp1 = g @ v[FBKV / 2:FBKV, :].T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)] (B from v[64, 0])
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       p = exp2(p * c - lse * 1.4426950408889634)  [fp32[128, 128] in registers, accumulator layout, rows split over the warpgroups]
+//       bar.sync 1, 256 (scratch): every earlier reader of 'pt' is done
+//       move pt <- bf16(p)  [stmatrix.x4, pt 128B swizzle, each warpgroup its rows]
 //       fence.proxy.async ('pt' is read by products)
-//       bar.sync 1, 128 (scratch): 'pt' is complete
-//       mma dv += pt.T @ g  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
+//       bar.sync 1, 256 (scratch): 'pt' is complete
+//       mma dv += pt.T @ g  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       p[:, 0:FBKV / 2] = p[:, 0:FBKV / 2] * (dp0 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
 //       wgmma.wait_group 1  (registers of a product in flight)
-//       p = p * (dp - dd)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       bar.sync 1, 128 (scratch): every earlier reader of 'pt' is done
-//       release empty_g
-//       move pt <- bf16(p)  [stmatrix.x4, pt 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('pt' is read by products)
-//       bar.sync 1, 128 (scratch): 'pt' is complete
-//       mma dk += pt.T @ q  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
-//       mma dp = pt @ k[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       bar.sync 1, 128 (scratch): every earlier reader of 'dqs' is done (and its TMA stores have read it)
+//       p[:, FBKV / 2:FBKV] = p[:, FBKV / 2:FBKV] * (dp1 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
+//       bar.sync 1, 256 (scratch): every earlier reader of 'dst' is done
+//       move dst <- bf16(p)  [stmatrix.x4, dst 128B swizzle, each warpgroup its rows]
+//       fence.proxy.async ('dst' is read by products)
+//       bar.sync 1, 256 (scratch): 'dst' is complete
+//       mma dk += dst.T @ q  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
+//       mma dp0 = dst @ k  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
+//       bar.sync 1, 256 (scratch): every earlier reader of 'dqs' is done (and its TMA stores have read it)
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       release empty_k_v, on the last step only
-//       move dqs[:, 0:64] <- dp * scale  [st.shared.v2, dqs 128B swizzle, whole tile per warpgroup]
+//       move dqs <- dp0 * scale  [st.shared.v2, dqs 128B swizzle, each warpgroup its rows]
 //       release empty_q
+//       release empty_g
 //       fence.proxy.async ('dqs' is read by TMA stores or products)
-//       bar.sync 1, 128 (scratch): 'dqs' is complete
+//       bar.sync 1, 256 (scratch): 'dqs' is complete
 //       store dQ[block.b, block.h, i + first, 0] += dqs  [tma.add]
 //     after the steps:
 //       release empty_k_v, only when no step ran
 //     finish:
 //       store dK[block.b, kv, block.kb, 0] += dk * scale  [red]
 //       store dV[block.b, kv, block.kb, 0] += dv  [red]
-//   store (store): dQ[block.b, block.h, i + first, 0] += dqs  [TMA reduce-add of 'dqs', tm_dQ_64x32, issued by thread 0 of consumer 0]
+//   store (store): dQ[block.b, block.h, i + first, 0] += dqs  [TMA reduce-add of 'dqs', tm_dQ_128x32, issued by thread 0 of consumer 0]
 //   store (finish): dK[block.b, kv, block.kb, 0] += dk * scale  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   store (finish): dV[block.b, kv, block.kb, 0] += dv  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - blocks_per_sm = 2: each block gets 32768 registers, so setmaxnreg gives the producer 24 and each consumer thread 232 (__launch_bounds__(256, 2))
 //     - 'dK' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
 //     - 'dV' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
 //     - 'dQ' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
@@ -2109,51 +2114,53 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'q': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'g': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'pt': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 'pt': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 'dst': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'dqs': a row is 64 x 4 B = 256 B, so the widest span that divides it is 128 B
 //     - 'if (CAUSAL)' is false at compile time: it is left out
-//     - 'if (D == 128)' is false at compile time: it is left out
 //     - the store block runs at the end of every step, after compute, in the same schedule
 //     - 4 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - 'dk = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - 'dv = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
-//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..1 are consumers (setmaxnreg.inc 232); 256 threads
+//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
+//     - register split 240/24 rather than 232/40: the consumers' estimate (220) is over 200
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
-__global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid_constant__ CUtensorMap tm_Q_64x64, const __grid_constant__ CUtensorMap tm_dO_64x64, const __grid_constant__ CUtensorMap tm_L_v64, const __grid_constant__ CUtensorMap tm_Dl_v64, const __grid_constant__ CUtensorMap tm_K_64x64, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_dQ_64x32, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ dO, const float *__restrict__ L, const float *__restrict__ Dl, float *__restrict__ dK, const long long dK_st0, const long long dK_st1, const long long dK_st2, const long long dK_st3, float *__restrict__ dV, const long long dV_st0, const long long dV_st1, const long long dV_st2, const long long dV_st3, float *__restrict__ dQ, const int B, const int H, const int N, const int HKV, const float scale) {
+__global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_dO_128x64, const __grid_constant__ CUtensorMap tm_L_v128, const __grid_constant__ CUtensorMap tm_Dl_v128, const __grid_constant__ CUtensorMap tm_K_128x64, const __grid_constant__ CUtensorMap tm_V_128x64, const __grid_constant__ CUtensorMap tm_dQ_128x32, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ dO, const float *__restrict__ L, const float *__restrict__ Dl, float *__restrict__ dK, const long long dK_st0, const long long dK_st1, const long long dK_st2, const long long dK_st3, float *__restrict__ dV, const long long dV_st0, const long long dV_st1, const long long dV_st2, const long long dV_st3, float *__restrict__ dQ, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
-    const uint32_t k_smem = tkc_smem_addr(tkc_smem + 33792);  // once bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t v_smem = tkc_smem_addr(tkc_smem + 41984);  // once bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t q_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t g_smem = tkc_smem_addr(tkc_smem + 16384);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t ls_smem = tkc_smem_addr(tkc_smem + 32768);  // ring fp32[1, 64], swizzle none, 2 x 256 B
-    const uint32_t ds_smem = tkc_smem_addr(tkc_smem + 33280);  // ring fp32[1, 64], swizzle none, 2 x 256 B
-    const uint32_t pt_smem = tkc_smem_addr(tkc_smem + 50176);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t dqs_smem = tkc_smem_addr(tkc_smem + 58368);  // scratch fp32[64, 64], swizzle 128B, 1 x 16384 B
-    const uint32_t full_q = tkc_smem_addr(tkc_smem + 74752);  // 2 mbarriers
-    const uint32_t empty_q = tkc_smem_addr(tkc_smem + 74768);  // 2 mbarriers
-    const uint32_t full_g = tkc_smem_addr(tkc_smem + 74784);  // 2 mbarriers
-    const uint32_t empty_g = tkc_smem_addr(tkc_smem + 74800);  // 2 mbarriers
-    const uint32_t full_ls = tkc_smem_addr(tkc_smem + 74816);  // 2 mbarriers
-    const uint32_t empty_ls = tkc_smem_addr(tkc_smem + 74832);  // 2 mbarriers
-    const uint32_t full_ds = tkc_smem_addr(tkc_smem + 74848);  // 2 mbarriers
-    const uint32_t empty_ds = tkc_smem_addr(tkc_smem + 74864);  // 2 mbarriers
-    const uint32_t full_k_v = tkc_smem_addr(tkc_smem + 74880);  // 1 mbarrier
-    const uint32_t empty_k_v = tkc_smem_addr(tkc_smem + 74888);  // 1 mbarrier
+    const uint32_t k_smem = tkc_smem_addr(tkc_smem + 67584);  // once bf16[128, 64], swizzle 128B, 1 x 16384 B
+    const uint32_t v_smem = tkc_smem_addr(tkc_smem + 83968);  // once bf16[128, 64], swizzle 128B, 1 x 16384 B
+    const uint32_t q_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[128, 64], swizzle 128B, 2 x 16384 B
+    const uint32_t g_smem = tkc_smem_addr(tkc_smem + 32768);  // ring bf16[128, 64], swizzle 128B, 2 x 16384 B
+    const uint32_t ls_smem = tkc_smem_addr(tkc_smem + 65536);  // ring fp32[1, 128], swizzle none, 2 x 512 B
+    const uint32_t ds_smem = tkc_smem_addr(tkc_smem + 66560);  // ring fp32[1, 128], swizzle none, 2 x 512 B
+    const uint32_t pt_smem = tkc_smem_addr(tkc_smem + 100352);  // scratch bf16[128, 128], swizzle 128B, 1 x 32768 B
+    const uint32_t dst_smem = tkc_smem_addr(tkc_smem + 133120);  // scratch bf16[128, 128], swizzle 128B, 1 x 32768 B
+    const uint32_t dqs_smem = tkc_smem_addr(tkc_smem + 165888);  // scratch fp32[128, 64], swizzle 128B, 1 x 32768 B
+    const uint32_t full_q = tkc_smem_addr(tkc_smem + 198656);  // 2 mbarriers
+    const uint32_t empty_q = tkc_smem_addr(tkc_smem + 198672);  // 2 mbarriers
+    const uint32_t full_g = tkc_smem_addr(tkc_smem + 198688);  // 2 mbarriers
+    const uint32_t empty_g = tkc_smem_addr(tkc_smem + 198704);  // 2 mbarriers
+    const uint32_t full_ls = tkc_smem_addr(tkc_smem + 198720);  // 2 mbarriers
+    const uint32_t empty_ls = tkc_smem_addr(tkc_smem + 198736);  // 2 mbarriers
+    const uint32_t full_ds = tkc_smem_addr(tkc_smem + 198752);  // 2 mbarriers
+    const uint32_t empty_ds = tkc_smem_addr(tkc_smem + 198768);  // 2 mbarriers
+    const uint32_t full_k_v = tkc_smem_addr(tkc_smem + 198784);  // 1 mbarrier
+    const uint32_t empty_k_v = tkc_smem_addr(tkc_smem + 198792);  // 1 mbarrier
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_q + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_q + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_q + 8 * tkc_s, 2);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_g + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_g + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_g + 8 * tkc_s, 2);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_ls + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_ls + 8 * tkc_s, 4);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_ls + 8 * tkc_s, 8);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_ds + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_ds + 8 * tkc_s, 4);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_ds + 8 * tkc_s, 8);
         tkc_mbar_init(full_k_v, 1);
-        tkc_mbar_init(empty_k_v, 1);
+        tkc_mbar_init(empty_k_v, 2);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -2161,7 +2168,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
     const int tkc_wext_b = tkc_ext_b;
     const int tkc_ext_h = H;
     const int tkc_wext_h = tkc_ext_h;
-    const int tkc_ext_kb = tkc_cdiv(N, BWD_BKV);
+    const int tkc_ext_kb = tkc_cdiv(N, FBKV);
     const int tkc_wext_kb = tkc_ext_kb;
     const int tkc_ntiles = tkc_wext_b * tkc_wext_h * tkc_wext_kb;  // work tiles
     const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers
@@ -2169,12 +2176,12 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
         // ---- producer warpgroup: one thread issues every TMA load ----
         tkc_setmaxnreg_dec<24>();
         if (threadIdx.x == 0) {
-            tkc_tma_prefetch_map(&tm_Q_64x64);
-            tkc_tma_prefetch_map(&tm_dO_64x64);
-            tkc_tma_prefetch_map(&tm_L_v64);
-            tkc_tma_prefetch_map(&tm_Dl_v64);
-            tkc_tma_prefetch_map(&tm_K_64x64);
-            tkc_tma_prefetch_map(&tm_V_64x64);
+            tkc_tma_prefetch_map(&tm_Q_128x64);
+            tkc_tma_prefetch_map(&tm_dO_128x64);
+            tkc_tma_prefetch_map(&tm_L_v128);
+            tkc_tma_prefetch_map(&tm_Dl_v128);
+            tkc_tma_prefetch_map(&tm_K_128x64);
+            tkc_tma_prefetch_map(&tm_V_128x64);
             int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;
             for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
                 int block_b;
@@ -2195,29 +2202,29 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
                 const int first = 0;
                 // setup tiles, once per work tile: wait until the consumers are done with the last ones
                 tkc_mbar_wait(empty_k_v, tkc_tile_phase ^ 1);
-                tkc_mbar_expect_tx(full_k_v, 16384);
-                // k <- K[block.b, kv, block.kb, 0]  (1 box of 64 x 64)
-                tkc_tma_load_4d(k_smem, &tm_K_64x64, 0, block_kb * 64, kv, block_b, full_k_v);
-                // v <- V[block.b, kv, block.kb, 0]  (1 box of 64 x 64)
-                tkc_tma_load_4d(v_smem, &tm_V_64x64, 0, block_kb * 64, kv, block_b, full_k_v);
-                const int tkc_steps = (tkc_cdiv(N, BWD_BQ) - 0);
+                tkc_mbar_expect_tx(full_k_v, 32768);
+                // k <- K[block.b, kv, block.kb, 0]  (1 box of 128 x 64)
+                tkc_tma_load_4d(k_smem, &tm_K_128x64, 0, block_kb * 128, kv, block_b, full_k_v);
+                // v <- V[block.b, kv, block.kb, 0]  (1 box of 128 x 64)
+                tkc_tma_load_4d(v_smem, &tm_V_128x64, 0, block_kb * 128, kv, block_b, full_k_v);
+                const int tkc_steps = (tkc_cdiv(N, FBQ) - 0);
                 for (int i = 0; i < tkc_steps; ++i) {
                     tkc_mbar_wait(empty_q + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
-                    tkc_mbar_expect_tx(full_q + 8 * tkc_stage, 8192);
-                    // q <- Q[block.b, block.h, i + first, 0]  (1 box of 64 x 64)
-                    tkc_tma_load_4d(q_smem + (uint32_t)tkc_stage * 8192, &tm_Q_64x64, 0, (i + 0) * 64, block_h, block_b, full_q + 8 * tkc_stage);
+                    tkc_mbar_expect_tx(full_q + 8 * tkc_stage, 16384);
+                    // q <- Q[block.b, block.h, i + first, 0]  (1 box of 128 x 64)
+                    tkc_tma_load_4d(q_smem + (uint32_t)tkc_stage * 16384, &tm_Q_128x64, 0, (i + 0) * 128, block_h, block_b, full_q + 8 * tkc_stage);
                     tkc_mbar_wait(empty_g + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
-                    tkc_mbar_expect_tx(full_g + 8 * tkc_stage, 8192);
-                    // g <- dO[block.b, block.h, i + first, 0]  (1 box of 64 x 64)
-                    tkc_tma_load_4d(g_smem + (uint32_t)tkc_stage * 8192, &tm_dO_64x64, 0, (i + 0) * 64, block_h, block_b, full_g + 8 * tkc_stage);
+                    tkc_mbar_expect_tx(full_g + 8 * tkc_stage, 16384);
+                    // g <- dO[block.b, block.h, i + first, 0]  (1 box of 128 x 64)
+                    tkc_tma_load_4d(g_smem + (uint32_t)tkc_stage * 16384, &tm_dO_128x64, 0, (i + 0) * 128, block_h, block_b, full_g + 8 * tkc_stage);
                     tkc_mbar_wait(empty_ls + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
-                    tkc_mbar_expect_tx(full_ls + 8 * tkc_stage, 256);
-                    // ls <- L[block.b, block.h, i + first]  (1 box of 1 x 64)
-                    tkc_tma_load_3d(ls_smem + (uint32_t)tkc_stage * 256, &tm_L_v64, (i + 0) * 64, block_h, block_b, full_ls + 8 * tkc_stage);
+                    tkc_mbar_expect_tx(full_ls + 8 * tkc_stage, 512);
+                    // ls <- L[block.b, block.h, i + first]  (1 box of 1 x 128)
+                    tkc_tma_load_3d(ls_smem + (uint32_t)tkc_stage * 512, &tm_L_v128, (i + 0) * 128, block_h, block_b, full_ls + 8 * tkc_stage);
                     tkc_mbar_wait(empty_ds + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
-                    tkc_mbar_expect_tx(full_ds + 8 * tkc_stage, 256);
-                    // ds <- Dl[block.b, block.h, i + first]  (1 box of 1 x 64)
-                    tkc_tma_load_3d(ds_smem + (uint32_t)tkc_stage * 256, &tm_Dl_v64, (i + 0) * 64, block_h, block_b, full_ds + 8 * tkc_stage);
+                    tkc_mbar_expect_tx(full_ds + 8 * tkc_stage, 512);
+                    // ds <- Dl[block.b, block.h, i + first]  (1 box of 1 x 128)
+                    tkc_tma_load_3d(ds_smem + (uint32_t)tkc_stage * 512, &tm_Dl_v128, (i + 0) * 128, block_h, block_b, full_ds + 8 * tkc_stage);
                     if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
                 }
                 tkc_tile_phase ^= 1;
@@ -2225,19 +2232,20 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
         }
     } else {
         // ---- consumer warpgroups ----
-        tkc_setmaxnreg_inc<232>();
+        tkc_setmaxnreg_inc<240>();
         const int wg = tkc_wgi - 1;                    // consumer index
         const int tkc_wg_thread = threadIdx.x % 128;
         const int tkc_warp = tkc_wg_thread / 32, tkc_lane = threadIdx.x % 32;
         const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block
         const int tkc_lcol = 2 * (tkc_lane % 4);            // and its first column in an 8-column slab
         (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
-        float p[32];  // row-split fp32[64, 64]: 32 values per thread
-        float dp[32];  // row-split fp32[64, 64]: 32 values per thread
-        float dk[32];  // row-split fp32[64, 64]: 32 values per thread
-        float dv[32];  // row-split fp32[64, 64]: 32 values per thread
-        float lse[2];  // fp32[64] per_row: the 2 rows this thread holds
-        float dd[2];  // fp32[64] per_row: the 2 rows this thread holds
+        float p[64];  // row-split fp32[128, 128]: 64 values per thread
+        float dp0[32];  // row-split fp32[128, 64]: 32 values per thread
+        float dp1[32];  // row-split fp32[128, 64]: 32 values per thread
+        float dk[32];  // row-split fp32[128, 64]: 32 values per thread
+        float dv[32];  // row-split fp32[128, 64]: 32 values per thread
+        float lse[2];  // fp32[128] per_row: the 2 rows this thread holds
+        float dd[2];  // fp32[128] per_row: the 2 rows this thread holds
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
         for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
@@ -2259,7 +2267,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
             const int first = 0;
             // setup
             tkc_mbar_wait(full_k_v, tkc_tile_phase);  // k_v landed
-            const int tkc_steps = (tkc_cdiv(N, BWD_BQ) - 0);
+            const int tkc_steps = (tkc_cdiv(N, FBQ) - 0);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
             if (tkc_steps > 0) {  // the first step, on its own: it has no previous step
@@ -2268,54 +2276,69 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
                 tkc_mbar_wait(full_ls + 8 * tkc_stage, tkc_phase);  // ls landed
                 // lse <- ls
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) lse[tkc_r] = tkc_ld_shared_f32(ls_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) lse[tkc_r] = tkc_ld_shared_f32(ls_smem + (uint32_t)tkc_stage * 512 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
                 __syncwarp();  // every lane of this warp is done with ls
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ls + 8 * tkc_stage);  // release ls
                 tkc_mbar_wait(full_ds + 8 * tkc_stage, tkc_phase);  // ds landed
                 // dd <- ds
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) dd[tkc_r] = tkc_ld_shared_f32(ds_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) dd[tkc_r] = tkc_ld_shared_f32(ds_smem + (uint32_t)tkc_stage * 512 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
                 __syncwarp();  // every lane of this warp is done with ds
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ds + 8 * tkc_stage);  // release ds
                 tkc_mbar_wait(full_q + 8 * tkc_stage, tkc_phase);  // q landed
-                // p = q @ k.T  [wgmma m64n64k16 x 4, A and B from shared memory]
+                // p = q @ k.T  [wgmma m64n128k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(p[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(p[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(k_smem + 0, 16, 1024, 1);  // k: K-major, 128B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 6, tkc_db + 6, 1);
+                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
+                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 6, tkc_db + 6, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(p[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(p[tkc_i]);
                 }
                 tkc_mbar_wait(full_g + 8 * tkc_stage, tkc_phase);  // g landed
-                // dp = g @ v.T  [wgmma m64n64k16 x 4, A and B from shared memory]
+                // dp0 = g @ v[0:FBKV / 2, :].T  [wgmma m64n64k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(v_smem + 0, 16, 1024, 1);  // v: K-major, 128B
-                    const uint64_t tkc_da = tkc_desc(g_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp[0], tkc_da + 6, tkc_db + 6, 1);
+                    const uint64_t tkc_da = tkc_desc(g_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp0[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp0[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp0[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp0[0], tkc_da + 6, tkc_db + 6, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                 }
-                tkc_wgmma_wait<1>();  // registers of a product in flight
+                // dp1 = g @ v[FBKV / 2:FBKV, :].T  [wgmma m64n64k16 x 4, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp1[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + 8192, 16, 1024, 1);  // v: K-major, 128B
+                    const uint64_t tkc_da = tkc_desc(g_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp1[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp1[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp1[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp1[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp1[tkc_i]);
+                }
+                tkc_wgmma_wait<2>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(p[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(p[tkc_i]);
                 // p = exp2(p * c - lse * 1.4426950408889634)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[tkc_i] = tkc_exp2(((p[tkc_i] * c) - (lse[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] * 1.44269504f)));
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'pt' is done
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) p[tkc_i] = tkc_exp2(((p[tkc_i] * c) - (lse[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))] * 1.44269504f)));
+                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'pt' is done
                 // pt <- bf16(p)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = pt_smem;  // pt: 128B swizzle
@@ -2323,115 +2346,132 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
                             const uint32_t tkc_v0 = tkc_pack_bf16(p[(tkc_f + 0)], p[(tkc_f + 1)]);
                             const uint32_t tkc_v1 = tkc_pack_bf16(p[(tkc_f + 2)], p[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(p[(tkc_f + 4)], p[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(p[(tkc_f + 6)], p[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'pt' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'pt' is complete
-                // dv += pt.T @ g  [wgmma m64n64k16 x 4, A and B from shared memory]
+                tkc_bar_sync(1, 256);  // scratch: 'pt' is complete
+                // dv += pt.T @ g  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // g: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(pt_smem + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // pt: M-major, 128B
+                    const uint64_t tkc_db = tkc_desc(g_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // g: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(pt_smem + 0 + (uint32_t)wg * 16384, 16384, 1024, 1);  // pt: M-major, 128B
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 0, tkc_db + 0, 0);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 128, tkc_db + 128, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 256, tkc_db + 256, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 640, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 768, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 896, tkc_db + 896, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
                 }
+                tkc_wgmma_wait<2>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
+                // p[:, 0:FBKV / 2] = p[:, 0:FBKV / 2] * (dp0 - dd)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] * (dp0[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
-                // p = p * (dp - dd)
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp1[tkc_i]);
+                // p[:, FBKV / 2:FBKV] = p[:, FBKV / 2:FBKV] * (dp1 - dd)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[tkc_i] = (p[tkc_i] * (dp[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'pt' is done
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_g + 8 * tkc_stage);  // release g
-                // pt <- bf16(p)  [stmatrix.x4]
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] * (dp1[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'dst' is done
+                // dst <- bf16(p)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = pt_smem;  // pt: 128B swizzle
+                    const uint32_t tkc_dst = dst_smem;  // dst: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
                             const uint32_t tkc_v0 = tkc_pack_bf16(p[(tkc_f + 0)], p[(tkc_f + 1)]);
                             const uint32_t tkc_v1 = tkc_pack_bf16(p[(tkc_f + 2)], p[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(p[(tkc_f + 4)], p[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(p[(tkc_f + 6)], p[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'pt' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'pt' is complete
-                // dk += pt.T @ q  [wgmma m64n64k16 x 4, A and B from shared memory]
+                tkc_fence_proxy_async();  // 'dst' is read by products
+                tkc_bar_sync(1, 256);  // scratch: 'dst' is complete
+                // dk += dst.T @ q  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(q_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // q: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(pt_smem + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // pt: M-major, 128B
+                    const uint64_t tkc_db = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // q: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(dst_smem + 0 + (uint32_t)wg * 16384, 16384, 1024, 1);  // dst: M-major, 128B
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 0, tkc_db + 0, 0);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 128, tkc_db + 128, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 256, tkc_db + 256, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 640, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 768, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 896, tkc_db + 896, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
                 }
-                // dp = pt @ k[:, 0:64]  [wgmma m64n64k16 x 4, A and B from shared memory]
+                // dp0 = dst @ k  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + 0, 8192, 1024, 1);  // k: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(pt_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // pt: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp[0], tkc_da + 6, tkc_db + 384, 1);
+                    const uint64_t tkc_db = tkc_desc(k_smem + 0, 16384, 1024, 1);  // k: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(dst_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // dst: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 2, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 4, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 6, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 1024, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 1026, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 1028, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 1030, tkc_db + 896, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                 }
                 if (wg == 0 && tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // TMA stores have read 'dqs'
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'dqs' is done (and its TMA stores have read it)
+                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'dqs' is done (and its TMA stores have read it)
                 tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                 if (i == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v);  // release k_v: the last step: nothing after it reads the setup tiles
-                // dqs[:, 0:64] <- dp * scale  [st.shared.v2]
+                // dqs <- dp0 * scale  [st.shared.v2]
                 {
                     const uint32_t tkc_dst = dqs_smem;  // dqs: 128B swizzle
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 16; ++tkc_p)
-                        tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 64, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64))), (dp[(2 * tkc_p)] * scale), (dp[(2 * tkc_p + 1)] * scale));
+                        tkc_sts_v2(tkc_dst + tkc_tile_offset(128, 64, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64))), (dp0[(2 * tkc_p)] * scale), (dp0[(2 * tkc_p + 1)] * scale));
                 }
                 if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_g + 8 * tkc_stage);  // release g
                 tkc_fence_proxy_async();  // 'dqs' is read by TMA stores or products
-                tkc_bar_sync(1, 128);  // scratch: 'dqs' is complete
+                tkc_bar_sync(1, 256);  // scratch: 'dqs' is complete
                 // dQ[block.b, block.h, i + first, 0] += dqs  [tma.add]
-                if (wg == 0 && tkc_wg_thread == 0) {  // 2 reduce-adds of 64 x 32
-                    tkc_tma_add_4d(&tm_dQ_64x32, 0, (i + 0) * 64, block_h, block_b, dqs_smem);
-                    tkc_tma_add_4d(&tm_dQ_64x32, 32, (i + 0) * 64, block_h, block_b, dqs_smem + 8192);
+                if (wg == 0 && tkc_wg_thread == 0) {  // 2 reduce-adds of 128 x 32
+                    tkc_tma_add_4d(&tm_dQ_128x32, 0, (i + 0) * 128, block_h, block_b, dqs_smem);
+                    tkc_tma_add_4d(&tm_dQ_128x32, 32, (i + 0) * 128, block_h, block_b, dqs_smem + 16384);
                     tkc_bulk_commit();
                 }
                 tkc_prev_stage = tkc_stage;
@@ -2442,54 +2482,69 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
                 tkc_mbar_wait(full_ls + 8 * tkc_stage, tkc_phase);  // ls landed
                 // lse <- ls
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) lse[tkc_r] = tkc_ld_shared_f32(ls_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) lse[tkc_r] = tkc_ld_shared_f32(ls_smem + (uint32_t)tkc_stage * 512 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
                 __syncwarp();  // every lane of this warp is done with ls
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ls + 8 * tkc_stage);  // release ls
                 tkc_mbar_wait(full_ds + 8 * tkc_stage, tkc_phase);  // ds landed
                 // dd <- ds
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) dd[tkc_r] = tkc_ld_shared_f32(ds_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) dd[tkc_r] = tkc_ld_shared_f32(ds_smem + (uint32_t)tkc_stage * 512 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
                 __syncwarp();  // every lane of this warp is done with ds
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ds + 8 * tkc_stage);  // release ds
                 tkc_mbar_wait(full_q + 8 * tkc_stage, tkc_phase);  // q landed
-                // p = q @ k.T  [wgmma m64n64k16 x 4, A and B from shared memory]
+                // p = q @ k.T  [wgmma m64n128k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(p[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(p[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(k_smem + 0, 16, 1024, 1);  // k: K-major, 128B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 6, tkc_db + 6, 1);
+                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // q: K-major, 128B
+                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<0, 0, 1>(&p[0], tkc_da + 6, tkc_db + 6, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(p[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(p[tkc_i]);
                 }
                 tkc_mbar_wait(full_g + 8 * tkc_stage, tkc_phase);  // g landed
-                // dp = g @ v.T  [wgmma m64n64k16 x 4, A and B from shared memory]
+                // dp0 = g @ v[0:FBKV / 2, :].T  [wgmma m64n64k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(v_smem + 0, 16, 1024, 1);  // v: K-major, 128B
-                    const uint64_t tkc_da = tkc_desc(g_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp[0], tkc_da + 6, tkc_db + 6, 1);
+                    const uint64_t tkc_da = tkc_desc(g_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp0[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp0[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp0[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp0[0], tkc_da + 6, tkc_db + 6, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                 }
-                tkc_wgmma_wait<1>();  // registers of a product in flight
+                // dp1 = g @ v[FBKV / 2:FBKV, :].T  [wgmma m64n64k16 x 4, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp1[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + 8192, 16, 1024, 1);  // v: K-major, 128B
+                    const uint64_t tkc_da = tkc_desc(g_smem + (uint32_t)tkc_stage * 16384 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp1[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp1[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp1[0], tkc_da + 4, tkc_db + 4, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&dp1[0], tkc_da + 6, tkc_db + 6, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp1[tkc_i]);
+                }
+                tkc_wgmma_wait<2>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(p[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(p[tkc_i]);
                 // p = exp2(p * c - lse * 1.4426950408889634)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[tkc_i] = tkc_exp2(((p[tkc_i] * c) - (lse[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] * 1.44269504f)));
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'pt' is done
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) p[tkc_i] = tkc_exp2(((p[tkc_i] * c) - (lse[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))] * 1.44269504f)));
+                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'pt' is done
                 // pt <- bf16(p)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = pt_smem;  // pt: 128B swizzle
@@ -2497,115 +2552,132 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
                             const uint32_t tkc_v0 = tkc_pack_bf16(p[(tkc_f + 0)], p[(tkc_f + 1)]);
                             const uint32_t tkc_v1 = tkc_pack_bf16(p[(tkc_f + 2)], p[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(p[(tkc_f + 4)], p[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(p[(tkc_f + 6)], p[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'pt' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'pt' is complete
-                // dv += pt.T @ g  [wgmma m64n64k16 x 4, A and B from shared memory]
+                tkc_bar_sync(1, 256);  // scratch: 'pt' is complete
+                // dv += pt.T @ g  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // g: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(pt_smem + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // pt: M-major, 128B
+                    const uint64_t tkc_db = tkc_desc(g_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // g: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(pt_smem + 0 + (uint32_t)wg * 16384, 16384, 1024, 1);  // pt: M-major, 128B
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 0, tkc_db + 0, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 128, tkc_db + 128, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 256, tkc_db + 256, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 640, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 768, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 896, tkc_db + 896, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
                 }
+                tkc_wgmma_wait<2>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
+                // p[:, 0:FBKV / 2] = p[:, 0:FBKV / 2] * (dp0 - dd)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] * (dp0[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
-                // p = p * (dp - dd)
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp1[tkc_i]);
+                // p[:, FBKV / 2:FBKV] = p[:, FBKV / 2:FBKV] * (dp1 - dd)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[tkc_i] = (p[tkc_i] * (dp[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'pt' is done
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_g + 8 * tkc_stage);  // release g
-                // pt <- bf16(p)  [stmatrix.x4]
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] * (dp1[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'dst' is done
+                // dst <- bf16(p)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = pt_smem;  // pt: 128B swizzle
+                    const uint32_t tkc_dst = dst_smem;  // dst: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
                             const uint32_t tkc_v0 = tkc_pack_bf16(p[(tkc_f + 0)], p[(tkc_f + 1)]);
                             const uint32_t tkc_v1 = tkc_pack_bf16(p[(tkc_f + 2)], p[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(p[(tkc_f + 4)], p[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(p[(tkc_f + 6)], p[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'pt' is read by products
-                tkc_bar_sync(1, 128);  // scratch: 'pt' is complete
-                // dk += pt.T @ q  [wgmma m64n64k16 x 4, A and B from shared memory]
+                tkc_fence_proxy_async();  // 'dst' is read by products
+                tkc_bar_sync(1, 256);  // scratch: 'dst' is complete
+                // dk += dst.T @ q  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(q_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // q: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(pt_smem + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // pt: M-major, 128B
+                    const uint64_t tkc_db = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // q: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(dst_smem + 0 + (uint32_t)wg * 16384, 16384, 1024, 1);  // dst: M-major, 128B
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 0, tkc_db + 0, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 128, tkc_db + 128, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 256, tkc_db + 256, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 640, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 768, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 896, tkc_db + 896, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
                 }
-                // dp = pt @ k[:, 0:64]  [wgmma m64n64k16 x 4, A and B from shared memory]
+                // dp0 = dst @ k  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + 0, 8192, 1024, 1);  // k: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(pt_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // pt: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp[0], tkc_da + 6, tkc_db + 384, 1);
+                    const uint64_t tkc_db = tkc_desc(k_smem + 0, 16384, 1024, 1);  // k: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(dst_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // dst: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 2, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 4, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 6, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 1024, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 1026, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 1028, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 1030, tkc_db + 896, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                 }
                 if (wg == 0 && tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // TMA stores have read 'dqs'
-                tkc_bar_sync(1, 128);  // scratch: every earlier reader of 'dqs' is done (and its TMA stores have read it)
+                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'dqs' is done (and its TMA stores have read it)
                 tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                 if (i == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v);  // release k_v: the last step: nothing after it reads the setup tiles
-                // dqs[:, 0:64] <- dp * scale  [st.shared.v2]
+                // dqs <- dp0 * scale  [st.shared.v2]
                 {
                     const uint32_t tkc_dst = dqs_smem;  // dqs: 128B swizzle
                     #pragma unroll
                     for (int tkc_p = 0; tkc_p < 16; ++tkc_p)
-                        tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 64, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64))), (dp[(2 * tkc_p)] * scale), (dp[(2 * tkc_p + 1)] * scale));
+                        tkc_sts_v2(tkc_dst + tkc_tile_offset(128, 64, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64))), (dp0[(2 * tkc_p)] * scale), (dp0[(2 * tkc_p + 1)] * scale));
                 }
                 if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_g + 8 * tkc_stage);  // release g
                 tkc_fence_proxy_async();  // 'dqs' is read by TMA stores or products
-                tkc_bar_sync(1, 128);  // scratch: 'dqs' is complete
+                tkc_bar_sync(1, 256);  // scratch: 'dqs' is complete
                 // dQ[block.b, block.h, i + first, 0] += dqs  [tma.add]
-                if (wg == 0 && tkc_wg_thread == 0) {  // 2 reduce-adds of 64 x 32
-                    tkc_tma_add_4d(&tm_dQ_64x32, 0, (i + 0) * 64, block_h, block_b, dqs_smem);
-                    tkc_tma_add_4d(&tm_dQ_64x32, 32, (i + 0) * 64, block_h, block_b, dqs_smem + 8192);
+                if (wg == 0 && tkc_wg_thread == 0) {  // 2 reduce-adds of 128 x 32
+                    tkc_tma_add_4d(&tm_dQ_128x32, 0, (i + 0) * 128, block_h, block_b, dqs_smem);
+                    tkc_tma_add_4d(&tm_dQ_128x32, 32, (i + 0) * 128, block_h, block_b, dqs_smem + 16384);
                     tkc_bulk_commit();
                 }
                 tkc_prev_stage = tkc_stage;
@@ -2625,7 +2697,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
             // finish
             // dK[block.b, kv, block.kb, 0] += dk * scale  [red]
             {
-                const long long tkc_r0 = (long long)block_kb * 64;  // the tile's first row and column
+                const long long tkc_r0 = (long long)block_kb * 128;  // the tile's first row and column
                 const long long tkc_c0 = (long long)0;
                 float *const tkc_base = dK + (long long)block_b * dK_st0 + (long long)kv * dK_st1 + tkc_r0 * dK_st2 + tkc_c0 * dK_st3;
                 const bool tkc_pairs = dK_st3 == 1 && dK_st2 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per red.v2
@@ -2645,7 +2717,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_fused_kernel(const __grid
             }
             // dV[block.b, kv, block.kb, 0] += dv  [red]
             {
-                const long long tkc_r0 = (long long)block_kb * 64;  // the tile's first row and column
+                const long long tkc_r0 = (long long)block_kb * 128;  // the tile's first row and column
                 const long long tkc_c0 = (long long)0;
                 float *const tkc_base = dV + (long long)block_b * dV_st0 + (long long)kv * dV_st1 + tkc_r0 * dV_st2 + tkc_c0 * dV_st3;
                 const bool tkc_pairs = dV_st3 == 1 && dV_st2 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per red.v2
@@ -3557,7 +3629,7 @@ extern "C" int tkc_attn_bwd_fused(const void *Q, const int64_t *Q_strides, const
     if (!tkc_strides(dQ_st, dQ_strides, dQ_dims, 4) || dQ_st[3] != 1) return TKC_ERR_STRIDE;
     const int dQ_staged = tkc_tma_layout(dQ, dQ_st, dQ_dims, 4, 4);  // 1: through a padded copy
     if (dQ_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
-    const long long tiles = (long long)B * (long long)H * (long long)tkc_h_cdiv(N, BWD_BKV);
+    const long long tiles = (long long)B * (long long)H * (long long)tkc_h_cdiv(N, FBKV);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
     // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
     tkc_staged Q_copy;
@@ -3603,54 +3675,54 @@ extern "C" int tkc_attn_bwd_fused(const void *Q, const int64_t *Q_strides, const
         dQ = dQ_copy.buf;
     }
     // tensor maps
-    CUtensorMap tm_Q_64x64;
+    CUtensorMap tm_Q_128x64;
     {
         const uint64_t dims[4] = {(uint64_t)Q_dims[3], (uint64_t)Q_dims[2], (uint64_t)Q_dims[1], (uint64_t)Q_dims[0]};
         const uint64_t strides[3] = {(uint64_t)Q_st[2] * 2, (uint64_t)Q_st[1] * 2, (uint64_t)Q_st[0] * 2};
-        const uint32_t box[4] = {64, 64, 1, 1};
-        if (!tkc_make_map(&tm_Q_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, Q, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {64, 128, 1, 1};
+        if (!tkc_make_map(&tm_Q_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, Q, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_dO_64x64;
+    CUtensorMap tm_dO_128x64;
     {
         const uint64_t dims[4] = {(uint64_t)dO_dims[3], (uint64_t)dO_dims[2], (uint64_t)dO_dims[1], (uint64_t)dO_dims[0]};
         const uint64_t strides[3] = {(uint64_t)dO_st[2] * 2, (uint64_t)dO_st[1] * 2, (uint64_t)dO_st[0] * 2};
-        const uint32_t box[4] = {64, 64, 1, 1};
-        if (!tkc_make_map(&tm_dO_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, dO, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {64, 128, 1, 1};
+        if (!tkc_make_map(&tm_dO_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, dO, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_L_v64;
+    CUtensorMap tm_L_v128;
     {
         const uint64_t dims[3] = {(uint64_t)L_dims[2], (uint64_t)L_dims[1], (uint64_t)L_dims[0]};
         const uint64_t strides[2] = {(uint64_t)L_st[1] * 4, (uint64_t)L_st[0] * 4};
-        const uint32_t box[3] = {64, 1, 1};
-        if (!tkc_make_map(&tm_L_v64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, L, dims, strides, box, 0)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[3] = {128, 1, 1};
+        if (!tkc_make_map(&tm_L_v128, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, L, dims, strides, box, 0)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_Dl_v64;
+    CUtensorMap tm_Dl_v128;
     {
         const uint64_t dims[3] = {(uint64_t)Dl_dims[2], (uint64_t)Dl_dims[1], (uint64_t)Dl_dims[0]};
         const uint64_t strides[2] = {(uint64_t)Dl_st[1] * 4, (uint64_t)Dl_st[0] * 4};
-        const uint32_t box[3] = {64, 1, 1};
-        if (!tkc_make_map(&tm_Dl_v64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, Dl, dims, strides, box, 0)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[3] = {128, 1, 1};
+        if (!tkc_make_map(&tm_Dl_v128, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, Dl, dims, strides, box, 0)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_K_64x64;
+    CUtensorMap tm_K_128x64;
     {
         const uint64_t dims[4] = {(uint64_t)K_dims[3], (uint64_t)K_dims[2], (uint64_t)K_dims[1], (uint64_t)K_dims[0]};
         const uint64_t strides[3] = {(uint64_t)K_st[2] * 2, (uint64_t)K_st[1] * 2, (uint64_t)K_st[0] * 2};
-        const uint32_t box[4] = {64, 64, 1, 1};
-        if (!tkc_make_map(&tm_K_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, K, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {64, 128, 1, 1};
+        if (!tkc_make_map(&tm_K_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, K, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_V_64x64;
+    CUtensorMap tm_V_128x64;
     {
         const uint64_t dims[4] = {(uint64_t)V_dims[3], (uint64_t)V_dims[2], (uint64_t)V_dims[1], (uint64_t)V_dims[0]};
         const uint64_t strides[3] = {(uint64_t)V_st[2] * 2, (uint64_t)V_st[1] * 2, (uint64_t)V_st[0] * 2};
-        const uint32_t box[4] = {64, 64, 1, 1};
-        if (!tkc_make_map(&tm_V_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, V, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {64, 128, 1, 1};
+        if (!tkc_make_map(&tm_V_128x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, V, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_dQ_64x32;
+    CUtensorMap tm_dQ_128x32;
     {
         const uint64_t dims[4] = {(uint64_t)dQ_dims[3], (uint64_t)dQ_dims[2], (uint64_t)dQ_dims[1], (uint64_t)dQ_dims[0]};
         const uint64_t strides[3] = {(uint64_t)dQ_st[2] * 4, (uint64_t)dQ_st[1] * 4, (uint64_t)dQ_st[0] * 4};
-        const uint32_t box[4] = {32, 64, 1, 1};
-        if (!tkc_make_map(&tm_dQ_64x32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, dQ, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {32, 128, 1, 1};
+        if (!tkc_make_map(&tm_dQ_128x32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, dQ, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
@@ -3661,7 +3733,7 @@ extern "C" int tkc_attn_bwd_fused(const void *Q, const int64_t *Q_strides, const
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_attn_bwd_fused_cuda = cudaFuncSetAttribute(tkc_attn_bwd_fused_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 75920)) != cudaSuccess)
+        if ((tkc_attn_bwd_fused_cuda = cudaFuncSetAttribute(tkc_attn_bwd_fused_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 199824)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
@@ -3681,7 +3753,7 @@ extern "C" int tkc_attn_bwd_fused(const void *Q, const int64_t *Q_strides, const
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_attn_bwd_fused_kernel<<<grid, 256, 75920, (cudaStream_t)stream>>>(tm_Q_64x64, tm_dO_64x64, tm_L_v64, tm_Dl_v64, tm_K_64x64, tm_V_64x64, tm_dQ_64x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (const __nv_bfloat16 *)dO, (const float *)L, (const float *)Dl, (float *)dK, dK_st[0], dK_st[1], dK_st[2], dK_st[3], (float *)dV, dV_st[0], dV_st[1], dV_st[2], dV_st[3], (float *)dQ, (int)B, (int)H, (int)N, (int)HKV, scale);
+    tkc_attn_bwd_fused_kernel<<<grid, 384, 199824, (cudaStream_t)stream>>>(tm_Q_128x64, tm_dO_128x64, tm_L_v128, tm_Dl_v128, tm_K_128x64, tm_V_128x64, tm_dQ_128x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (const __nv_bfloat16 *)dO, (const float *)L, (const float *)Dl, (float *)dK, dK_st[0], dK_st[1], dK_st[2], dK_st[3], (float *)dV, dV_st[0], dV_st[1], dV_st[2], dV_st[3], (float *)dQ, (int)B, (int)H, (int)N, (int)HKV, scale);
     if ((tkc_attn_bwd_fused_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_attn_bwd_fused_cuda = tkc_unstage(&dQ_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // dQ's results where the caller's lies
     return TKC_OK;

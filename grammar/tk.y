@@ -226,6 +226,18 @@ top_item
           k->nitems = $7->n;
           vec_push(A, &pc->prog->kernels, k);
       }
+    | KERNEL IDENT '(' args_opt ')' IF '(' expr ')' '{' kitems '}' {
+          Kernel *k = ARENA_NEW(A, Kernel);
+          k->name = $2;
+          k->span = @$;
+          k->name_span = @2;
+          k->args = $4->v;
+          k->nargs = $4->n;
+          k->when = $8;
+          k->items = $11->v;
+          k->nitems = $11->n;
+          vec_push(A, &pc->prog->kernels, k);
+      }
     | ENTRY IDENT '(' args_opt ')' block_body {
           Kernel *k = ARENA_NEW(A, Kernel);
           k->name = $2;

@@ -425,6 +425,10 @@ char *ast_dump(const Program *p, const Diag *d) {
     for (int k = 0; k < p->kernels.n; k++) {
         const Kernel *kn = p->kernels.v[k];
         sb_printf(&du.b, "  kernel %s", kn->name);
+        if (kn->when) {
+            sb_puts(&du.b, " if ");
+            dump_sexpr(&du.b, kn->when);
+        }
         at(&du, kn->span);
         for (int i = 0; i < kn->nargs; i++) {
             const Arg *a = &kn->args[i];

@@ -378,6 +378,9 @@ typedef struct Kernel {
      * device scratch memory between them (sema_entry.c); no grid, no blocks, only body */
     bool entry;
     StmtList body;
+    /* `kernel NAME(args) if (COND) { ... }`: COND, made of params; false: the kernel is left out of
+     * this build (sema.c) */
+    Expr *when;
 } Kernel;
 
 typedef struct Param {

@@ -640,6 +640,8 @@ void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char
     for (int i = 0; i < p->kernels.n; i++) sb_printf(out, " tkc_%s()", p->kernels.v[i]->name);
     for (int i = 0; i < p->entries.n; i++) sb_printf(out, " tkc_%s() (entry)", p->entries.v[i]->name);
     sb_puts(out, "; each returns TKC_OK (0) or a TKC_ERR_* code.\n");
+    for (int i = 0; i < p->left_out.n; i++)
+        sb_printf(out, "// Left out of this build (its condition is false for these params): kernel %s.\n", p->left_out.v[i]);
     if (api_note) sb_puts(out, api_note);
     sb_putc(out, '\n');
     put_fragment(out, "tkc_ptx.cuh", "prelude");

@@ -587,6 +587,11 @@ bool lower_program(Arena *a, Diag *d, Program *p, SemaResult *sr, Plan *out) {
     (void)p;
     Lower L = {.a = a, .d = d, .errors0 = d->nerrors};
     for (int i = 0; i < sr->kernels.n; i++) {
+        if (sr->kernels.v[i]->left_out) {
+            const Kernel *k = sr->kernels.v[i]->k;
+            vec_push(a, &out->left_out, arena_printf(a, "%s (if %s)", k->name, ast_expr_str(a, k->when)));
+            continue;
+        }
         PlanKernel *pk = lower_kernel(&L, sr->kernels.v[i]);
         /* the names the generated code writes differently (sema_names.c) come first: they were decided first */
         Vec(const char *) notes = {0};

@@ -501,6 +501,8 @@ typedef struct PlanEntry {
 typedef struct Plan {
     Vec(PlanKernel *) kernels;
     Vec(PlanEntry *) entries;
+    /* kernels whose `if (COND)` is false for these params, not compiled: "NAME (if COND)" */
+    Vec(const char *) left_out;
 } Plan;
 
 /* lower.c: AST + sema -> plan. Reports budget and back-end errors through d. */

@@ -460,5 +460,7 @@ char *plan_dump(const Plan *p) {
         sb_putc(&b, '\n');
         dump_entry(&b, p->entries.v[i]);
     }
+    for (int i = 0; i < p->left_out.n; i++)
+        sb_printf(&b, "%skernel %s: left out of this build, its condition is false\n", b.len ? "\n" : "", p->left_out.v[i]);
     return sb_take(&b);
 }

@@ -320,6 +320,16 @@ static void check_kernel(Sema *s, Kernel *k) {
     Scope ks;
     push_scope(s, &ks);
     check_args_of(s, k);
+    if (k->when) {
+        int64_t v;
+        if (require_const_int(s, k->when, "a kernel's condition (if after its arguments)", &v)) sk->left_out = !v;
+        if (sk->left_out) {
+            /* like a discarded `if constexpr` branch: its arguments are checked (entries' calls
+             * bind against them), its body need not make sense for these params */
+            pop_scope(s);
+            return;
+        }
+    }
 
     /* a kernel is rowwise when it declares a rowwise register tile: its register values take the
      * row layout's shapes, whatever order they are declared in */

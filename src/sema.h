@@ -62,6 +62,9 @@ typedef struct SemaKernel {
     /* register tiles declared `rowwise`: every register value of the kernel is held in the row
      * layout (each warp whole rows, or a share of each row), not the wgmma accumulator layout */
     bool rowwise;
+    /* `if (COND)` after the arguments is false for these params: the kernel is checked but not
+     * compiled (lower_program leaves it out; a live entry call or a grad naming it is an error) */
+    bool left_out;
     Span rowwise_span;
     /* blocks_per_sm = N on the grid: the blocks an SM holds at once in a kernel without a producer
      * (__launch_bounds__; ptxas fits the registers to it); 0 (or absent): the plan's estimate decides */

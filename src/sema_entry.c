@@ -16,6 +16,7 @@ typedef struct Ent {
     SemaResult *out;
     SemaEntry *se;
     Vec(Symbol *) written;  /* tensors some call has written so far (source order) */
+    int dead;               /* inside a branch an if on params alone does not take */
 } Ent;
 
 static const char *article(DType dt) { return dtype_name[dt][0] == 'b' ? "a" : "an"; }
@@ -104,6 +105,11 @@ static void check_call(Ent *E, Stmt *st) {
         return;
     }
     const Kernel *k = ck->k;
+    if (ck->left_out && !E->dead) {
+        diag_error(s->d, e->u.call.fn_span, "kernel '%s' is left out of this build: its condition '%s' is false", name,
+                   ast_expr_str(s->a, k->when));
+        diag_note(s->d, k->when->span, "the condition is here");
+    }
     if (e->u.call.nargs != k->nargs) {
         diag_error(s->d, e->span, "kernel '%s' takes %d arguments, not %d", name, k->nargs, e->u.call.nargs);
         mark_named(E, e);
@@ -241,12 +247,20 @@ static void entry_stmt(Ent *E, Stmt *st) {
         Type t = host_value(E, st->u.if_.cond, "an entry's if condition");
         if (t.kind != TY_ERROR && !is_intlike(t))
             diag_error(s->d, st->u.if_.cond->span, "an if condition is an integer or bool, not %s", type_str(s, t));
+        /* a branch that an if on params alone does not take is checked too, but may call a kernel
+         * left out of this build (kernel NAME(...) if (COND)) */
+        const Expr *c = st->u.if_.cond;
+        bool fixed = t.kind != TY_ERROR && c->is_const;
         Scope sc;
         push_scope(s, &sc);
+        E->dead += fixed && !c->cval;
         entry_stmts(E, &st->u.if_.then_s);
+        E->dead -= fixed && !c->cval;
         pop_scope(s);
         push_scope(s, &sc);
+        E->dead += fixed && c->cval;
         entry_stmts(E, &st->u.if_.else_s);
+        E->dead -= fixed && c->cval;
         pop_scope(s);
         return;
     }

@@ -39,6 +39,11 @@ static void check_grad(Sema *s, const GradDecl *g, SemaResult *out) {
         diag_error(s->d, g->fwd_span, "grad: no kernel named '%s'", g->fwd);
         return;
     }
+    if (sg.fwd->left_out) {
+        diag_error(s->d, g->fwd_span, "grad: kernel '%s' is left out of this build: its condition '%s' is false", g->fwd,
+                   ast_expr_str(s->a, sg.fwd->k->when));
+        return;
+    }
     for (int i = 0; i < out->grads.n; i++)
         if (out->grads.v[i].fwd == sg.fwd) {
             diag_error(s->d, g->fwd_span, "kernel '%s' has two grad declarations", g->fwd);
@@ -71,6 +76,11 @@ static void check_grad(Sema *s, const GradDecl *g, SemaResult *out) {
             if (!strcmp(out->entries.v[e]->sk->k->name, ce->u.name)) ck = out->entries.v[e]->sk;
         if (!ck) {
             diag_error(s->d, ce->span, "grad %s: no kernel or entry named '%s'", g->fwd, ce->u.name);
+            return;
+        }
+        if (ck->left_out) {
+            diag_error(s->d, ce->span, "grad %s: kernel '%s' is left out of this build: its condition '%s' is false",
+                       g->fwd, ce->u.name, ast_expr_str(s->a, ck->k->when));
             return;
         }
         if (ck == sg.fwd) {
