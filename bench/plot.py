@@ -15,7 +15,10 @@ that configuration supplies the row: tkc and the baselines from the same row, he
 run and process; each size's tick says which run. Writes, into --out:
   gemm.png                 kernels.tk/gemm.tk against cuBLAS: large shapes, and M = N = 4096 by K
   attn_d128.png, attn_d128_causal.png, attn_d64.png, attn_d64_causal.png
-                           kernels.tk/attn_fwd.tk against cuDNN and FlashAttention 2 (PyTorch SDPA)
+                           kernels.tk/attn_fwd.tk against cuDNN and FlashAttention 2 (PyTorch SDPA), and
+                           FlashAttention-4 where the run timed it; where the harness timed the entry
+                           attention() (its few-heads cases: tflops_entry in the CSV's note column),
+                           that is tkc's bar
   suite_tk.png             based, hedgehog, decayed linear attention and Mamba-2 against ThunderKittens'
                            own kernels (bench/tk_baselines.py rows, *-tk-baselines.jsonl)
   linear_decode.png        linear layers at M = 1 and 16 against cuBLAS and the weight's copy
@@ -25,7 +28,9 @@ run and process; each size's tick says which run. Writes, into --out:
   attn_bwd.png             attention backward and forward + backward against FlashAttention-4, cuDNN
                            and FlashAttention 2 (bench/attn_bwd.py --fa4 rows; the newest file)
 The PNGs are byte-for-byte reproducible with the same matplotlib and FreeType: fixed size, dpi
-and fonts, and no software version or date in the PNG metadata.
+and fonts, and no software version or date in the PNG metadata (matplotlib 3.11.2's wheels give
+the same bytes on the GPU machine and on the development machine: `pip download matplotlib==3.11.2`,
+install with --target, run with PYTHONPATH).
 """
 import argparse
 import csv
@@ -102,7 +107,13 @@ def read_run(path):
             run.rows.append(row)
     else:  # a CSV with a header row
         for row in csv.DictReader(body):
-            run.rows.append({k: number(v) for k, v in row.items() if v not in ("", None)})
+            r = {k: number(v) for k, v in row.items() if v not in ("", None)}
+            # the harness keeps its extra keys in the note column: "k=v; k=v" (tflops_entry, tflops_fa4)
+            for kv in str(r.get("note", "")).split(";"):
+                k, eq, v = kv.strip().partition("=")
+                if eq and k.startswith("tflops_") and k not in r:
+                    r[k] = number(v)
+            run.rows.append(r)
     for row in run.rows:
         row["_run"] = run
     return run
@@ -283,18 +294,24 @@ def plot_attn(plt, runs, out, D, causal):
         print(f"no timed rows for {stem}", file=sys.stderr)
         return
     keys = sorted(rows, key=lambda k: (k[3], k[0], k[1], k[2]))
-    bases = [b for b in ("cudnn", "flash") if any(isinstance(rows[k].get("tflops_" + b), (int, float)) for k in keys)]
+    # where the harness timed the entry attention() (the few-heads cases), it is what a user calls
+    entry = [k for k in keys if isinstance(rows[k].get("tflops_entry"), (int, float))]
+    rows = {k: dict(rows[k], tflops_tkc=rows[k]["tflops_entry"]) if k in entry else rows[k] for k in keys}
+    bases = [b for b in ("fa4", "cudnn", "flash") if any(isinstance(rows[k].get("tflops_" + b), (int, float)) for k in keys)]
 
     def name(k):
         B, H, HKV, N = k
         return f"N={N}\nB{B} H{H}" + (f"/{HKV}" if HKV != H else "")
 
-    fig, ax = plt.subplots(figsize=(7.5, 5))
+    fig, ax = plt.subplots(figsize=(7.5 + 1.0 * len(bases), 5))
     bars(ax, [name(k) for k in keys], [rows[k] for k in keys], bases)
     runs_s, dates, gpus = run_list(list(rows.values()))
     mask = "causal" if causal else "no mask"
-    header(fig, f"Attention forward, head dim {D}, {mask}: tkc vs cuDNN and FlashAttention 2 ({gpus})",
-           f"bf16 Q, K, V, O; fp32 LSE. tkc: kernels.tk/attn_fwd.tk with its defaults ({ATTN_DEFAULTS[(D, causal)]})",
+    short = {"fa4": "FlashAttention-4", "cudnn": "cuDNN", "flash": "FlashAttention 2"}
+    vs = " and ".join(", ".join(short[b] for b in bases).rsplit(", ", 1))
+    header(fig, f"Attention forward, head dim {D}, {mask}: tkc vs {vs} ({gpus})",
+           f"bf16 Q, K, V, O; fp32 LSE. tkc: kernels.tk/attn_fwd.tk with its defaults ({ATTN_DEFAULTS[(D, causal)]})"
+           + ("; B*H <= 8: its entry attention()" if entry else ""),
            [ax])
     footer(fig, f"{gpus}, {runs_s} ({dates}; bench/runs/). TFLOP/s = 4·B·H·N²·D{' / 2' if causal else ''} / median "
                 "time (CUDA events, L2 flushed), all timed in one process.\nUnder each size: the run, and tkc / the "
@@ -420,8 +437,10 @@ def plot_attn_bwd(plt, runs, out):
     run = files[-1]
     fig, axes = plt.subplots(1, 2, figsize=(14, 5.2))
     for ax, what, title in ((axes[0], "bwd", "backward alone"), (axes[1], "fwd_bwd", "forward + backward")):
-        rs = sorted((r for r in run.rows if r.get("kind") == "time" and r.get("what") == what),
-                    key=lambda r: (r["D"], r["causal"], r["N"]))
+        # the .tk's defaults: mode "main" where the file has it (from run 149 on), else its one mode
+        main = any(r.get("mode") == "main" for r in run.rows)
+        rs = sorted((r for r in run.rows if r.get("kind") == "time" and r.get("what") == what
+                     and (not main or r.get("mode") == "main")), key=lambda r: (r["D"], r["causal"], r["N"]))
         rows = [dict(tflops_tkc=r["tkc_tflops"], tflops_fa4=r.get("fa4_tflops"), tflops_cudnn=r.get("cudnn_tflops"),
                      tflops_flash=r.get("flash_tflops"), _run=run) for r in rs]
         bars(ax, [f"D{r['D']}{' c' if r['causal'] else ''}\nN={r['N']}" for r in rs], rows, ["fa4", "cudnn", "flash"],
@@ -429,8 +448,8 @@ def plot_attn_bwd(plt, runs, out):
         ax.set_title(title, fontsize=9)
     header(fig, f"Attention backward (dQ, dK, dV from O and the LSE): tkc vs FlashAttention-4, cuDNN and "
                 f"FlashAttention 2, B16 H16, bf16, {run.gpu}",
-           "tkc: kernels.tk/attn_bwd.tk (prep, dK/dV, dQ in its own pass: deterministic); 'c': causal; FLOPs 2.5x the "
-           "forward's 4BHN²D (halved when causal), forward + backward 3.5x", list(axes))
+           "tkc: kernels.tk/attn_bwd.tk's defaults (prep, then attn_bwd_main: dQ fused at D64, its own pass at D128); "
+           "'c': causal; FLOPs 2.5x the forward's 4BHN²D (halved when causal), forward + backward 3.5x", list(axes))
     footer(fig, f"{run.gpu}, run {run.number} ({run.date}; bench/runs/{run.name}). Median of 5 alternated rounds of "
                 "5 calls, all in one process; the baselines' backward is torch.autograd.grad. Under each size: tkc / FA4.")
     fig.tight_layout(rect=(0, 0.035, 1, 0.85))

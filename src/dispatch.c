@@ -334,6 +334,20 @@ bool dispatch_check(Arena *a, Diag *d, Dispatch *ds) {
     for (int i = 0; i < ds->kernels.n; i++)
         if (!launcher_of(a, p0, ds->kernels.v[i]))
             diag_error(d, ds->kernel_spans.v[i], "the program has no kernel or entry named '%s'", ds->kernels.v[i]);
+    /* a kernel some variants leave out (kernel NAME(...) if (COND)) would be in the C file but not
+     * in every variant's header and namespace: the variants compile the same kernels */
+    for (int v = 1; v < ds->variants.n; v++) {
+        const Plan *pv = ds->variants.v[v].plan;
+        for (int w = 0; w < 2; w++) {
+            const Plan *pa = w ? pv : p0, *pb = w ? p0 : pv;
+            for (int k = 0; k < pa->kernels.n; k++)
+                if (!launcher_of(a, pb, pa->kernels.v[k]->name))
+                    diag_error(d, ds->variants.v[w ? v : 0].span, "variant '%s' compiles kernel '%s', which variant '%s' "
+                               "leaves out (its condition is false there): the variants of a dispatched program compile "
+                               "the same kernels", ds->variants.v[w ? v : 0].name, pa->kernels.v[k]->name,
+                               ds->variants.v[w ? 0 : v].name);
+        }
+    }
     for (int k = 0; k < p0->kernels.n + p0->entries.n; k++) {
         const KernelApi *api0 = k < p0->kernels.n ? api_of(a, p0->kernels.v[k]) : api_of_entry(a, p0->entries.v[k - p0->kernels.n]);
         if (!dispatch_covers(ds, api0->kernel)) continue;

@@ -594,5 +594,8 @@ char *emit_explain(Arena *a, const Plan *p, const Program *prog, const EmitOptio
     }
     for (int i = 0; i < p->kernels.n; i++) explain_kernel(&b, a, p->kernels.v[i]);
     for (int i = 0; i < p->entries.n; i++) explain_entry(&b, a, p->entries.v[i]);
+    for (int i = 0; i < p->left_out.n; i++)
+        para(&b, 0, 2, "\nKernel %s: left out of this build, its condition is false for these params (no code, no "
+             "launcher).", p->left_out.v[i]);
     return sb_take(&b);
 }

@@ -81,6 +81,29 @@ bad "variant a D=64 SHORT=1
 variant b D=128
 when N < 100: a
 otherwise: b" "changes the launcher of kernel 'attn_fwd'"
+# a kernel one variant leaves out (kernel NAME(...) if (COND)) and another compiles
+checks=$((checks + 1))
+cat >lo.tk <<'EOF_TK'
+param P = 0;
+kernel a(in X: bf16[M, 256], out Y: bf16[M, 256]) {
+  grid (m: cdiv(M, 4));
+  reg x: bf16[4, 256] rowwise;
+  setup { x <- X[block.m, 0]; }
+  finish { Y[block.m, 0] <- x; }
+}
+kernel b(in X: bf16[M, 256], out Y: bf16[M, 256]) if (P == 1) {
+  grid (m: cdiv(M, 4));
+  reg x: bf16[4, 256] rowwise;
+  setup { x <- X[block.m, 0]; }
+  finish { Y[block.m, 0] <- x; }
+}
+EOF_TK
+printf 'kernel a\nvariant zero P=0\nvariant one P=1\nwhen M <= 16: zero\notherwise: one\n' >lo.dispatch
+"$tkc" lo.tk --dispatch lo.dispatch --check >out 2>err
+if [ $? -ne 1 ] || ! grep -q "^lo.dispatch:3:9: error: variant 'one' compiles kernel 'b', which variant 'zero' leaves out" err; then
+    fail "variants that compile different kernels: expected exit 1 and an error at variant 'one'"
+    sed 's/^/    /' err | head -n 6
+fi
 # a variant's own errors: a diagnostic of the .tk, then a note naming the variant
 checks=$((checks + 1))
 printf 'variant a NOPE=1\notherwise: a\n' >t.dispatch
