@@ -469,6 +469,11 @@ FEATURES = {
         cases=[dict(M=m, N=n, K=k) for m, n, k in ((64, 128, 256), (333, 256, 1024))],
         scalars={"splits": 3},
         ref=ref_entry),
+    "partial": dict(
+        what="(g) a partial register tile: K split between two consumer warpgroups, every part added by +=",
+        cases=[dict(M=m, N=n, K=k) for m, n, k in ((64, 64, 64), (100, 72, 200), (333, 200, 1000))],
+        strided=[dict(M=333, N=200, K=1000)],
+        ref=lambda t, d: {"C": hp(t["A"]) @ hp(t["B"])}),
     # (b) moves between shared memory and registers
     "move_sr_bf16": dict(
         what="(b) shared -> registers (bf16 ring tile in compute), register tile stores (exact copy)",

@@ -197,6 +197,7 @@ typedef struct Type {
     int rows, cols;     /* tile: block-level shape; vec: rows = length */
     VecLayout layout;   /* vec in registers */
     bool per_wg;        /* reg tile/vec held whole by every consumer warpgroup (not row-split) */
+    bool partial;       /* per_wg, and the warpgroups' copies are parts of one sum (+= adds every one) */
     int ndims;          /* tensor rank */
     bool complex;       /* complex tile (a pair of real tiles) */
     bool rowwise;       /* a declared register tile in the row layout (the kernel's layout: SemaKernel.rowwise) */

@@ -366,6 +366,7 @@ static void emit_tile_pairs(Em *e, const PStmt *st, bool red, bool wg0_only) {
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     const PExpr *ri = ix->ix[n - 2].lo, *ci = ix->ix[n - 1].lo;
+    if (t->partial && red) L("// a partial value: every warpgroup adds its part of the sum");
     L("%s{", wg0_only ? "if (wg == 0) " : "");
     IN();
     L("const long long tkc_r0 = (long long)%s;  // the tile's first row and column", move_coord(e, ri, t->rows));

@@ -273,7 +273,7 @@ static void collect_store(Lower *L, PStmt *st, BlockKind bk) {
         }
         if (!check_reg_shape(L, &t, st->rhs->span, "the added value")) return;
         ps.path = SP_RED;
-        ps.wg0_only = t.per_wg && pk->consumers > 1;
+        ps.wg0_only = t.per_wg && !t.partial && pk->consumers > 1; /* a partial tile: every warpgroup adds its part */
         vec_push(L->a, &pk->stores, ps);
     }
 }
@@ -332,11 +332,13 @@ static void note_staging(Lower *L) {
         tiles |= pk->stores.v[i].path == SP_DIRECT && dtype_bytes[pk->stores.v[i].st->rhs->ty.dt] == 2;
         reds |= pk->stores.v[i].path == SP_RED;
     }
+    bool partial = false;
+    for (int i = 0; i < pk->stores.n; i++) partial |= pk->stores.v[i].path == SP_RED && pk->stores.v[i].st->rhs->ty.partial;
     if (reds)
         lower_note(L, "atomic adds from registers: each consumer thread adds the elements it holds with red.global.add "
                 "(.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and "
                 "alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the "
-                "first warpgroup only");
+                "first warpgroup only%s", partial ? ", a partial one by every warpgroup (each its part of the sum)" : "");
     if (tiles && !L->sk->staging)
         lower_note(L, "staging = 0: stores from registers write global memory directly, two 16-bit elements per store "
                 "where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for");

@@ -340,7 +340,8 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
                       ps->st->rhs->ty.dt == DT_FP32 ? "f32" : ps->st->rhs->ty.dt == DT_BF16 ? "bf16" : "f16",
                       ps->st->rhs->ty.kind != TY_TILE ? ""
                       : ps->st->rhs->ty.dt == DT_FP32 ? ", v2 where the strides allow" : ", x2 where the strides allow",
-                      ps->wg0_only ? ", by the first warpgroup (per_wg)" : "");
+                      ps->wg0_only ? ", by the first warpgroup (per_wg)"
+                      : ps->st->rhs->ty.partial ? ", by every warpgroup (partial: each adds its part)" : "");
             break;
         case SP_ROWS:
             sb_puts(b, "  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]\n");

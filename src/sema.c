@@ -66,7 +66,8 @@ static void check_decl(Sema *s, Decl *d) {
         return;
     }
     VecLayout layout = VL_NONE;
-    bool per_wg = false, cplx = false, rowwise = false;
+    bool per_wg = false, cplx = false, rowwise = false, partial = false;
+    Span partial_span = d->ts.span;
     Span rowwise_span = d->ts.span;
     for (int i = 0; i < d->ts.nattrs; i++) {
         const char *at = d->ts.attrs[i];
@@ -77,18 +78,27 @@ static void check_decl(Sema *s, Decl *d) {
         if (!strcmp(at, "per_row")) layout = VL_ROW;
         else if (!strcmp(at, "per_col")) layout = VL_COL;
         else if (!strcmp(at, "per_wg")) per_wg = true;
-        else if (!strcmp(at, "complex")) cplx = true;
+        else if (!strcmp(at, "partial")) {
+            partial = per_wg = true;  /* held whole by every warpgroup, as per_wg */
+            partial_span = d->ts.attr_spans[i];
+        } else if (!strcmp(at, "complex")) cplx = true;
         else if (!strcmp(at, "rowwise")) {
             rowwise = true;
             rowwise_span = d->ts.attr_spans[i];
         } else {
             diag_error(s->d, d->ts.attr_spans[i],
-                       "unknown attribute '%s' (expected per_row, per_col, per_wg, rowwise or complex)", at);
+                       "unknown attribute '%s' (expected per_row, per_col, per_wg, partial, rowwise or complex)", at);
             return;
         }
     }
     if (d->space == MS_SHARED && (per_wg || layout != VL_NONE || rowwise)) {
-        diag_error(s->d, d->ts.span, "per_row, per_col, per_wg and rowwise describe register values; shared tiles are whole");
+        diag_error(s->d, d->ts.span, "per_row, per_col, per_wg, partial and rowwise describe register values; shared tiles "
+                   "are whole");
+        return;
+    }
+    if (partial && (d->ts.ndims != 2 || d->ts.dt != DT_FP32 || cplx || rowwise)) {
+        diag_error(s->d, partial_span, "partial describes an fp32 register tile whose warpgroup copies are parts of one sum "
+                   "(not a vector, a 16-bit, complex or rowwise tile)");
         return;
     }
     if (rowwise && (d->ts.ndims != 2 || per_wg || cplx)) {
@@ -113,6 +123,7 @@ static void check_decl(Sema *s, Decl *d) {
         y->ty = ty_tile(d->space, d->ts.dt, dims[0], dims[1]);
     }
     y->ty.per_wg = per_wg;
+    y->ty.partial = partial;
     y->ty.complex = cplx;
     y->ty.rowwise = rowwise;
     if (d->space == MS_SHARED) {

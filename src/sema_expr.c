@@ -151,6 +151,11 @@ static Type check_transpose(Sema *s, Expr *e) {
         diag_error(s->d, e->span, ".T transposes tiles; %s is not a tile", type_str(s, t));
         return set(e, ty_err());
     }
+    if (t.partial) {
+        diag_error(s->d, e->span, "'.T' of a partial tile: each warpgroup holds a part of a sum, which can be scaled, "
+                   "added to other partial tiles and added into global memory with +=, not transposed");
+        return set(e, ty_err());
+    }
     Type r = t;
     r.rows = t.cols;
     r.cols = t.rows;
@@ -256,6 +261,11 @@ static Type check_index(Sema *s, Expr *e) {
         if (rs || cs) {
             if (bt.space != MS_REG) {
                 diag_error(s->d, e->span, "a single row or column can be taken only from a register tile");
+                return set(e, ty_err());
+            }
+            if (bt.partial) {
+                diag_error(s->d, e->span, "a row or column of a partial tile (a part of a sum in each warpgroup) is not "
+                           "a value of its own; add the tile into global memory with +=");
                 return set(e, ty_err());
             }
             /* x[:, i] is column i, one value per row: a per_row vector (and x[i, :] a per_col one) */
@@ -454,6 +464,19 @@ static Type check_binary(Sema *s, Expr *e) {
     case BIN_ADD: case BIN_SUB: case BIN_MUL: case BIN_DIV: {
         Type t = broadcast(s, l, r, L->span, R->span, e->span);
         if (t.kind == TY_ERROR) return set(e, t);
+        if (l.partial || r.partial) {
+            /* a sum of parts stays one under scaling (x * s, x / s) and under adding another sum of parts */
+            bool both = l.partial && r.partial;
+            bool ok = op == BIN_MUL ? !both : op == BIN_DIV ? !r.partial : both;
+            if (!ok) {
+                diag_error(s->d, e->u.bin.op_span, "'%s' of %s and %s: a partial tile (each warpgroup holds a part of a "
+                           "sum) can be scaled (x * s, x / s) and added to partial tiles, which keeps it a sum of parts",
+                           binop_name[op], type_str(s, l), type_str(s, r));
+                return set(e, ty_err());
+            }
+            t.partial = true;
+            t.per_wg = true;
+        }
         if (t.kind == TY_INT && (op == BIN_DIV || op == BIN_MOD) && R->is_const && R->cval == 0) {
             diag_error(s->d, R->span, "division by zero: the divisor is always 0");
             return set(e, ty_err());
@@ -632,6 +655,13 @@ static Type check_call(Sema *s, Expr *e) {
     s->matmul_ok = mm;
     if (bad) return set(e, ty_err());
     Expr **A = e->u.call.args;
+    for (int i = 0; i < e->u.call.nargs && i < 3; i++)
+        if (at[i].partial && fn != FN_FP32) {
+            diag_error(s->d, A[i]->span, "%s() of a partial tile: each warpgroup holds a part of a sum, so only linear "
+                       "arithmetic applies (scaling, adding partial tiles); add it into global memory with += first",
+                       e->u.call.fn);
+            return set(e, ty_err());
+        }
     switch (fn) {
     case FN_AT:
         if (at[0].kind != TY_INT || at[0].varying) {

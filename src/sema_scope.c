@@ -158,7 +158,7 @@ const char *type_str(Sema *s, Type t) {
     case TY_TENSOR: return arena_printf(s->a, "global %s tensor of rank %d", dtype_name[t.dt], t.ndims);
     case TY_GRIDREF: return "the block coordinates";
     case TY_TILE:
-        return arena_printf(s->a, "%s%s %s[%d, %d] tile%s", space_name[t.space], t.per_wg ? " per_wg" : "",
+        return arena_printf(s->a, "%s%s %s[%d, %d] tile%s", space_name[t.space], t.partial ? " partial" : t.per_wg ? " per_wg" : "",
                             dtype_name[t.dt], t.rows, t.cols, t.complex ? " (complex)" : "");
     case TY_VEC:
         return arena_printf(s->a, "%s%s %s[%d]%s%s vector", space_name[t.space], t.per_wg ? " per_wg" : "",

@@ -170,6 +170,11 @@ static bool check_value_fits(Sema *s, Type lt, Type rt, Expr *R, Span op_span) {
                 return false;
             }
         }
+        if (lt.partial && !(R->kind == EX_INT && R->u.ival == 0) && !(R->kind == EX_FLOAT && R->u.fval == 0)) {
+            diag_error(s->d, R->span, "a partial tile is filled only with 0 (each warpgroup's copy is a part of the sum, "
+                       "so a fill with c would count c once per warpgroup)");
+            return false;
+        }
         return true; /* fill or per-element function */
     }
     if (!is_tv(rt)) {
@@ -203,6 +208,12 @@ static bool check_value_fits(Sema *s, Type lt, Type rt, Expr *R, Span op_span) {
     if (lt.per_wg != rt.per_wg && rt.kind == lt.kind) {
         diag_error(s->d, op_span, "cannot assign a %s value to a %s register tile", rt.per_wg ? "per_wg" : "row-split",
                    lt.per_wg ? "per_wg" : "row-split");
+        return false;
+    }
+    if (lt.partial != rt.partial && rt.kind == lt.kind) {
+        diag_error(s->d, op_span, "cannot assign a %s value to a %s register tile: a partial tile's warpgroup copies "
+                   "are parts of one sum, a per_wg tile's are one value", rt.partial ? "partial" : "per_wg",
+                   lt.partial ? "partial" : "per_wg");
         return false;
     }
     if (lt.complex != rt.complex) {
@@ -276,6 +287,11 @@ static void check_move(Sema *s, Stmt *st) {
             return;
         }
         st->mv = rt.space == MS_SHARED ? MV_S2G : MV_R2G;
+        if (rt.partial) {
+            diag_error(s->d, R->span, "a partial tile holds a part of a sum in each warpgroup: add it into global memory "
+                       "with '+=' (every warpgroup adds its part), not '<-'");
+            return;
+        }
         if (bk != BK_STORE && bk != BK_FINISH) {
             diag_error(s->d, st->u.assign.op_span, "stores to global memory belong in the store or finish block");
             return;
@@ -305,6 +321,11 @@ static void check_move(Sema *s, Stmt *st) {
     }
     if (lt.space == MS_SHARED && rt.space == MS_REG) {
         st->mv = MV_R2S;
+        if (rt.partial) {
+            diag_error(s->d, R->span, "a partial tile holds a part of a sum in each warpgroup, which a move into shared "
+                       "memory would not add up: add it into global memory with '+='");
+            return;
+        }
         check_reads(s, R);
     } else if (lt.space == MS_REG && rt.space == MS_SHARED) {
         st->mv = MV_S2R;
