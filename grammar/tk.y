@@ -156,7 +156,7 @@ static void yyerror(Span *loc, void *scanner, ParseCtx *pc, const char *msg) {
 %token <str> IDENT "identifier" STRING "string"
 %token <dtype> DTYPE "dtype"
 
-%type <expr> expr postfix primary
+%type <expr> expr postfix primary kernel_cond_opt
 %type <exprs> expr_list expr_list_opt
 %type <iarg> index_arg
 %type <iargs> index_args
@@ -215,27 +215,16 @@ top_item
           g->nchain = $4->n;
           vec_push(A, &pc->prog->grads, g);
       }
-    | KERNEL IDENT '(' args_opt ')' '{' kitems '}' {
+    | KERNEL IDENT '(' args_opt ')' kernel_cond_opt '{' kitems '}' {
           Kernel *k = ARENA_NEW(A, Kernel);
           k->name = $2;
           k->span = @$;
           k->name_span = @2;
           k->args = $4->v;
           k->nargs = $4->n;
-          k->items = $7->v;
-          k->nitems = $7->n;
-          vec_push(A, &pc->prog->kernels, k);
-      }
-    | KERNEL IDENT '(' args_opt ')' IF '(' expr ')' '{' kitems '}' {
-          Kernel *k = ARENA_NEW(A, Kernel);
-          k->name = $2;
-          k->span = @$;
-          k->name_span = @2;
-          k->args = $4->v;
-          k->nargs = $4->n;
-          k->when = $8;
-          k->items = $11->v;
-          k->nitems = $11->n;
+          k->when = $6;
+          k->items = $8->v;
+          k->nitems = $8->n;
           vec_push(A, &pc->prog->kernels, k);
       }
     | ENTRY IDENT '(' args_opt ')' block_body {
@@ -266,6 +255,12 @@ param_one
           p->value = $3;
           vec_push(A, &pc->prog->params, p);
       }
+    ;
+
+/* `if (COND)` after a kernel's arguments: compiled only where the params make COND hold */
+kernel_cond_opt
+    : %empty { $$ = NULL; }
+    | IF '(' expr ')' { $$ = $3; }
     ;
 
 args_opt

@@ -327,6 +327,15 @@ static void decide_params(Diag *d, Dispatch *ds) {
     }
 }
 
+/* every kernel variant `has` compiles, variant `other` compiles too */
+static void same_kernels(Arena *a, Diag *d, const DispatchVariant *has, const DispatchVariant *other) {
+    for (int k = 0; k < has->plan->kernels.n; k++)
+        if (!launcher_of(a, other->plan, has->plan->kernels.v[k]->name))
+            diag_error(d, has->span, "variant '%s' compiles kernel '%s', which variant '%s' leaves out (its condition is "
+                       "false there): the variants of a dispatched program compile the same kernels", has->name,
+                       has->plan->kernels.v[k]->name, other->name);
+}
+
 bool dispatch_check(Arena *a, Diag *d, Dispatch *ds) {
     int errors0 = d->nerrors;
     decide_params(d, ds);
@@ -337,16 +346,8 @@ bool dispatch_check(Arena *a, Diag *d, Dispatch *ds) {
     /* a kernel some variants leave out (kernel NAME(...) if (COND)) would be in the C file but not
      * in every variant's header and namespace: the variants compile the same kernels */
     for (int v = 1; v < ds->variants.n; v++) {
-        const Plan *pv = ds->variants.v[v].plan;
-        for (int w = 0; w < 2; w++) {
-            const Plan *pa = w ? pv : p0, *pb = w ? p0 : pv;
-            for (int k = 0; k < pa->kernels.n; k++)
-                if (!launcher_of(a, pb, pa->kernels.v[k]->name))
-                    diag_error(d, ds->variants.v[w ? v : 0].span, "variant '%s' compiles kernel '%s', which variant '%s' "
-                               "leaves out (its condition is false there): the variants of a dispatched program compile "
-                               "the same kernels", ds->variants.v[w ? v : 0].name, pa->kernels.v[k]->name,
-                               ds->variants.v[w ? 0 : v].name);
-        }
+        same_kernels(a, d, &ds->variants.v[0], &ds->variants.v[v]);
+        same_kernels(a, d, &ds->variants.v[v], &ds->variants.v[0]);
     }
     for (int k = 0; k < p0->kernels.n + p0->entries.n; k++) {
         const KernelApi *api0 = k < p0->kernels.n ? api_of(a, p0->kernels.v[k]) : api_of_entry(a, p0->entries.v[k - p0->kernels.n]);

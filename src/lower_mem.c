@@ -327,13 +327,12 @@ void lower_staging(Lower *L) {
 
 static void note_staging(Lower *L) {
     PlanKernel *pk = L->pk;
-    bool tiles = false, reds = false;
+    bool tiles = false, reds = false, partial = false;
     for (int i = 0; i < pk->stores.n; i++) {
         tiles |= pk->stores.v[i].path == SP_DIRECT && dtype_bytes[pk->stores.v[i].st->rhs->ty.dt] == 2;
         reds |= pk->stores.v[i].path == SP_RED;
+        partial |= pk->stores.v[i].path == SP_RED && pk->stores.v[i].st->rhs->ty.partial;
     }
-    bool partial = false;
-    for (int i = 0; i < pk->stores.n; i++) partial |= pk->stores.v[i].path == SP_RED && pk->stores.v[i].st->rhs->ty.partial;
     if (reds)
         lower_note(L, "atomic adds from registers: each consumer thread adds the elements it holds with red.global.add "
                 "(.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and "

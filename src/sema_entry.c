@@ -106,8 +106,7 @@ static void check_call(Ent *E, Stmt *st) {
     }
     const Kernel *k = ck->k;
     if (ck->left_out && !E->dead) {
-        diag_error(s->d, e->u.call.fn_span, "kernel '%s' is left out of this build: its condition '%s' is false", name,
-                   ast_expr_str(s->a, k->when));
+        diag_error(s->d, e->u.call.fn_span, "%s", left_out_why(s, ck));
         diag_note(s->d, k->when->span, "the condition is here");
     }
     if (e->u.call.nargs != k->nargs) {

@@ -40,8 +40,7 @@ static void check_grad(Sema *s, const GradDecl *g, SemaResult *out) {
         return;
     }
     if (sg.fwd->left_out) {
-        diag_error(s->d, g->fwd_span, "grad: kernel '%s' is left out of this build: its condition '%s' is false", g->fwd,
-                   ast_expr_str(s->a, sg.fwd->k->when));
+        diag_error(s->d, g->fwd_span, "grad: %s", left_out_why(s, sg.fwd));
         return;
     }
     for (int i = 0; i < out->grads.n; i++)
@@ -79,8 +78,7 @@ static void check_grad(Sema *s, const GradDecl *g, SemaResult *out) {
             return;
         }
         if (ck->left_out) {
-            diag_error(s->d, ce->span, "grad %s: kernel '%s' is left out of this build: its condition '%s' is false",
-                       g->fwd, ce->u.name, ast_expr_str(s->a, ck->k->when));
+            diag_error(s->d, ce->span, "grad %s: %s", g->fwd, left_out_why(s, ck));
             return;
         }
         if (ck == sg.fwd) {

@@ -57,6 +57,8 @@ void check_args_of(Sema *s, Kernel *k);
 Symbol *lookup(Sema *s, const char *name);
 /* sema_scope.c: the checked kernel of that name, or NULL */
 SemaKernel *sema_kernel_named(SemaResult *out, const char *name);
+/* sema_scope.c: "kernel 'K' is left out of this build: its condition 'C' is false" (sk->left_out) */
+const char *left_out_why(Sema *s, const SemaKernel *sk);
 Symbol *new_sym(Sema *s, SymKind k, const char *name, Span sp);
 const char *symkind_desc(SymKind k);
 bool declare(Sema *s, Symbol *y);

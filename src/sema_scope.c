@@ -190,6 +190,11 @@ bool join_dtype(DType a, DType b, DType *out) {
 }
 
 
+const char *left_out_why(Sema *s, const SemaKernel *sk) {
+    return arena_printf(s->a, "kernel '%s' is left out of this build: its condition '%s' is false", sk->k->name,
+                        ast_expr_str(s->a, sk->k->when));
+}
+
 SemaKernel *sema_kernel_named(SemaResult *out, const char *name) {
     for (int i = 0; i < out->kernels.n; i++)
         if (!strcmp(out->kernels.v[i]->k->name, name)) return out->kernels.v[i];
