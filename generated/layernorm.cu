@@ -291,6 +291,19 @@ TKC_DEVICE int tkc_philox_keep_gk(uint64_t seed, uint64_t g, int k, uint32_t t) 
     const uint32_t w = tkc_philox_pick(v, (unsigned)(k >> 1) & 3u);
     return ((k & 1) ? (w >> 16) : (w & 0xFFFFu)) >= t;
 }
+// keep() of the eight elements 8g .. 8g + 7 as bits 0..7 of a mask, from one Philox call (element
+// 8g + k is bit k: the same bits tkc_philox_keep_gk gives one at a time).
+TKC_DEVICE uint32_t tkc_philox_keep8(uint64_t seed, uint64_t g, uint32_t t) {
+    uint32_t v[4];
+    tkc_philox_group16(seed, g, v);
+    uint32_t m = 0;
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+    for (int j = 0; j < 4; j++)
+        m |= (uint32_t)((v[j] & 0xFFFFu) >= t) << (2 * j) | (uint32_t)((v[j] >> 16) >= t) << (2 * j + 1);
+    return m;
+}
 // keep() of element i alone (a whole call for one element: for edges, other layouts and tests).
 TKC_DEVICE int tkc_philox_keep(uint64_t seed, uint64_t i, uint32_t t) {
     return tkc_philox_keep_gk(seed, i >> 3, (int)(i & 7), t);
@@ -457,8 +470,12 @@ __global__ void __launch_bounds__(128, 5) tkc_layernorm_kernel(const __nv_bfloat
         if ((DROPOUT && (p > 0.0f))) {
             // s = fp32(r) + where(keep(seed, block.m * RB * D, p), fp32(x) * scale, 0.0)
             if ((((long long)(((block_m * RB) * D))) & 7) == 0) {  // keep(): eight elements per Philox call
+                uint32_t tkc_keep0[1] = {};  // keep(seed, block.m * RB * D, p): this thread's 32 values, a bit each
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + (tkc_philox_keep_gk((uint64_t)(uint32_t)(seed), (uint64_t)((long long)(((block_m * RB) * D)) >> 3) + (uint64_t)((tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) >> 3), (tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4)) & 7, tkc_philox_threshold16(p)) ? (((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])) * scale) : 0.0f));
+                for (int tkc_k = 0; tkc_k < 4; ++tkc_k)  // one Philox call per chunk of 8 columns
+                    tkc_keep0[tkc_k >> 2] |= tkc_philox_keep8((uint64_t)(uint32_t)(seed), (uint64_t)((long long)(((block_m * RB) * D)) >> 3) + (uint64_t)((tkc_rw_row(tkc_rwarp, tkc_lane, (8 * tkc_k), 4, 1, 32, 4) * 1024 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 32, 4)) >> 3), tkc_philox_threshold16(p)) << (8 * (tkc_k & 3));
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + (((tkc_keep0[(tkc_i) >> 5] >> ((tkc_i) & 31)) & 1u) ? (((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])) * scale) : 0.0f));
             } else {  // keep(): one Philox call per element
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + (tkc_philox_keep((uint64_t)(uint32_t)(seed), (uint64_t)(long long)(((block_m * RB) * D)) + (uint64_t)tkc_rw_row(tkc_rwarp, tkc_lane, tkc_i, 4, 1, 32, 4) * 1024 + (uint64_t)tkc_rw_col(tkc_rwarp, tkc_lane, tkc_i, 1, 32, 4), tkc_philox_threshold16(p)) ? (((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])) * scale) : 0.0f));
@@ -469,30 +486,12 @@ __global__ void __launch_bounds__(128, 5) tkc_layernorm_kernel(const __nv_bfloat
             for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + ((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])));
         }
         // mean = rowsum(s) * (1.0 / D)
-        float tkc_red0[1];  // rowsum(s)
-        #pragma unroll
-        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) tkc_red0[tkc_r] = 0.f;
-        #pragma unroll
-        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
-            tkc_red0[(tkc_i) / 32] += s[tkc_i];
-        }
-        #pragma unroll
-        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) {  // the 32 lanes of a warp that share a row
-            tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 1);
-            tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 2);
-            tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 4);
-            tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 8);
-            tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 16);
-        }
-        #pragma unroll
-        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) mean[tkc_r] = (tkc_red0[tkc_r] * 0.0009765625f);
-        // rstd = rsqrt(rowsum((s - mean) * (s - mean)) * (1.0 / D) + 1.0000000000000001e-05)
-        float tkc_red1[1];  // rowsum((s - mean) * (s - mean))
+        float tkc_red1[1];  // rowsum(s)
         #pragma unroll
         for (int tkc_r = 0; tkc_r < 1; ++tkc_r) tkc_red1[tkc_r] = 0.f;
         #pragma unroll
         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
-            tkc_red1[(tkc_i) / 32] += ((s[tkc_i] - mean[(tkc_i) / 32]) * (s[tkc_i] - mean[(tkc_i) / 32]));
+            tkc_red1[(tkc_i) / 32] += s[tkc_i];
         }
         #pragma unroll
         for (int tkc_r = 0; tkc_r < 1; ++tkc_r) {  // the 32 lanes of a warp that share a row
@@ -503,7 +502,25 @@ __global__ void __launch_bounds__(128, 5) tkc_layernorm_kernel(const __nv_bfloat
             tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 16);
         }
         #pragma unroll
-        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) rstd[tkc_r] = rsqrtf(((tkc_red1[tkc_r] * 0.0009765625f) + 1e-05f));
+        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) mean[tkc_r] = (tkc_red1[tkc_r] * 0.0009765625f);
+        // rstd = rsqrt(rowsum((s - mean) * (s - mean)) * (1.0 / D) + 1.0000000000000001e-05)
+        float tkc_red2[1];  // rowsum((s - mean) * (s - mean))
+        #pragma unroll
+        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) tkc_red2[tkc_r] = 0.f;
+        #pragma unroll
+        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
+            tkc_red2[(tkc_i) / 32] += ((s[tkc_i] - mean[(tkc_i) / 32]) * (s[tkc_i] - mean[(tkc_i) / 32]));
+        }
+        #pragma unroll
+        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) {  // the 32 lanes of a warp that share a row
+            tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 1);
+            tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 2);
+            tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 4);
+            tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 8);
+            tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 16);
+        }
+        #pragma unroll
+        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) rstd[tkc_r] = rsqrtf(((tkc_red2[tkc_r] * 0.0009765625f) + 1e-05f));
         // no pipeline: finish follows setup
         // finish
         // S[block.m, 0] <- bf16(s)  [rows]

@@ -371,7 +371,12 @@ static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c) {
             philox_index(e, b, A, c, 2, "tkc_philox_uniform_gw", "tkc_philox_uniform");
             sb_putc(b, ')');
             return;
-        case FN_KEEP:
+        case FN_KEEP: {
+            const char *h = e->rand_aligned ? hoisted_name(e, x) : NULL;
+            if (h) { /* the statement's mask, computed first (hoist_keep_masks) */
+                sb_printf(b, "((%s[(%s) >> 5] >> ((%s) & 31)) & 1u)", h, c->i, c->i);
+                return;
+            }
             /* dropout's mask at 16 bits an element (tkc_philox.cuh: eight consecutive elements of
              * stream 1 share one call); the threshold is uniform, computed once by the compiler */
             need(e, "tkc_philox.cuh", "philox");
@@ -381,6 +386,7 @@ static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c) {
             scalar_expr(e, b, A[2], false);
             sb_puts(b, "))");
             return;
+        }
         case FN_MIN: case FN_MAX:
             if (t->kind == TY_INT) break;
             sb_printf(b, "%s(", x->fn == FN_MIN ? "fminf" : "fmaxf");
@@ -844,6 +850,46 @@ static void rand_offsets(Em *e, const PExpr *x, StrBuf *cond, int *which) {
 
 static void emit_reg_assign_once(Em *e, const PStmt *st, const PExpr *lhs, const char *decl_name, const Type *dt);
 
+/* The keep() calls of a rowwise statement whose destination is a whole tile t and whose offsets
+ * are multiples of 8 (e->rand_aligned): each call's mask for this thread's n values is computed
+ * first, one Philox call per 8-column chunk into 8 bits of a word (tkc_philox_keep8), so the
+ * element loop reads bits instead of leaving the compiler to find the shared calls (it found
+ * fewer than half of them: 13 calls where 4 serve at D = 2048). Reductions' arguments are not
+ * entered: their loops run over their own tiles. */
+static void hoist_keep_masks(Em *e, const PExpr *x, const Type *t, int n) {
+    if (!x) return;
+    switch (x->kind) {
+    case PX_CALL:
+        if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM || x->fn == FN_COLMAX || x->fn == FN_COLMIN ||
+            x->fn == FN_COLSUM || x->fn == FN_CUMSUM)
+            return;
+        for (int i = 0; i < x->nargs; i++) hoist_keep_masks(e, x->args[i], t, n);
+        if (x->fn == FN_KEEP && !hoisted_name(e, x)) {
+            const char *name = arena_printf(e->a, "tkc_keep%d", e->tmp++);
+            Ctx c = tile_ctx(e->pk, t, "(8 * tkc_k)");
+            const char *rc = arena_printf(e->a, "(%s * %d + %s)", row_expr(e, &c), c.cols, col_expr(e, &c, 0));
+            need(e, "tkc_philox.cuh", "philox");
+            need(e, "tkc_philox.cuh", "philox16");
+            L("uint32_t %s[%d] = {};  // %s: this thread's %d values, a bit each", name, (n + 31) / 32, px_str(e->a, x), n);
+            L("#pragma unroll");
+            L("for (int tkc_k = 0; tkc_k < %d; ++tkc_k)  // one Philox call per chunk of 8 columns", n / 8);
+            L("    %s[tkc_k >> 2] |= tkc_philox_keep8((uint64_t)(uint32_t)(%s), (uint64_t)((long long)(%s) >> 3) + (uint64_t)(%s >> 3), "
+              "tkc_philox_threshold16(%s)) << (8 * (tkc_k & 3));",
+              name, scalar_str(e, x->args[0], false), scalar_str(e, x->args[1], false), rc, scalar_str(e, x->args[2], false));
+            vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
+        }
+        return;
+    case PX_BINARY: hoist_keep_masks(e, x->l, t, n); hoist_keep_masks(e, x->r, t, n); return;
+    case PX_UNARY: hoist_keep_masks(e, x->l, t, n); return;
+    case PX_COND:
+        hoist_keep_masks(e, x->cond, t, n);
+        hoist_keep_masks(e, x->l, t, n);
+        hoist_keep_masks(e, x->r, t, n);
+        return;
+    default: return;
+    }
+}
+
 /* `dst op= expr` for a register tile or vector (or a column slice of a tile); in a rowwise kernel a
  * statement with rand() or keep() runs in two versions, picked by whether the offsets are multiples
  * of 4 (rand) and 8 (keep): then the consecutive elements of a thread's 8-column chunk share one
@@ -899,6 +945,8 @@ static void emit_reg_assign_once(Em *e, const PStmt *st, const PExpr *lhs, const
     e->hoisted.n = 0;
     hoist_row_values(e, rhs);
     int n = frag_count(e->pk, vt);
+    if (e->rand_aligned && vt->kind == TY_TILE && row0 == 0 && col0 == 0 && pcols == vt->cols && n % 8 == 0)
+        hoist_keep_masks(e, rhs, vt, n);
     if (vt->kind == TY_TILE && is16(vt->dt)) {
         const char *k = vt->dt == DT_BF16 ? "bf16" : "fp16";
         need(e, "tkc_ptx.cuh", "math");

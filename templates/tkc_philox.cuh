@@ -128,6 +128,19 @@ TKC_DEVICE int tkc_philox_keep_gk(uint64_t seed, uint64_t g, int k, uint32_t t) 
     const uint32_t w = tkc_philox_pick(v, (unsigned)(k >> 1) & 3u);
     return ((k & 1) ? (w >> 16) : (w & 0xFFFFu)) >= t;
 }
+// keep() of the eight elements 8g .. 8g + 7 as bits 0..7 of a mask, from one Philox call (element
+// 8g + k is bit k: the same bits tkc_philox_keep_gk gives one at a time).
+TKC_DEVICE uint32_t tkc_philox_keep8(uint64_t seed, uint64_t g, uint32_t t) {
+    uint32_t v[4];
+    tkc_philox_group16(seed, g, v);
+    uint32_t m = 0;
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+    for (int j = 0; j < 4; j++)
+        m |= (uint32_t)((v[j] & 0xFFFFu) >= t) << (2 * j) | (uint32_t)((v[j] >> 16) >= t) << (2 * j + 1);
+    return m;
+}
 // keep() of element i alone (a whole call for one element: for edges, other layouts and tests).
 TKC_DEVICE int tkc_philox_keep(uint64_t seed, uint64_t i, uint32_t t) {
     return tkc_philox_keep_gk(seed, i >> 3, (int)(i & 7), t);

@@ -200,8 +200,11 @@ static void test_keep(void **state) {
         for (int j = 0; j < 4; j++) assert_int_equal(w[j], want[v][j]);
         for (int k = 0; k < 8; k++) {   /* element 8g + k: half k % 2 of word k / 2 */
             const uint32_t h = (want[v][k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
-            for (uint32_t t = 0; t <= 65536u; t += 4099u)
+            for (uint32_t t = 0; t <= 65536u; t += 4099u) {
                 assert_int_equal(tkc_philox_keep_gk(seed, groups[v], k, t), h >= t);
+                /* the mask form the rowwise element loops read: bit k is element 8g + k */
+                assert_int_equal((tkc_philox_keep8(seed, groups[v], t) >> k) & 1u, h >= t);
+            }
             assert_int_equal(tkc_philox_keep(seed, 8 * groups[v] + (uint64_t)k, 0x8000u), h >= 0x8000u);
         }
     }
