@@ -414,6 +414,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     plan_block_loads(L);
     lower_groups(L, &pk->compute_ops);
     fold_zero_fills(L);
+    plan_wg_branch_bars(L);
     if (pk->pingpong && !pk->overlap) diag_error(L->d, sk->pipe->span, "pingpong = 1 needs overlap = 1");
     pk->step_ops = pk->compute_ops;
     pk->step_ops.v = ARENA_NEW_N(L->a, POp *, pk->compute_ops.n > 0 ? pk->compute_ops.n : 1);

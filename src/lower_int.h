@@ -118,6 +118,13 @@ void apply_overlap(Lower *L);
 void plan_peel(Lower *L);
 void plan_release_arrivals(Lower *L);
 void plan_coalesce_bars(Lower *L);
+/* pass_coalesce_bars.c: the block of its shared tile a register-to-shared move writes */
+typedef struct PlanRegion { int r0, c0, r1, c1; } PlanRegion;
+PlanRegion plan_write_region(const PlanKernel *pk, const POp *o);
+bool plan_regions_overlap(PlanRegion a, PlanRegion b);
+
+/* pass_wg_bars.c */
+void plan_wg_branch_bars(Lower *L);
 
 /* lower_support.c */
 void check_support(Lower *L);

@@ -410,7 +410,11 @@ retry:
     }
     pk->smem_used = off;
     pk->smem_total = off + SMEM_SLACK;
-    if (pk->smem_total > SMEM_LIMIT && pk->staging_buf >= 0 && pk->staging_per_wg == 2) {
+    /* what a block may use: all of it, or with blocks_per_sm = n its share of the SM (each block
+     * also costs the SMEM_RESERVED bytes the hardware keeps) */
+    const int blocks = L->sk->blocks_per_sm > 1 ? L->sk->blocks_per_sm : 1;
+    const int budget = blocks > 1 && SMEM_SM / blocks - SMEM_RESERVED < SMEM_LIMIT ? SMEM_SM / blocks - SMEM_RESERVED : SMEM_LIMIT;
+    if (pk->smem_total > budget && pk->staging_buf >= 0 && pk->staging_per_wg == 2) {
         /* first halve the chunks' width, keeping two per warpgroup (the bytes of one 64-wide
          * chunk), so a chunk still fills while the one before it is stored; then one chunk */
         if (!pk->staging_halved && halve_staging(L)) goto retry;

@@ -749,15 +749,17 @@ void check_reg_budget(Lower *L) {
  * written from registers, a relayout through scratch memory) cannot run under a condition on wg:
  * the warpgroups that skip it never reach its barriers, and the block deadlocks (sync() is
  * rejected the same way in sema). Reported at the statement. */
-static void wg_barriers(Lower *L, const POpList *ops, int wg_depth, Span cond, bool *reported) {
+static void wg_barriers(Lower *L, const POpList *ops, int wg_depth, Span cond, const char *why, bool *reported) {
     PlanKernel *pk = L->pk;
     for (int i = 0; i < ops->n && !*reported; i++) {
         const POp *o = ops->v[i];
         if (o->kind == POP_IF || o->kind == POP_FOR) {
             bool w = o->kind == POP_IF ? px_mentions_wg(o->cond) : px_mentions_wg(o->lo) || px_mentions_wg(o->hi);
             Span sp = w ? (o->kind == POP_IF ? o->cond->span : o->lo->span) : cond;
-            wg_barriers(L, &o->then_ops, wg_depth + w, sp, reported);
-            wg_barriers(L, &o->else_ops, wg_depth + w, sp, reported);
+            /* why pass_wg_bars.c left the if's barriers inside it */
+            const char *wy = w && o->kind == POP_IF && o->note ? o->note : why;
+            wg_barriers(L, &o->then_ops, wg_depth + w, sp, wy, reported);
+            wg_barriers(L, &o->else_ops, wg_depth + w, sp, wy, reported);
             continue;
         }
         if (o->kind != POP_BAR || !wg_depth || o->bar < 0 || o->bar >= pk->nbars.n) continue;
@@ -772,7 +774,10 @@ static void wg_barriers(Lower *L, const POpList *ops, int wg_depth, Span cond, b
                    "this statement meets every consumer warpgroup at a barrier (%s), but it runs under a condition on wg: "
                    "the warpgroups that skip it never reach the barrier and the block deadlocks; move it out of the if",
                    o->note ? o->note : pk->nbars.v[o->bar].why);
-        diag_note(L->d, cond, "the condition on wg");
+        if (why)
+            diag_note(L->d, cond, "the condition on wg (the barriers cannot move out of the if, around the whole of it: %s)", why);
+        else
+            diag_note(L->d, cond, "the condition on wg");
         *reported = true;
     }
 }
@@ -780,7 +785,7 @@ static void wg_barriers(Lower *L, const POpList *ops, int wg_depth, Span cond, b
 void check_wg_barriers(Lower *L) {
     PlanKernel *pk = L->pk;
     bool reported = false;
-    wg_barriers(L, &pk->setup_ops, 0, L->sk->k->name_span, &reported);
-    wg_barriers(L, &pk->step_ops, 0, L->sk->k->name_span, &reported);
-    wg_barriers(L, &pk->finish_ops, 0, L->sk->k->name_span, &reported);
+    wg_barriers(L, &pk->setup_ops, 0, L->sk->k->name_span, NULL, &reported);
+    wg_barriers(L, &pk->step_ops, 0, L->sk->k->name_span, NULL, &reported);
+    wg_barriers(L, &pk->finish_ops, 0, L->sk->k->name_span, NULL, &reported);
 }

@@ -295,6 +295,7 @@ void op_effects(Lower *L, POp *o, Effects *e) {
         return;
     case POP_BAR:
         if (o->buf >= 0) symset_add(L, &e->wbufs, L->pk->bufs.v[o->buf].sym);
+        for (int i = 0; i < o->more_bufs.n; i++) symset_add(L, &e->wbufs, L->pk->bufs.v[o->more_bufs.v[i]].sym);
         return;
     case POP_STMT:
         stmt_effects(L, o->st, &e->rd, &e->wr, &e->bufs);

@@ -15,18 +15,20 @@
  * fences of the earlier writes go too. The notes say how many barriers and fences went. */
 #include "lower_int.h"
 
-typedef struct Region { int r0, c0, r1, c1; } Region;
+typedef PlanRegion Region;
+#define region_of plan_write_region
+#define overlap plan_regions_overlap
 
 /* the block of its shared tile a register-to-shared move writes */
-static Region region_of(const PlanKernel *pk, const POp *o) {
+PlanRegion plan_write_region(const PlanKernel *pk, const POp *o) {
     const PlanMove *m = o->mv;
     const PExpr *sh = o->st->lhs;
     const PlanBuf *b = &pk->bufs.v[m->buf];
-    if (sh->kind != PX_INDEX) return (Region){0, 0, b->rows, b->cols};
-    return (Region){m->srow0, m->scol0, m->srow0 + m->rt->rows, m->scol0 + m->rt->cols};
+    if (sh->kind != PX_INDEX) return (PlanRegion){0, 0, b->rows, b->cols};
+    return (PlanRegion){m->srow0, m->scol0, m->srow0 + m->rt->rows, m->scol0 + m->rt->cols};
 }
 
-static bool overlap(Region a, Region b) { return a.r0 < b.r1 && b.r0 < a.r1 && a.c0 < b.c1 && b.c0 < a.c1; }
+bool plan_regions_overlap(PlanRegion a, PlanRegion b) { return a.r0 < b.r1 && b.r0 < a.r1 && a.c0 < b.c1 && b.c0 < a.c1; }
 
 static bool is_write_of(const POp *o, int buf) {
     return o->kind == POP_MOVE && o->mv && o->mv->to_shared && o->mv->buf == buf && o->mv->rt && o->mv->rt->kind == TY_TILE;

@@ -269,6 +269,8 @@ struct POp {
     bool bar_shifted;   /* lowering's bookkeeping: bar already renumbered by plan_named_bars */
     int buf;            /* POP_BAR before a write of a scratch tile: the tile (its earlier readers
                          * must be done: the scheduler waits for products reading it first) */
+    Vec(int) more_bufs; /* POP_BAR before writes under an if on wg (pass_wg_bars.c): the other tiles
+                         * written there, whose earlier readers must be done too, like buf's */
     bool bulk_read;     /* POP_BAR: the thread that issued TMA stores from buf waits until they read it */
     int store;          /* POP_STORE: index into the kernel's stores */
 };
