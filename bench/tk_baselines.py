@@ -49,7 +49,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 TKLIB = os.path.join(ROOT, ".carry", "tk", "lib")
 TKCLIB = os.path.join(ROOT, ".carry", "tk", "tkclib")
 FAMILIES = ("based", "hedgehog", "linear_attention", "mamba2", "fftconv")
-LIMIT_S = {"based": 45, "hedgehog": 45, "linear_attention": 45, "mamba2": 45, "fftconv": 60}
+LIMIT_S = {"based": 90, "hedgehog": 45, "linear_attention": 45, "mamba2": 45, "fftconv": 60}
 P_, LL, I_ = ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int
 
 
@@ -109,6 +109,11 @@ def run_based(torch, args, emit):
     fn_tkc = ctypes.CDLL(os.path.join(TKCLIB, "based", "based.so")).tkc_based
     fn_tkc.restype = ctypes.c_int
     fn_tk = tk_fn("based", [P_] * 7 + [I_] * 3 + [P_])
+    # --variant based=PATH ...: other tkc builds of based (same signature), checked and timed beside the rest
+    fn_vars = {}
+    for i, path in enumerate(args.variant.get("based", [])):
+        fn_vars["tkc_var%d" % (i + 1)] = ctypes.CDLL(path).tkc_based
+        fn_vars["tkc_var%d" % (i + 1)].restype = ctypes.c_int
     keep = []
     st = lambda: torch.cuda.current_stream().cuda_stream
 
@@ -141,14 +146,23 @@ def run_based(torch, args, emit):
                   what="tkc O*Z vs fp64 numerator"))
         emit(dict(kind="check", family="based", impl="tk_vs_tkc", T=T, inputs=dist,
                   rel_err=rel(o, O.double() * Z.double()[..., None]), what="TK O vs tkc O*Z"))
+        for name, fn in fn_vars.items():
+            O.fill_(float("nan"))
+            Z.fill_(float("nan"))
+            bm.call(fn, Q, K, V, O, Z, st(), keep)
+            torch.cuda.synchronize()
+            emit(dict(kind="check", family="based", impl=name, T=T, inputs=dist,
+                      rel_err=rel(O.double() * Z.double()[..., None], num), what="O*Z vs fp64 numerator (--variant)"))
     B, H = 16, 16
     for T in args.t:
         Q, K, V = bm.make_inputs(torch, B, H, T, seed=1, layout="bhtd", dist="tk")
         o, a2, a1, a0 = bufs(B, H, T)
         O = torch.empty(B, H, T, 64, device="cuda", dtype=torch.bfloat16)
         Z = torch.empty(B, H, T, device="cuda", dtype=torch.float32)
-        ms = time_alternated(torch, {"tkc": lambda: bm.call(fn_tkc, Q, K, V, O, Z, st(), keep),
-                                     "tk": lambda: tk(Q, K, V, o, a2, a1, a0)}, args.rounds)
+        impls = {"tkc": lambda: bm.call(fn_tkc, Q, K, V, O, Z, st(), keep), "tk": lambda: tk(Q, K, V, o, a2, a1, a0)}
+        for name, fn in fn_vars.items():
+            impls[name] = lambda fn=fn: bm.call(fn, Q, K, V, O, Z, st(), keep)
+        ms = time_alternated(torch, impls, args.rounds)
         fl = bm.flops(B, H, T)
         emit(dict(kind="time", family="based", shape="B16 H16 T%d" % T, T=T, flops=fl,
                   **{n + "_ms": v for n, v in ms.items()}, **{n + "_tflops": fl / v / 1e9 for n, v in ms.items()}))
@@ -568,8 +582,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", nargs="*", default=list(FAMILIES), choices=FAMILIES)
     ap.add_argument("--t", type=int, nargs="*", default=[1024, 2048, 4096, 8192])
+    ap.add_argument("--variant", nargs="*", default=[], metavar="FAMILY=LIB",
+                    help="another tkc library of a family (based), checked and timed beside the default")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    variants = args.variant
+    args.variant = {}
+    for v in variants:
+        fam, path = v.split("=", 1)
+        args.variant.setdefault(fam, []).append(path)
     os.makedirs(args.out, exist_ok=True)
     if args.child:
         return child(args)
@@ -581,7 +602,7 @@ def main():
         if os.path.exists(path):
             os.remove(path)
         cmd = [sys.executable, os.path.abspath(__file__), "--child", "--only", fam, "--out", args.out,
-               "--rounds", str(args.rounds), "--t", *map(str, args.t)]
+               "--rounds", str(args.rounds), "--t", *map(str, args.t)] + (["--variant", *variants] if variants else [])
         t0 = time.time()
         try:
             rc = subprocess.run(cmd, timeout=LIMIT_S[fam]).returncode

@@ -43,6 +43,8 @@ enum {
 
 namespace {
 
+constexpr int BLOCKS = 2;
+
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
 TKC_DEVICE unsigned char *tkc_align_smem(unsigned char *p) {
@@ -190,6 +192,15 @@ TKC_DEVICE void tkc_ldmatrix_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint3
 }
 
 
+// Two neighbouring fp32 values from or to shared memory (8-byte aligned).
+TKC_DEVICE void tkc_lds_v2(uint32_t addr, float &x, float &y) {
+    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(addr) : "memory");
+}
+TKC_DEVICE void tkc_sts_v2(uint32_t addr, float x, float y) {
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
+
 // Fast math on fp32 values and 16-bit packing.
 TKC_DEVICE float tkc_exp2(float x) {
     float y;
@@ -324,17 +335,6 @@ static cudaError_t tkc_unstage(const tkc_staged *sg) {
     return sg->buf ? tkc_stage_rows(sg->buf, sg->user, sg->st, sg->dims, sg->rank, sg->elem, false, sg->stream) : cudaSuccess;
 }
 
-// Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
-// tiles of every dtype share; src/hopper.c acc_fragment_pos is the reference): in each 64-row block
-// warp w holds rows 16w .. 16w + 15; lane l holds rows lrow = 16w + l / 4 and lrow + 8, and in each
-// 8-column slab columns lcol = 2 (l % 4) and lcol + 1. Value i of a tile of cols columns:
-TKC_DEVICE int tkc_frag_row(int lrow, int i, int cols) { return lrow + 8 * ((i >> 1) & 1) + 64 * (i / (cols / 2)); }
-TKC_DEVICE int tkc_frag_col(int lcol, int i, int cols) { return lcol + 8 * ((i % (cols / 2)) >> 2) + (i & 1); }
-// slot r of a per_row vector (the rows a thread holds) and slot k of a per_col one (its columns)
-TKC_DEVICE int tkc_rowvec_row(int lrow, int r) { return lrow + 8 * (r & 1) + 64 * (r >> 1); }
-TKC_DEVICE int tkc_colvec_col(int lcol, int k) { return lcol + 8 * (k >> 1) + (k & 1); }
-
-
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
 // cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
@@ -349,17 +349,15 @@ TKC_DEVICE uint32_t tkc_tile_offset(int rows, int cols, int elem, int span, int 
     return a ^ (((a >> 7) & mask) << 4);
 }
 
-template <int TB, int SA>
-TKC_DEVICE void tkc_wgmma_m64n16k16_rs_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %13, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, "
-        "{%8, %9, %10, %11}, %12, p, %14, 1, %15;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TB));
-}
+// Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
+// tiles of every dtype share; src/hopper.c acc_fragment_pos is the reference): in each 64-row block
+// warp w holds rows 16w .. 16w + 15; lane l holds rows lrow = 16w + l / 4 and lrow + 8, and in each
+// 8-column slab columns lcol = 2 (l % 4) and lcol + 1. Value i of a tile of cols columns:
+TKC_DEVICE int tkc_frag_row(int lrow, int i, int cols) { return lrow + 8 * ((i >> 1) & 1) + 64 * (i / (cols / 2)); }
+TKC_DEVICE int tkc_frag_col(int lcol, int i, int cols) { return lcol + 8 * ((i % (cols / 2)) >> 2) + (i & 1); }
+// slot r of a per_row vector (the rows a thread holds) and slot k of a per_col one (its columns)
+TKC_DEVICE int tkc_rowvec_row(int lrow, int r) { return lrow + 8 * (r & 1) + 64 * (r >> 1); }
+TKC_DEVICE int tkc_colvec_col(int lcol, int k) { return lcol + 8 * (k >> 1) + (k & 1); }
 
 
 template <int TA, int TB, int SA>
@@ -385,19 +383,6 @@ TKC_DEVICE void tkc_wgmma_m64n32k16_ss_bf16(float *d, uint64_t desc_a, uint64_t 
         "%16, %17, p, %19, 1, %20, %21;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
         : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB));
-}
-
-
-template <int TB, int SA>
-TKC_DEVICE void tkc_wgmma_m64n64k16_rs_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-        "{%32, %33, %34, %35}, %36, p, %38, 1, %39;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TB));
 }
 
 
@@ -438,9 +423,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 // kernel based: the plan tkc chose (tkc --emit=plan prints the same)
 // ================================================================================================
 // kernel based
-//   roles: producer warpgroup 0 (setmaxnreg 56), consumer warpgroups 1..1 (setmaxnreg 256); 256 threads
-//   registers: 128 x 56 + 1 x 128 x 256 = 39,936 of 65,536
-//   consumer registers (estimate): 252 of 256 = a2 128 + a1 16 + m 8 + o 32 + x 8 + qr 4 + kr 4 + qa 8 + den 2 + w 2 + o_operand 4 + o_operand11 4 + o_operand12 4 + o_operand13 4 + overhead 24
+//   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..1 (setmaxnreg 232); 256 threads
+//   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
+//   consumer registers (estimate): 220 of 232 = a2lo 64 + a2hi 64 + t 16 + o 32 + x 8 + qr 4 + kr 4 + den 2 + w 2 + overhead 24
 //   grid: b = B, h = H; one block per work tile; order row_major
 //   pipeline: j < cdiv(T, 64); 2 stages
 //   shared memory (from the 1024-aligned base):
@@ -448,23 +433,25 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     0         4,096     q           bf16[64, 16]       32B      2       ring (group q)
 //     4,096     4,096     k           bf16[64, 16]       32B      2       ring (group k)
 //     8,192     16,384    v           bf16[64, 64]       128B     2       ring (group v)
-//     24,576    32,768    qf          bf16[64, 256]      128B x4  1       scratch
-//     57,344    32,768    kf          bf16[64, 256]      128B x4  1       scratch
-//     90,112    4,096     kw          bf16[64, 32]       64B      1       scratch
-//     94,208    8,192     kx          bf16[64, 64]       128B     1       scratch
-//     102,400   32,768    a2s         bf16[256, 64]      128B     1       scratch
-//     135,168   4,096     a1s         bf16[64, 32]       64B      1       scratch
-//     139,264   2,048     ms          bf16[64, 16]       32B      1       scratch
-//     141,312   16,384    staging     bf16[64, 64]       128B     2       staging
-//     157,696   96        barriers
-//     total 157,792 + 1,024 base alignment = 158,816 of 232,448
+//     24,576    16,384    f           bf16[64, 128]      128B x2  1       scratch
+//     40,960    4,096     kw          bf16[64, 32]       64B      1       scratch
+//     45,056    4,096     qw          bf16[64, 32]       64B      1       scratch
+//     49,152    8,192     kx          bf16[64, 64]       128B     1       scratch
+//     57,344    32,768    a2s         bf16[256, 64]      128B     1       scratch
+//     90,112    4,096     a1s         bf16[64, 32]       64B      1       scratch
+//     94,208    2,048     ms          bf16[64, 16]       32B      1       scratch
+//     96,256    8,192     a1f         fp32[64, 32]       128B     1       scratch
+//     104,448   4,096     mf          fp32[64, 16]       64B      1       scratch
+//     108,544   4,096     staging     bf16[64, 32]       64B      1       staging
+//     112,640   96        barriers
+//     total 112,736 + 1,024 base alignment = 113,760 of 232,448
 //   barriers:
-//     full_q[2] at 157,696: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_q[2] at 157,712: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
-//     full_k[2] at 157,728: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_k[2] at 157,744: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
-//     full_v[2] at 157,760: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_v[2] at 157,776: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     full_q[2] at 112,640: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_q[2] at 112,656: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_k[2] at 112,672: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_k[2] at 112,688: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_v[2] at 112,704: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_v[2] at 112,720: count 1 (one elected thread per consumer warpgroup releases the stage)
 //   named barriers:
 //     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
 //     scratch: id 2, 128 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
@@ -473,7 +460,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     tm_Q_64x16: Q bf16 rank 4, box {16, 64, 1, 1}, swizzle 32B
 //     tm_K_64x16: K bf16 rank 4, box {16, 64, 1, 1}, swizzle 32B
 //     tm_V_64x64: V bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
-//     tm_O_64x64: O bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B, stores
+//     tm_O_64x32: O bf16 rank 4, box {32, 64, 1, 1}, swizzle 64B, stores
 //   producer:
 //     per step: wait empty_q, expect 2,048 bytes on full_q
 //       q <- Q[block.b, block.h, j, 0]  [tm_Q_64x16, 1 box]
@@ -483,23 +470,40 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       v <- V[block.b, block.h, j, 0]  [tm_V_64x64, 1 box]
 //   consumers:
 //     setup:
-//       a2 = 0  [fp32[256, 64] in registers, accumulator layout, whole per warpgroup]
-//       a1 = 0  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
-//       m = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       a2lo = 0  [fp32[128, 64] in registers, accumulator layout, whole per warpgroup]
+//       a2hi = 0  [fp32[128, 64] in registers, accumulator layout, whole per warpgroup]
+//       t = 0  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
+//       bar.sync 2, 128 (scratch): every earlier reader of 'a1f' is done
+//       move a1f <- t  [st.shared.v2, a1f 128B swizzle, whole tile per warpgroup]
+//       bar.sync 2, 128 (scratch): 'a1f' is complete
+//       bar.sync 2, 128 (scratch): every earlier reader of 'a1s' is done
+//       move a1s <- bf16(t)  [stmatrix.x4, a1s 64B swizzle, whole tile per warpgroup]
+//       fence.proxy.async ('a1s' is read by products)
+//       bar.sync 2, 128 (scratch): 'a1s' is complete
 //       x = where(col == 0, 1.0, 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'kw' is done
 //       move kw[:, 16:32] <- bf16(x)  [stmatrix.x4, kw 64B swizzle, whole tile per warpgroup] (the block at kw[0, 16])
 //       fence.proxy.async ('kw' is read by products)
 //       bar.sync 2, 128 (scratch): 'kw' is complete
+//       bar.sync 2, 128 (scratch): every earlier reader of 'qw' is done
+//       move qw[:, 16:32] <- bf16(x)  [stmatrix.x4, qw 64B swizzle, whole tile per warpgroup] (the block at qw[0, 16])
+//       fence.proxy.async ('qw' is read by products)
+//       bar.sync 2, 128 (scratch): 'qw' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'kx' is done
 //       move kx[:, 16:32] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 16])
-//       qa = bf16(where(col == 16, 1.0, 0.0))  [bf16[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       x = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       bar.sync 2, 128 (scratch): every earlier reader of 'mf' is done
+//       move mf <- x  [st.shared.v2, mf 64B swizzle, whole tile per warpgroup]
+//       bar.sync 2, 128 (scratch): 'mf' is complete
+//       bar.sync 2, 128 (scratch): every earlier reader of 'ms' is done
+//       move ms <- bf16(x)  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
+//       fence.proxy.async ('ms' is read by products)
+//       bar.sync 2, 128 (scratch): 'ms' is complete
 //       move kx[:, 32:48] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 32])
 //       move kx[:, 48:64] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 48])
 //       fence.proxy.async ('kx' is read by products)
 //       bar.sync 2, 128 (scratch): 'kx' is complete
-//     first step:
+//     every step (the first one too):
 //       wait full_q
 //       move qr <- q  [ldmatrix.x4, q 32B swizzle, whole tile per warpgroup]
 //       wait full_k
@@ -512,92 +516,58 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move kx[:, 0:16] <- kr  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('kx' is read by products)
 //       bar.sync 2, 128 (scratch): 'kx' is complete
-//       qa[:, 0:16] = bf16(fp32(qr) * 0.25)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       bar.sync 2, 128 (scratch): every earlier reader of 'qw' is done
+//       move qw[:, 0:16] <- bf16(fp32(qr) * 0.25)  [stmatrix.x4, qw 64B swizzle, whole tile per warpgroup]
+//       fence.proxy.async ('qw' is read by products)
+//       bar.sync 2, 128 (scratch): 'qw' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'a2s' is done
-//       move a2s <- bf16(a2)  [stmatrix.x4, a2s 128B swizzle, whole tile per warpgroup]
+//       move a2s[0:128, :] <- bf16(a2lo)  [stmatrix.x4, a2s 128B swizzle, whole tile per warpgroup]
+//       move a2s[128:256, :] <- bf16(a2hi)  [stmatrix.x4, a2s 128B swizzle, whole tile per warpgroup] (the block at a2s[128, 0])
 //       fence.proxy.async ('a2s' is read by products)
 //       bar.sync 2, 128 (scratch): 'a2s' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'a1s' is done
-//       move a1s <- bf16(a1)  [stmatrix.x4, a1s 64B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('a1s' is read by products)
-//       bar.sync 2, 128 (scratch): 'a1s' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'ms' is done
-//       move ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('ms' is read by products)
-//       bar.sync 2, 128 (scratch): 'ms' is complete
 //       w = rowsum(where(col == 0, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       move qf[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup]
+//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
+//       move f[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
 //       w = rowsum(where(col == 1, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 16])
+//       move f[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
 //       w = rowsum(where(col == 2, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 32])
+//       move f[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
 //       w = rowsum(where(col == 3, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 48])
+//       move f[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
 //       w = rowsum(where(col == 4, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 64])
+//       move f[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
 //       w = rowsum(where(col == 5, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 80])
+//       move f[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
 //       w = rowsum(where(col == 6, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 96])
+//       move f[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
 //       w = rowsum(where(col == 7, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 112])
+//       move f[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
+//       fence.proxy.async ('f' is read by products)
+//       bar.sync 2, 128 (scratch): 'f' is complete
+//       mma o = f @ a2s[0:128, :]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
 //       w = rowsum(where(col == 8, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 128:144] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 128])
+//       wgmma.wait_group 0  (registers of a product in flight)
+//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
+//       move f[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
 //       w = rowsum(where(col == 9, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 144:160] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 144])
+//       move f[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
 //       w = rowsum(where(col == 10, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 160:176] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 160])
+//       move f[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
 //       w = rowsum(where(col == 11, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 176:192] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 176])
+//       move f[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
 //       w = rowsum(where(col == 12, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 192:208] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 192])
+//       move f[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
 //       w = rowsum(where(col == 13, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 208:224] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 208])
+//       move f[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
 //       w = rowsum(where(col == 14, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 224:240] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 224])
+//       move f[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
 //       w = rowsum(where(col == 15, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 240:256] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 240])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       w = rowsum(where(col == 0, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       move kf[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 1, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 16])
-//       w = rowsum(where(col == 2, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 32])
-//       w = rowsum(where(col == 3, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 48])
-//       w = rowsum(where(col == 4, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 64])
-//       w = rowsum(where(col == 5, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 80])
-//       w = rowsum(where(col == 6, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 96])
-//       w = rowsum(where(col == 7, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 112])
-//       w = rowsum(where(col == 8, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 128:144] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 128])
-//       w = rowsum(where(col == 9, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 144:160] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 144])
-//       w = rowsum(where(col == 10, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 160:176] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 160])
-//       w = rowsum(where(col == 11, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 176:192] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 176])
-//       w = rowsum(where(col == 12, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 192:208] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 192])
-//       w = rowsum(where(col == 13, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 208:224] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 208])
-//       w = rowsum(where(col == 14, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 224:240] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 224])
-//       w = rowsum(where(col == 15, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 240:256] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 240])
-//       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma o = qf @ a2s  [wgmma m64n64k16 x 16 per warpgroup, SS, A K-major, B N-major (128B)]
-//       mma o += qa @ a1s.T  [wgmma m64n64k16 x 2 per warpgroup, RS, A registers, B K-major (64B)]
-//       mma x = qa @ ms[0:32, :]  [wgmma m64n16k16 x 2 per warpgroup, RS, A registers, B N-major (32B)]
+//       move f[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
+//       fence.proxy.async ('f' is read by products)
+//       bar.sync 2, 128 (scratch): 'f' is complete
+//       mma o += f @ a2s[128:256, :]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)] (B from a2s[128, 0])
+//       mma o += qw @ a1s.T  [wgmma m64n64k16 x 2 per warpgroup, SS, A K-major, B K-major (64B)]
+//       mma x = qw @ ms[0:32, :]  [wgmma m64n16k16 x 2 per warpgroup, SS, A K-major, B N-major (32B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       den = fp32(64 * j) + rowsum(fp32(qr) * x)  [fp32[64] per_row in registers]
 //       mma x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
@@ -605,218 +575,147 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, 0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       wait full_v
-//       mma o += o_operand @ v[0:16, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)]
+//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
+//       move f[:, 0:16] <- bf16(x)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
 //       mma x = q @ k[16:32, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[16, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, -16)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand11 @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
+//       move f[:, 16:32] <- bf16(x)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
 //       mma x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[32, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, -32)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand12 @ v[32:48, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[32, 0])
+//       move f[:, 32:48] <- bf16(x)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
 //       mma x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[48, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       release empty_q, by every warp
 //       x = tril(1 + x + 0.5 * x * x, -48)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand13 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
-//       mma a2 += kf.T @ v  [wgmma m64n64k16 x 16 per warpgroup, SS, A M-major, B N-major (128B)]
-//       mma a1 += v.T @ kw  [wgmma m64n32k16 x 4 per warpgroup, SS, A M-major, B N-major (64B)]
-//       mma m += kx.T @ k  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)]
-//       wgmma.wait_group 3  (registers of a product in flight)
-//       store O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
-//       store Z[block.b, block.h, j] <- den  [vector]
-//       wgmma.wait_group 1  (keep one product group in flight)
-//       release empty_v
-//     every later step:
-//       wait full_q
-//       move qr <- q  [ldmatrix.x4, q 32B swizzle, whole tile per warpgroup]
-//       wait full_k
-//       move kr <- k  [ldmatrix.x4, k 32B swizzle, whole tile per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kw' is done
-//       move kw[:, 0:16] <- kr  [stmatrix.x4, kw 64B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('kw' is read by products)
-//       bar.sync 2, 128 (scratch): 'kw' is complete
+//       move f[:, 48:64] <- bf16(x)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
+//       fence.proxy.async ('f' is read by products)
+//       bar.sync 2, 128 (scratch): 'f' is complete
+//       wait full_v
+//       mma o += f[:, 0:64] @ v  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
+//       w = rowsum(where(col == 0, fp32(kr), 0.0))  [fp32[64] per_row in registers]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kx' is done
-//       release empty_k (previous step's stage), skipped on the first step, by every warp
-//       move kx[:, 0:16] <- kr  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('kx' is read by products)
-//       bar.sync 2, 128 (scratch): 'kx' is complete
-//       qa[:, 0:16] = bf16(fp32(qr) * 0.25)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'a2s' is done
-//       move a2s <- bf16(a2)  [stmatrix.x4, a2s 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('a2s' is read by products)
-//       bar.sync 2, 128 (scratch): 'a2s' is complete
+//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
+//       move f[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
+//       w = rowsum(where(col == 1, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
+//       w = rowsum(where(col == 2, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
+//       w = rowsum(where(col == 3, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
+//       w = rowsum(where(col == 4, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
+//       w = rowsum(where(col == 5, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
+//       w = rowsum(where(col == 6, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
+//       w = rowsum(where(col == 7, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
+//       fence.proxy.async ('f' is read by products)
+//       bar.sync 2, 128 (scratch): 'f' is complete
+//       mma a2lo += f.T @ v  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
+//       w = rowsum(where(col == 8, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 0  (registers of a product in flight)
+//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
+//       move f[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
+//       w = rowsum(where(col == 9, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
+//       w = rowsum(where(col == 10, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
+//       w = rowsum(where(col == 11, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
+//       w = rowsum(where(col == 12, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
+//       w = rowsum(where(col == 13, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
+//       w = rowsum(where(col == 14, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
+//       w = rowsum(where(col == 15, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       move f[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
+//       fence.proxy.async ('f' is read by products)
+//       bar.sync 2, 128 (scratch): 'f' is complete
+//       mma a2hi += f.T @ v  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
+//       move t <- a1f  [ld.shared.v2, a1f 128B swizzle, whole tile per warpgroup]
+//       mma t += v.T @ kw  [wgmma m64n32k16 x 4 per warpgroup, SS, A M-major, B N-major (64B)]
+//       bar.sync 2, 128 (scratch): every earlier reader of 'a1f' is done
+//       wgmma.wait_group 0  (registers of a product in flight)
+//       move a1f <- t  [st.shared.v2, a1f 128B swizzle, whole tile per warpgroup]
+//       release empty_v
+//       bar.sync 2, 128 (scratch): 'a1f' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'a1s' is done
-//       move a1s <- bf16(a1)  [stmatrix.x4, a1s 64B swizzle, whole tile per warpgroup]
+//       move a1s <- bf16(t)  [stmatrix.x4, a1s 64B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('a1s' is read by products)
 //       bar.sync 2, 128 (scratch): 'a1s' is complete
+//       move x <- mf  [ld.shared.v2, mf 64B swizzle, whole tile per warpgroup]
+//       mma x += kx.T @ k  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)]
+//       bar.sync 2, 128 (scratch): every earlier reader of 'mf' is done
+//       wgmma.wait_group 0  (registers of a product in flight)
+//       move mf <- x  [st.shared.v2, mf 64B swizzle, whole tile per warpgroup]
+//       release empty_k, by every warp
+//       bar.sync 2, 128 (scratch): 'mf' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'ms' is done
-//       move ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
+//       move ms <- bf16(x * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('ms' is read by products)
 //       bar.sync 2, 128 (scratch): 'ms' is complete
-//       w = rowsum(where(col == 0, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qf' is done
-//       move qf[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 1, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 16])
-//       w = rowsum(where(col == 2, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 32])
-//       w = rowsum(where(col == 3, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 48])
-//       w = rowsum(where(col == 4, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 64])
-//       w = rowsum(where(col == 5, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 80])
-//       w = rowsum(where(col == 6, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 96])
-//       w = rowsum(where(col == 7, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 112])
-//       w = rowsum(where(col == 8, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 128:144] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 128])
-//       w = rowsum(where(col == 9, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 144:160] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 144])
-//       w = rowsum(where(col == 10, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 160:176] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 160])
-//       w = rowsum(where(col == 11, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 176:192] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 176])
-//       w = rowsum(where(col == 12, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 192:208] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 192])
-//       w = rowsum(where(col == 13, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 208:224] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 208])
-//       w = rowsum(where(col == 14, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 224:240] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 224])
-//       w = rowsum(where(col == 15, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move qf[:, 240:256] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, qf 128B swizzle, whole tile per warpgroup] (the block at qf[0, 240])
-//       fence.proxy.async ('qf' is read by products)
-//       bar.sync 2, 128 (scratch): 'qf' is complete
-//       w = rowsum(where(col == 0, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kf' is done
-//       move kf[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 1, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 16])
-//       w = rowsum(where(col == 2, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 32])
-//       w = rowsum(where(col == 3, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 48])
-//       w = rowsum(where(col == 4, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 64])
-//       w = rowsum(where(col == 5, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 80])
-//       w = rowsum(where(col == 6, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 96])
-//       w = rowsum(where(col == 7, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 112])
-//       w = rowsum(where(col == 8, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 128:144] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 128])
-//       w = rowsum(where(col == 9, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 144:160] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 144])
-//       w = rowsum(where(col == 10, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 160:176] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 160])
-//       w = rowsum(where(col == 11, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 176:192] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 176])
-//       w = rowsum(where(col == 12, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 192:208] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 192])
-//       w = rowsum(where(col == 13, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 208:224] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 208])
-//       w = rowsum(where(col == 14, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 224:240] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 224])
-//       w = rowsum(where(col == 15, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move kf[:, 240:256] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, kf 128B swizzle, whole tile per warpgroup] (the block at kf[0, 240])
-//       fence.proxy.async ('kf' is read by products)
-//       bar.sync 2, 128 (scratch): 'kf' is complete
-//       mma o = qf @ a2s  [wgmma m64n64k16 x 16 per warpgroup, SS, A K-major, B N-major (128B)]
-//       mma o += qa @ a1s.T  [wgmma m64n64k16 x 2 per warpgroup, RS, A registers, B K-major (64B)]
-//       mma x = qa @ ms[0:32, :]  [wgmma m64n16k16 x 2 per warpgroup, RS, A registers, B N-major (32B)]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       den = fp32(64 * j) + rowsum(fp32(qr) * x)  [fp32[64] per_row in registers]
-//       mma x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       x = tril(1 + x + 0.5 * x * x, 0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       wait full_v
-//       mma o += o_operand @ v[0:16, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)]
-//       mma x = q @ k[16:32, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[16, 0])
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       x = tril(1 + x + 0.5 * x * x, -16)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand11 @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
-//       mma x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[32, 0])
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       x = tril(1 + x + 0.5 * x * x, -32)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand12 @ v[32:48, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[32, 0])
-//       mma x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[48, 0])
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       release empty_q, by every warp
-//       x = tril(1 + x + 0.5 * x * x, -48)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       mma o += o_operand13 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
-//       mma a2 += kf.T @ v  [wgmma m64n64k16 x 16 per warpgroup, SS, A M-major, B N-major (128B)]
-//       mma a1 += v.T @ kw  [wgmma m64n32k16 x 4 per warpgroup, SS, A M-major, B N-major (64B)]
-//       mma m += kx.T @ k  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)]
-//       wgmma.wait_group 3  (registers of a product in flight)
 //       store O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
 //       store Z[block.b, block.h, j] <- den  [vector]
-//       wgmma.wait_group 1  (keep one product group in flight)
-//       release empty_v
 //     after the steps:
-//       wgmma.wait_group 0  (the last step's products)
-//       release empty_k (previous step's stage), skipped on the first step, by every warp
 //     finish:
-//   store (store): O[block.b, block.h, j, 0] <- bf16(o / den)  [64x64 chunks through staging, tm_O_64x64]
+//   store (store): O[block.b, block.h, j, 0] <- bf16(o / den)  [64x32 chunks through staging, tm_O_64x32]
 //   store (store): Z[block.b, block.h, j] <- den  [vector from registers, one lane per row]
 //   decisions:
+//     - blocks_per_sm = 2: each block gets 32768 registers, so setmaxnreg gives the producer 24 and each consumer thread 232 (__launch_bounds__(256, 2))
 //     - swizzle 32B for 'q': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 32B for 'k': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'qf': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'kf': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 'f': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 64B for 'kw': a row is 32 x 2 B = 64 B, so the widest span that divides it is 64 B
+//     - swizzle 64B for 'qw': a row is 32 x 2 B = 64 B, so the widest span that divides it is 64 B
 //     - swizzle 128B for 'kx': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'a2s': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 64B for 'a1s': a row is 32 x 2 B = 64 B, so the widest span that divides it is 64 B
 //     - swizzle 32B for 'ms': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
+//     - swizzle 128B for 'a1f': a row is 32 x 4 B = 128 B, so the widest span that divides it is 128 B
+//     - swizzle 64B for 'mf': a row is 16 x 4 B = 64 B, so the widest span that divides it is 64 B
 //     - 'O[block.b, block.h, j, 0] <- bf16(o / den)': a tile divided by a per_row vector takes one reciprocal per row, then a product per element
 //     - the store block runs at the end of every step, after compute, in the same schedule
 //     - 3 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
-//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
-//     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
+//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..1 are consumers (setmaxnreg.inc 232); 256 threads
+//     - stores from registers go through one 64 x 32 chunk per consumer warpgroup in shared memory (swizzle 64B); two would not fit beside the rest, so each chunk waits for the previous store
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - 'w = rowsum(where(col == 0, fp32(qr), 0.0))': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (32 such row sums in this kernel)
-//     - scratch barriers: 124 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 62 async-proxy fences too: one after a run's last write)
-__global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
+//     - scratch barriers: 132 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 66 async-proxy fences too: one after a run's last write)
+//     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
+__global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x32, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
     const uint32_t q_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[64, 16], swizzle 32B, 2 x 2048 B
     const uint32_t k_smem = tkc_smem_addr(tkc_smem + 4096);  // ring bf16[64, 16], swizzle 32B, 2 x 2048 B
     const uint32_t v_smem = tkc_smem_addr(tkc_smem + 8192);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t qf_smem = tkc_smem_addr(tkc_smem + 24576);  // scratch bf16[64, 256], swizzle 128B, 1 x 32768 B
-    const uint32_t kf_smem = tkc_smem_addr(tkc_smem + 57344);  // scratch bf16[64, 256], swizzle 128B, 1 x 32768 B
-    const uint32_t kw_smem = tkc_smem_addr(tkc_smem + 90112);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
-    const uint32_t kx_smem = tkc_smem_addr(tkc_smem + 94208);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t a2s_smem = tkc_smem_addr(tkc_smem + 102400);  // scratch bf16[256, 64], swizzle 128B, 1 x 32768 B
-    const uint32_t a1s_smem = tkc_smem_addr(tkc_smem + 135168);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
-    const uint32_t ms_smem = tkc_smem_addr(tkc_smem + 139264);  // scratch bf16[64, 16], swizzle 32B, 1 x 2048 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 141312);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t full_q = tkc_smem_addr(tkc_smem + 157696);  // 2 mbarriers
-    const uint32_t empty_q = tkc_smem_addr(tkc_smem + 157712);  // 2 mbarriers
-    const uint32_t full_k = tkc_smem_addr(tkc_smem + 157728);  // 2 mbarriers
-    const uint32_t empty_k = tkc_smem_addr(tkc_smem + 157744);  // 2 mbarriers
-    const uint32_t full_v = tkc_smem_addr(tkc_smem + 157760);  // 2 mbarriers
-    const uint32_t empty_v = tkc_smem_addr(tkc_smem + 157776);  // 2 mbarriers
+    const uint32_t f_smem = tkc_smem_addr(tkc_smem + 24576);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t kw_smem = tkc_smem_addr(tkc_smem + 40960);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
+    const uint32_t qw_smem = tkc_smem_addr(tkc_smem + 45056);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
+    const uint32_t kx_smem = tkc_smem_addr(tkc_smem + 49152);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
+    const uint32_t a2s_smem = tkc_smem_addr(tkc_smem + 57344);  // scratch bf16[256, 64], swizzle 128B, 1 x 32768 B
+    const uint32_t a1s_smem = tkc_smem_addr(tkc_smem + 90112);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
+    const uint32_t ms_smem = tkc_smem_addr(tkc_smem + 94208);  // scratch bf16[64, 16], swizzle 32B, 1 x 2048 B
+    const uint32_t a1f_smem = tkc_smem_addr(tkc_smem + 96256);  // scratch fp32[64, 32], swizzle 128B, 1 x 8192 B
+    const uint32_t mf_smem = tkc_smem_addr(tkc_smem + 104448);  // scratch fp32[64, 16], swizzle 64B, 1 x 4096 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 108544);  // staging bf16[64, 32], swizzle 64B, 1 x 4096 B
+    const uint32_t full_q = tkc_smem_addr(tkc_smem + 112640);  // 2 mbarriers
+    const uint32_t empty_q = tkc_smem_addr(tkc_smem + 112656);  // 2 mbarriers
+    const uint32_t full_k = tkc_smem_addr(tkc_smem + 112672);  // 2 mbarriers
+    const uint32_t empty_k = tkc_smem_addr(tkc_smem + 112688);  // 2 mbarriers
+    const uint32_t full_v = tkc_smem_addr(tkc_smem + 112704);  // 2 mbarriers
+    const uint32_t empty_v = tkc_smem_addr(tkc_smem + 112720);  // 2 mbarriers
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_q + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_q + 8 * tkc_s, 4);
@@ -835,7 +734,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
     const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers
     if (tkc_wgi == 0) {
         // ---- producer warpgroup: one thread issues every TMA load ----
-        tkc_setmaxnreg_dec<56>();
+        tkc_setmaxnreg_dec<24>();
         if (threadIdx.x == 0) {
             tkc_tma_prefetch_map(&tm_Q_64x16);
             tkc_tma_prefetch_map(&tm_K_64x16);
@@ -873,27 +772,22 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
         }
     } else {
         // ---- consumer warpgroups ----
-        tkc_setmaxnreg_inc<256>();
+        tkc_setmaxnreg_inc<232>();
         const int wg = tkc_wgi - 1;                    // consumer index
         const int tkc_wg_thread = threadIdx.x % 128;
         const int tkc_warp = tkc_wg_thread / 32, tkc_lane = threadIdx.x % 32;
         const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block
         const int tkc_lcol = 2 * (tkc_lane % 4);            // and its first column in an 8-column slab
         (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
-        float a2[128];  // row-split fp32[256, 64]: 128 values per thread
-        float a1[16];  // row-split fp32[64, 32]: 16 values per thread
-        float m[8];  // row-split fp32[64, 16]: 8 values per thread
+        float a2lo[64];  // row-split fp32[128, 64]: 64 values per thread
+        float a2hi[64];  // row-split fp32[128, 64]: 64 values per thread
+        float t[16];  // row-split fp32[64, 32]: 16 values per thread
         float o[32];  // row-split fp32[64, 64]: 32 values per thread
         float x[8];  // row-split fp32[64, 16]: 8 values per thread
         uint32_t qr[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t kr[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
-        uint32_t qa[8];  // row-split bf16[64, 32]: 8 packed pairs per thread
         float den[2];  // fp32[64] per_row: the 2 rows this thread holds
         float w[2];  // fp32[64] per_row: the 2 rows this thread holds
-        uint32_t o_operand[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
-        uint32_t o_operand11[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
-        uint32_t o_operand12[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
-        uint32_t o_operand13[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
         for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
@@ -908,15 +802,44 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
             (void)block_b;
             (void)block_h;
             // setup
-            // a2 = 0
+            // a2lo = 0
             #pragma unroll
-            for (int tkc_i = 0; tkc_i < 128; ++tkc_i) a2[tkc_i] = 0;
-            // a1 = 0
+            for (int tkc_i = 0; tkc_i < 64; ++tkc_i) a2lo[tkc_i] = 0;
+            // a2hi = 0
             #pragma unroll
-            for (int tkc_i = 0; tkc_i < 16; ++tkc_i) a1[tkc_i] = 0;
-            // m = 0
+            for (int tkc_i = 0; tkc_i < 64; ++tkc_i) a2hi[tkc_i] = 0;
+            // t = 0
             #pragma unroll
-            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) m[tkc_i] = 0;
+            for (int tkc_i = 0; tkc_i < 16; ++tkc_i) t[tkc_i] = 0;
+            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a1f' is done
+            // a1f <- t  [st.shared.v2]
+            {
+                const uint32_t tkc_dst = a1f_smem;  // a1f: 128B swizzle
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 8; ++tkc_p)
+                    tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 32, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 32)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 32))), t[(2 * tkc_p)], t[(2 * tkc_p + 1)]);
+            }
+            tkc_bar_sync(2, 128);  // scratch: 'a1f' is complete
+            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a1s' is done
+            // a1s <- bf16(t)  [stmatrix.x4]
+            {
+                const uint32_t tkc_dst = a1s_smem;  // a1s: 64B swizzle
+                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                #pragma unroll
+                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    #pragma unroll
+                    for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
+                        const int tkc_f = tkc_rb * 16 + tkc_g * 8;  // the block's first value
+                        const uint32_t tkc_v0 = tkc_pack_bf16(t[(tkc_f + 0)], t[(tkc_f + 1)]);
+                        const uint32_t tkc_v1 = tkc_pack_bf16(t[(tkc_f + 2)], t[(tkc_f + 3)]);
+                        const uint32_t tkc_v2 = tkc_pack_bf16(t[(tkc_f + 4)], t[(tkc_f + 5)]);
+                        const uint32_t tkc_v3 = tkc_pack_bf16(t[(tkc_f + 6)], t[(tkc_f + 7)]);
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                    }
+                }
+            }
+            tkc_fence_proxy_async();  // 'a1s' is read by products
+            tkc_bar_sync(2, 128);  // scratch: 'a1s' is complete
             // x = where(col == 0, 1.0, 0.0)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? 1.0f : 0.0f);
@@ -940,6 +863,26 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
             }
             tkc_fence_proxy_async();  // 'kw' is read by products
             tkc_bar_sync(2, 128);  // scratch: 'kw' is complete
+            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qw' is done
+            // qw[:, 16:32] <- bf16(x)  [stmatrix.x4]
+            {
+                const uint32_t tkc_dst = qw_smem;  // qw: 64B swizzle
+                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
+                #pragma unroll
+                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    #pragma unroll
+                    for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                        const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
+                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
+                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
+                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                    }
+                }
+            }
+            tkc_fence_proxy_async();  // 'qw' is read by products
+            tkc_bar_sync(2, 128);  // scratch: 'qw' is complete
             tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kx' is done
             // kx[:, 16:32] <- bf16(x)  [stmatrix.x4]
             {
@@ -958,14 +901,38 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     }
                 }
             }
-            // qa = bf16(where(col == 16, 1.0, 0.0))
-            #pragma unroll
-            for (int tkc_p = 0; tkc_p < 8; ++tkc_p) {
-                qa[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 32)) == 16) ? 1.0f : 0.0f)), tkc_round_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 32)) == 16) ? 1.0f : 0.0f)));
-            }
             // x = 0
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = 0;
+            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'mf' is done
+            // mf <- x  [st.shared.v2]
+            {
+                const uint32_t tkc_dst = mf_smem;  // mf: 64B swizzle
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p)
+                    tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 16, 4, 64, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 16)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 16))), x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
+            }
+            tkc_bar_sync(2, 128);  // scratch: 'mf' is complete
+            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'ms' is done
+            // ms <- bf16(x)  [stmatrix.x4]
+            {
+                const uint32_t tkc_dst = ms_smem;  // ms: 32B swizzle
+                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                #pragma unroll
+                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    #pragma unroll
+                    for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                        const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
+                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
+                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
+                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                    }
+                }
+            }
+            tkc_fence_proxy_async();  // 'ms' is read by products
+            tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
             // kx[:, 32:48] <- bf16(x)  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = kx_smem;  // kx: 128B swizzle
@@ -1005,9 +972,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
             const int tkc_steps = tkc_cdiv(T, 64);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
-            if (tkc_steps > 0) {  // the first step, on its own: it has no previous step
-                const int j = 0;
-                (void)j;
+            for (int j = 0; j < tkc_steps; ++j) {  // every step
                 tkc_mbar_wait(full_q + 8 * tkc_stage, tkc_phase);  // q landed
                 // qr <- q  [ldmatrix.x4]
                 {
@@ -1082,71 +1047,63 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 tkc_fence_proxy_async();  // 'kx' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'kx' is complete
-                // qa[:, 0:16] = bf16(fp32(qr) * 0.25)
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    qa[((2 * tkc_p) / 8 * 16 + (2 * tkc_p) % 8 + 0) >> 1] = tkc_pack_bf16(tkc_round_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * 0.25f)), tkc_round_bf16(((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * 0.25f)));
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a2s' is done
-                // a2s <- bf16(a2)  [stmatrix.x4]
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qw' is done
+                // qw[:, 0:16] <- bf16(fp32(qr) * 0.25)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = a2s_smem;  // a2s: 128B swizzle
-                    const int tkc_mr = wg * 256 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 4; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(a2[(tkc_f + 0)], a2[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(a2[(tkc_f + 2)], a2[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(a2[(tkc_f + 4)], a2[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(a2[(tkc_f + 6)], a2[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(256, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'a2s' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'a2s' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a1s' is done
-                // a1s <- bf16(a1)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = a1s_smem;  // a1s: 64B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 16 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(a1[(tkc_f + 0)], a1[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(a1[(tkc_f + 2)], a1[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(a1[(tkc_f + 4)], a1[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(a1[(tkc_f + 6)], a1[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'a1s' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'a1s' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'ms' is done
-                // ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = ms_smem;  // ms: 32B swizzle
+                    const uint32_t tkc_dst = qw_smem;  // qw: 64B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((m[(tkc_f + 0)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 0), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 1)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 1), 16)) < 16) ? 0.125f : 0.25f)));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((m[(tkc_f + 2)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 2), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 3)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 3), 16)) < 16) ? 0.125f : 0.25f)));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((m[(tkc_f + 4)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 4), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 5)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 5), 16)) < 16) ? 0.125f : 0.25f)));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((m[(tkc_f + 6)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 6), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 7)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 7), 16)) < 16) ? 0.125f : 0.25f)));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * 0.25f), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * 0.25f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * 0.25f), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * 0.25f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * 0.25f), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * 0.25f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * 0.25f), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * 0.25f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'ms' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
+                tkc_fence_proxy_async();  // 'qw' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'qw' is complete
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a2s' is done
+                // a2s[0:128, :] <- bf16(a2lo)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = a2s_smem;  // a2s: 128B swizzle
+                    const int tkc_mr = wg * 128 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 2; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(a2lo[(tkc_f + 0)], a2lo[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(a2lo[(tkc_f + 2)], a2lo[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(a2lo[(tkc_f + 4)], a2lo[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(a2lo[(tkc_f + 6)], a2lo[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(256, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // a2s[128:256, :] <- bf16(a2hi)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = a2s_smem;  // a2s: 128B swizzle
+                    const int tkc_mr = 128 + wg * 128 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 2; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(a2hi[(tkc_f + 0)], a2hi[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(a2hi[(tkc_f + 2)], a2hi[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(a2hi[(tkc_f + 4)], a2hi[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(a2hi[(tkc_f + 6)], a2hi[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(256, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'a2s' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'a2s' is complete
                 // w = rowsum(where(col == 0, fp32(qr), 0.0))
                 float tkc_red0[2];  // rowsum(where(col == 0, fp32(qr), 0.0)): column 0, from the lane that holds it
                 #pragma unroll
@@ -1157,10 +1114,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red0[tkc_r];
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                // qf[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
+                // f[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1171,7 +1128,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1185,9 +1142,9 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red1[tkc_r];
-                // qf[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1198,7 +1155,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1212,9 +1169,9 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red2[tkc_r];
-                // qf[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1225,7 +1182,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1239,9 +1196,9 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red3[tkc_r];
-                // qf[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1252,7 +1209,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1266,9 +1223,9 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red4[tkc_r];
-                // qf[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1279,7 +1236,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1293,9 +1250,9 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red5[tkc_r];
-                // qf[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1306,7 +1263,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1320,9 +1277,9 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red6[tkc_r];
-                // qf[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1333,7 +1290,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1347,9 +1304,9 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red7[tkc_r];
-                // qf[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1360,9 +1317,30 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
+                }
+                tkc_fence_proxy_async();  // 'f' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
+                // o = f @ a2s[0:128, :]  [wgmma m64n64k16 x 8, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(a2s_smem + 0, 32768, 1024, 1);  // a2s: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 514, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 516, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 518, tkc_db + 896, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 }
                 // w = rowsum(where(col == 8, fp32(qr), 0.0))
                 float tkc_red8[2];  // rowsum(where(col == 8, fp32(qr), 0.0)): column 8, from the lane that holds it
@@ -1374,10 +1352,14 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red8[tkc_r];
-                // qf[:, 128:144] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
+                // f[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
@@ -1387,7 +1369,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1401,10 +1383,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red9[tkc_r];
-                // qf[:, 144:160] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 144 + 8 * (tkc_lane >> 4);
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
@@ -1414,7 +1396,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1428,10 +1410,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red10[tkc_r];
-                // qf[:, 160:176] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 160 + 8 * (tkc_lane >> 4);
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
@@ -1441,7 +1423,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1455,10 +1437,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red11[tkc_r];
-                // qf[:, 176:192] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 176 + 8 * (tkc_lane >> 4);
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
@@ -1468,7 +1450,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1482,10 +1464,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red12[tkc_r];
-                // qf[:, 192:208] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
@@ -1495,7 +1477,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1509,10 +1491,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red13[tkc_r];
-                // qf[:, 208:224] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 208 + 8 * (tkc_lane >> 4);
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
@@ -1522,7 +1504,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1536,10 +1518,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red14[tkc_r];
-                // qf[:, 224:240] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 224 + 8 * (tkc_lane >> 4);
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
@@ -1549,7 +1531,7 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1563,10 +1545,10 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red15[tkc_r];
-                // qf[:, 240:256] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 240 + 8 * (tkc_lane >> 4);
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
@@ -1576,455 +1558,20 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // w = rowsum(where(col == 0, fp32(kr), 0.0))
-                float tkc_red16[2];  // rowsum(where(col == 0, fp32(kr), 0.0)): column 0, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red16[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red16[tkc_r];
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                // kf[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 1, fp32(kr), 0.0))
-                float tkc_red17[2];  // rowsum(where(col == 1, fp32(kr), 0.0)): column 1, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red17[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red17[tkc_r];
-                // kf[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 2, fp32(kr), 0.0))
-                float tkc_red18[2];  // rowsum(where(col == 2, fp32(kr), 0.0)): column 2, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red18[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red18[tkc_r];
-                // kf[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 3, fp32(kr), 0.0))
-                float tkc_red19[2];  // rowsum(where(col == 3, fp32(kr), 0.0)): column 3, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red19[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red19[tkc_r];
-                // kf[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 4, fp32(kr), 0.0))
-                float tkc_red20[2];  // rowsum(where(col == 4, fp32(kr), 0.0)): column 4, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red20[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red20[tkc_r];
-                // kf[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 5, fp32(kr), 0.0))
-                float tkc_red21[2];  // rowsum(where(col == 5, fp32(kr), 0.0)): column 5, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red21[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red21[tkc_r];
-                // kf[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 6, fp32(kr), 0.0))
-                float tkc_red22[2];  // rowsum(where(col == 6, fp32(kr), 0.0)): column 6, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red22[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red22[tkc_r];
-                // kf[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 7, fp32(kr), 0.0))
-                float tkc_red23[2];  // rowsum(where(col == 7, fp32(kr), 0.0)): column 7, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red23[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red23[tkc_r];
-                // kf[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 8, fp32(kr), 0.0))
-                float tkc_red24[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red24[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red24[tkc_r];
-                // kf[:, 128:144] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 9, fp32(kr), 0.0))
-                float tkc_red25[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red25[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red25[tkc_r];
-                // kf[:, 144:160] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 144 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 10, fp32(kr), 0.0))
-                float tkc_red26[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red26[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red26[tkc_r];
-                // kf[:, 160:176] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 160 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 11, fp32(kr), 0.0))
-                float tkc_red27[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red27[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red27[tkc_r];
-                // kf[:, 176:192] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 176 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 12, fp32(kr), 0.0))
-                float tkc_red28[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red28[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red28[tkc_r];
-                // kf[:, 192:208] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 13, fp32(kr), 0.0))
-                float tkc_red29[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red29[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red29[tkc_r];
-                // kf[:, 208:224] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 208 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 14, fp32(kr), 0.0))
-                float tkc_red30[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red30[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red30[tkc_r];
-                // kf[:, 224:240] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 224 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 15, fp32(kr), 0.0))
-                float tkc_red31[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red31[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red31[tkc_r];
-                // kf[:, 240:256] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 240 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // o = qf @ a2s  [wgmma m64n64k16 x 16, A and B from shared memory]
+                tkc_fence_proxy_async();  // 'f' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
+                // o += f @ a2s[128:256, :]  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(a2s_smem + 0, 32768, 1024, 1);  // a2s: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(qf_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // qf: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 0);
+                    const uint64_t tkc_db = tkc_desc(a2s_smem + 16384, 32768, 1024, 1);  // a2s: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
@@ -2032,38 +1579,32 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 514, tkc_db + 640, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 516, tkc_db + 768, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 518, tkc_db + 896, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1024, tkc_db + 1024, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1026, tkc_db + 1152, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1028, tkc_db + 1280, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1030, tkc_db + 1408, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1536, tkc_db + 1536, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1538, tkc_db + 1664, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1540, tkc_db + 1792, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1542, tkc_db + 1920, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 }
-                // o += qa @ a1s.T  [wgmma m64n64k16 x 2, A from registers]
+                // o += qw @ a1s.T  [wgmma m64n64k16 x 2, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(a1s_smem + 0, 16, 512, 2);  // a1s: K-major, 64B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], qa[0], qa[1], qa[2], qa[3], tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], qa[4], qa[5], qa[6], qa[7], tkc_db + 2, 1);
+                    const uint64_t tkc_da = tkc_desc(qw_smem + 0 + (uint32_t)wg * 4096, 16, 512, 2);  // qw: K-major, 64B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&o[0], tkc_da + 2, tkc_db + 2, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 }
-                // x = qa @ ms[0:32, :]  [wgmma m64n16k16 x 2, A from registers]
+                // x = qw @ ms[0:32, :]  [wgmma m64n16k16 x 2, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(ms_smem + 0, 2048, 256, 3);  // ms: N-major, 32B
-                    tkc_wgmma_m64n16k16_rs_bf16<1, 1>(&x[0], qa[0], qa[1], qa[2], qa[3], tkc_db + 0, 0);
-                    tkc_wgmma_m64n16k16_rs_bf16<1, 1>(&x[0], qa[4], qa[5], qa[6], qa[7], tkc_db + 32, 1);
+                    const uint64_t tkc_da = tkc_desc(qw_smem + 0 + (uint32_t)wg * 4096, 16, 512, 2);  // qw: K-major, 64B
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 2, tkc_db + 32, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
@@ -2074,20 +1615,20 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 // den = fp32(64 * j) + rowsum(fp32(qr) * x)
-                float tkc_red32[2];  // rowsum(fp32(qr) * x)
+                float tkc_red16[2];  // rowsum(fp32(qr) * x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red32[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red16[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red32[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
+                    tkc_red16[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red32[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red32[tkc_r], 1);
-                    tkc_red32[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red32[tkc_r], 2);
+                    tkc_red16[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 1);
+                    tkc_red16[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red32[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red16[tkc_r]);
                 // x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
                 {
                     #pragma unroll
@@ -2110,33 +1651,37 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (0) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red33[2];  // rowsum(x)
+                float tkc_red17[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red33[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red17[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red33[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red17[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 1);
-                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 2);
+                    tkc_red17[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red17[tkc_r], 1);
+                    tkc_red17[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red17[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red33[tkc_r]);
-                tkc_mbar_wait(full_v + 8 * tkc_stage, tkc_phase);  // v landed
-                // o += bf16(x) @ v[0:16, :]  [wgmma m64n64k16 x 1, A from registers]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red17[tkc_r]);
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
+                // f[:, 0:16] <- bf16(x)  [stmatrix.x4]
                 {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand[0], o_operand[1], o_operand[2], o_operand[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
                 }
                 // x = q @ k[16:32, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
                 {
@@ -2152,10 +1697,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand[tkc_i]);
-                #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 // x = x * 0.25
                 #pragma unroll
@@ -2164,32 +1705,36 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-16) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red34[2];  // rowsum(x)
+                float tkc_red18[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red34[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red18[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red34[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red18[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 1);
-                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 2);
+                    tkc_red18[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red18[tkc_r], 1);
+                    tkc_red18[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red18[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red34[tkc_r]);
-                // o += bf16(x) @ v[16:32, :]  [wgmma m64n64k16 x 1, A from registers]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red18[tkc_r]);
+                // f[:, 16:32] <- bf16(x)  [stmatrix.x4]
                 {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand11[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 2048, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand11[0], o_operand11[1], o_operand11[2], o_operand11[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
                 }
                 // x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
                 {
@@ -2205,10 +1750,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand11[tkc_i]);
-                #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 // x = x * 0.25
                 #pragma unroll
@@ -2217,32 +1758,36 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-32) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red35[2];  // rowsum(x)
+                float tkc_red19[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red35[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red19[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red35[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red19[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 1);
-                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 2);
+                    tkc_red19[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red19[tkc_r], 1);
+                    tkc_red19[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red19[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red35[tkc_r]);
-                // o += bf16(x) @ v[32:48, :]  [wgmma m64n64k16 x 1, A from registers]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red19[tkc_r]);
+                // f[:, 32:48] <- bf16(x)  [stmatrix.x4]
                 {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand12[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 4096, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand12[0], o_operand12[1], o_operand12[2], o_operand12[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
                 }
                 // x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
                 {
@@ -2258,10 +1803,6 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 }
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand12[tkc_i]);
-                #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 // x = x * 0.25
                 #pragma unroll
@@ -2272,255 +1813,580 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-48) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red36[2];  // rowsum(x)
+                float tkc_red20[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red36[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red20[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red36[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red20[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red36[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red36[tkc_r], 1);
-                    tkc_red36[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red36[tkc_r], 2);
+                    tkc_red20[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red20[tkc_r], 1);
+                    tkc_red20[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red20[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red36[tkc_r]);
-                // o += bf16(x) @ v[48:64, :]  [wgmma m64n64k16 x 1, A from registers]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red20[tkc_r]);
+                // f[:, 48:64] <- bf16(x)  [stmatrix.x4]
                 {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand13[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 6144, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand13[0], o_operand13[1], o_operand13[2], o_operand13[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
                 }
-                // a2 += kf.T @ v  [wgmma m64n64k16 x 16, A and B from shared memory]
+                tkc_fence_proxy_async();  // 'f' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
+                tkc_mbar_wait(full_v + 8 * tkc_stage, tkc_phase);  // v landed
+                // o += f[:, 0:64] @ v  [wgmma m64n64k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(a2[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(kf_smem + 0 + (uint32_t)wg * 32768, 8192, 1024, 1);  // kf: M-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[32], tkc_da + 512, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[32], tkc_da + 640, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[32], tkc_da + 768, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[32], tkc_da + 896, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[64], tkc_da + 1024, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[64], tkc_da + 1152, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[64], tkc_da + 1280, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[64], tkc_da + 1408, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[96], tkc_da + 1536, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[96], tkc_da + 1664, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[96], tkc_da + 1792, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[96], tkc_da + 1920, tkc_db + 384, 1);
+                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(a2[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 }
-                // a1 += v.T @ kw  [wgmma m64n32k16 x 4, A and B from shared memory]
+                // w = rowsum(where(col == 0, fp32(kr), 0.0))
+                float tkc_red21[2];  // rowsum(where(col == 0, fp32(kr), 0.0)): column 0, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red21[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red21[tkc_r];
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
+                // f[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 1, fp32(kr), 0.0))
+                float tkc_red22[2];  // rowsum(where(col == 1, fp32(kr), 0.0)): column 1, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red22[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red22[tkc_r];
+                // f[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 2, fp32(kr), 0.0))
+                float tkc_red23[2];  // rowsum(where(col == 2, fp32(kr), 0.0)): column 2, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red23[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red23[tkc_r];
+                // f[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 3, fp32(kr), 0.0))
+                float tkc_red24[2];  // rowsum(where(col == 3, fp32(kr), 0.0)): column 3, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red24[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red24[tkc_r];
+                // f[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 4, fp32(kr), 0.0))
+                float tkc_red25[2];  // rowsum(where(col == 4, fp32(kr), 0.0)): column 4, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red25[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red25[tkc_r];
+                // f[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 5, fp32(kr), 0.0))
+                float tkc_red26[2];  // rowsum(where(col == 5, fp32(kr), 0.0)): column 5, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red26[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red26[tkc_r];
+                // f[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 6, fp32(kr), 0.0))
+                float tkc_red27[2];  // rowsum(where(col == 6, fp32(kr), 0.0)): column 6, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red27[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red27[tkc_r];
+                // f[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 7, fp32(kr), 0.0))
+                float tkc_red28[2];  // rowsum(where(col == 7, fp32(kr), 0.0)): column 7, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red28[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red28[tkc_r];
+                // f[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'f' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
+                // a2lo += f.T @ v  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2lo[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 16384, 8192, 1024, 1);  // f: M-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[32], tkc_da + 512, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[32], tkc_da + 640, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[32], tkc_da + 768, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[32], tkc_da + 896, tkc_db + 384, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2lo[tkc_i]);
+                }
+                // w = rowsum(where(col == 8, fp32(kr), 0.0))
+                float tkc_red29[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red29[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red29[tkc_r];
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2lo[tkc_i]);
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
+                // f[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 9, fp32(kr), 0.0))
+                float tkc_red30[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red30[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red30[tkc_r];
+                // f[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 10, fp32(kr), 0.0))
+                float tkc_red31[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red31[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red31[tkc_r];
+                // f[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 11, fp32(kr), 0.0))
+                float tkc_red32[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red32[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red32[tkc_r];
+                // f[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 12, fp32(kr), 0.0))
+                float tkc_red33[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red33[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red33[tkc_r];
+                // f[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 13, fp32(kr), 0.0))
+                float tkc_red34[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red34[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red34[tkc_r];
+                // f[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 14, fp32(kr), 0.0))
+                float tkc_red35[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red35[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red35[tkc_r];
+                // f[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 15, fp32(kr), 0.0))
+                float tkc_red36[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red36[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red36[tkc_r];
+                // f[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'f' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
+                // a2hi += f.T @ v  [wgmma m64n64k16 x 8, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2hi[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 16384, 8192, 1024, 1);  // f: M-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[32], tkc_da + 512, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[32], tkc_da + 640, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[32], tkc_da + 768, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[32], tkc_da + 896, tkc_db + 384, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2hi[tkc_i]);
+                }
+                // t <- a1f  [ld.shared.v2]
+                {
+                    const uint32_t tkc_src = a1f_smem;  // a1f: 128B swizzle
+                    #pragma unroll
+                    for (int tkc_p = 0; tkc_p < 8; ++tkc_p) {
+                        float tkc_x, tkc_y;
+                        tkc_lds_v2(tkc_src + tkc_tile_offset(64, 32, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 32)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 32))), tkc_x, tkc_y);
+                        t[(2 * tkc_p)] = tkc_x;
+                        t[(2 * tkc_p) + 1] = tkc_y;
+                    }
+                }
+                // t += v.T @ kw  [wgmma m64n32k16 x 4, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(t[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(kw_smem + 0, 4096, 512, 2);  // kw: N-major, 64B
                     const uint64_t tkc_da = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // v: M-major, 128B
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 128, tkc_db + 64, 1);
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 256, tkc_db + 128, 1);
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 384, tkc_db + 192, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&t[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&t[0], tkc_da + 128, tkc_db + 64, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&t[0], tkc_da + 256, tkc_db + 128, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&t[0], tkc_da + 384, tkc_db + 192, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(t[tkc_i]);
                 }
-                // m += kx.T @ k  [wgmma m64n16k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0, 2048, 256, 3);  // k: N-major, 32B
-                    const uint64_t tkc_da = tkc_desc(kx_smem + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // kx: M-major, 128B
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 128, tkc_db + 32, 1);
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 256, tkc_db + 64, 1);
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 384, tkc_db + 96, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
-                }
-                tkc_wgmma_wait<3>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand13[tkc_i]);
-                // O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
-                float tkc_rcp37[2];  // 1 / den, once per row
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp37[tkc_r] = 1.f / den[tkc_r];
-                {
-                    const int tkc_r0 = j * 64 + wg * 64;  // first row of this warpgroup's part
-                    const int tkc_c0 = 0;
-                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
-                    const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_ch = 0; tkc_ch < 1; ++tkc_ch) {
-                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
-                            tkc_bar_sync(1 + wg, 128);
-                            #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp37[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp37[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                                const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp37[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp37[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                                const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp37[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp37[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                                const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp37[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp37[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                            }
-                            tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
-                            tkc_bar_sync(1 + wg, 128);
-                            if (tkc_wg_thread == 0) {
-                                tkc_tma_store_4d(&tm_O_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
-                                tkc_bulk_commit();
-                            }
-                            ++tkc_st_cnt;
-                        }
-                    }
-                }
-                // Z[block.b, block.h, j] <- den  [vector]
-                if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value
-                    #pragma unroll
-                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                        const long long tkc_gi = (long long)j * 64 + (wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r));
-                        if (tkc_gi < T) Z[(long long)block_b * Z_st0 + (long long)block_h * Z_st1 + tkc_gi * Z_st2] = den[tkc_r];
-                    }
-                }
-                tkc_wgmma_wait<1>();  // keep one product group in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(a2[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
-                tkc_prev_stage = tkc_stage;
-                tkc_prev_phase = tkc_phase;
-                if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
-            }
-            for (int j = 1; j < tkc_steps; ++j) {  // the steady state
-                tkc_mbar_wait(full_q + 8 * tkc_stage, tkc_phase);  // q landed
-                // qr <- q  [ldmatrix.x4]
-                {
-                    const uint32_t tkc_src = q_smem + (uint32_t)tkc_stage * 2048;  // q: 32B swizzle
-                    // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                            const int tkc_q = tkc_f >> 1;
-                            tkc_ldmatrix_x4(tkc_a, qr[tkc_q], qr[tkc_q + 1], qr[tkc_q + 2], qr[tkc_q + 3]);
-                        }
-                    }
-                }
-                tkc_mbar_wait(full_k + 8 * tkc_stage, tkc_phase);  // k landed
-                // kr <- k  [ldmatrix.x4]
-                {
-                    const uint32_t tkc_src = k_smem + (uint32_t)tkc_stage * 2048;  // k: 32B swizzle
-                    // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                            const int tkc_q = tkc_f >> 1;
-                            tkc_ldmatrix_x4(tkc_a, kr[tkc_q], kr[tkc_q + 1], kr[tkc_q + 2], kr[tkc_q + 3]);
-                        }
-                    }
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kw' is done
-                // kw[:, 0:16] <- kr  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kw_smem;  // kw: 64B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'kw' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kw' is complete
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a1f' is done
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kx' is done
-                __syncwarp();  // every lane of this warp is done with k
-                if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_prev_stage);  // release k (previous step)
-                // kx[:, 0:16] <- kr  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kx_smem;  // kx: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'kx' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kx' is complete
-                // qa[:, 0:16] = bf16(fp32(qr) * 0.25)
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2hi[tkc_i]);
                 #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    qa[((2 * tkc_p) / 8 * 16 + (2 * tkc_p) % 8 + 0) >> 1] = tkc_pack_bf16(tkc_round_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * 0.25f)), tkc_round_bf16(((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * 0.25f)));
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a2s' is done
-                // a2s <- bf16(a2)  [stmatrix.x4]
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(t[tkc_i]);
+                // a1f <- t  [st.shared.v2]
                 {
-                    const uint32_t tkc_dst = a2s_smem;  // a2s: 128B swizzle
-                    const int tkc_mr = wg * 256 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    const uint32_t tkc_dst = a1f_smem;  // a1f: 128B swizzle
                     #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 4; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(a2[(tkc_f + 0)], a2[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(a2[(tkc_f + 2)], a2[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(a2[(tkc_f + 4)], a2[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(a2[(tkc_f + 6)], a2[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(256, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
+                    for (int tkc_p = 0; tkc_p < 8; ++tkc_p)
+                        tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 32, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 32)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 32))), t[(2 * tkc_p)], t[(2 * tkc_p + 1)]);
                 }
-                tkc_fence_proxy_async();  // 'a2s' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'a2s' is complete
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
+                tkc_bar_sync(2, 128);  // scratch: 'a1f' is complete
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a1s' is done
-                // a1s <- bf16(a1)  [stmatrix.x4]
+                // a1s <- bf16(t)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = a1s_smem;  // a1s: 64B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -2529,18 +2395,58 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
                             const int tkc_f = tkc_rb * 16 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(a1[(tkc_f + 0)], a1[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(a1[(tkc_f + 2)], a1[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(a1[(tkc_f + 4)], a1[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(a1[(tkc_f + 6)], a1[(tkc_f + 7)]);
+                            const uint32_t tkc_v0 = tkc_pack_bf16(t[(tkc_f + 0)], t[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(t[(tkc_f + 2)], t[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(t[(tkc_f + 4)], t[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(t[(tkc_f + 6)], t[(tkc_f + 7)]);
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'a1s' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'a1s' is complete
+                // x <- mf  [ld.shared.v2]
+                {
+                    const uint32_t tkc_src = mf_smem;  // mf: 64B swizzle
+                    #pragma unroll
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                        float tkc_x, tkc_y;
+                        tkc_lds_v2(tkc_src + tkc_tile_offset(64, 16, 4, 64, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 16)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 16))), tkc_x, tkc_y);
+                        x[(2 * tkc_p)] = tkc_x;
+                        x[(2 * tkc_p) + 1] = tkc_y;
+                    }
+                }
+                // x += kx.T @ k  [wgmma m64n16k16 x 4, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0, 2048, 256, 3);  // k: N-major, 32B
+                    const uint64_t tkc_da = tkc_desc(kx_smem + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // kx: M-major, 128B
+                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&x[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&x[0], tkc_da + 128, tkc_db + 32, 1);
+                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&x[0], tkc_da + 256, tkc_db + 64, 1);
+                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&x[0], tkc_da + 384, tkc_db + 96, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                }
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'mf' is done
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                // mf <- x  [st.shared.v2]
+                {
+                    const uint32_t tkc_dst = mf_smem;  // mf: 64B swizzle
+                    #pragma unroll
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p)
+                        tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 16, 4, 64, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 16)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 16))), x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
+                }
+                __syncwarp();  // every lane of this warp is done with k
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
+                tkc_bar_sync(2, 128);  // scratch: 'mf' is complete
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'ms' is done
-                // ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4]
+                // ms <- bf16(x * where(row < 16, 0.125, 0.25))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = ms_smem;  // ms: 32B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -2549,1259 +2455,45 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((m[(tkc_f + 0)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 0), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 1)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 1), 16)) < 16) ? 0.125f : 0.25f)));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((m[(tkc_f + 2)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 2), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 3)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 3), 16)) < 16) ? 0.125f : 0.25f)));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((m[(tkc_f + 4)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 4), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 5)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 5), 16)) < 16) ? 0.125f : 0.25f)));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((m[(tkc_f + 6)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 6), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 7)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 7), 16)) < 16) ? 0.125f : 0.25f)));
+                            const uint32_t tkc_v0 = tkc_pack_bf16((x[(tkc_f + 0)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 0), 16)) < 16) ? 0.125f : 0.25f)), (x[(tkc_f + 1)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 1), 16)) < 16) ? 0.125f : 0.25f)));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((x[(tkc_f + 2)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 2), 16)) < 16) ? 0.125f : 0.25f)), (x[(tkc_f + 3)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 3), 16)) < 16) ? 0.125f : 0.25f)));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((x[(tkc_f + 4)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 4), 16)) < 16) ? 0.125f : 0.25f)), (x[(tkc_f + 5)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 5), 16)) < 16) ? 0.125f : 0.25f)));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((x[(tkc_f + 6)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 6), 16)) < 16) ? 0.125f : 0.25f)), (x[(tkc_f + 7)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 7), 16)) < 16) ? 0.125f : 0.25f)));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
                 tkc_fence_proxy_async();  // 'ms' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
-                // w = rowsum(where(col == 0, fp32(qr), 0.0))
-                float tkc_red38[2];  // rowsum(where(col == 0, fp32(qr), 0.0)): column 0, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red38[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red38[tkc_r];
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qf' is done
-                // qf[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 1, fp32(qr), 0.0))
-                float tkc_red39[2];  // rowsum(where(col == 1, fp32(qr), 0.0)): column 1, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red39[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red39[tkc_r];
-                // qf[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 2, fp32(qr), 0.0))
-                float tkc_red40[2];  // rowsum(where(col == 2, fp32(qr), 0.0)): column 2, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red40[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red40[tkc_r];
-                // qf[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 3, fp32(qr), 0.0))
-                float tkc_red41[2];  // rowsum(where(col == 3, fp32(qr), 0.0)): column 3, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red41[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red41[tkc_r];
-                // qf[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 4, fp32(qr), 0.0))
-                float tkc_red42[2];  // rowsum(where(col == 4, fp32(qr), 0.0)): column 4, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red42[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red42[tkc_r];
-                // qf[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 5, fp32(qr), 0.0))
-                float tkc_red43[2];  // rowsum(where(col == 5, fp32(qr), 0.0)): column 5, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red43[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red43[tkc_r];
-                // qf[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 6, fp32(qr), 0.0))
-                float tkc_red44[2];  // rowsum(where(col == 6, fp32(qr), 0.0)): column 6, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red44[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red44[tkc_r];
-                // qf[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 7, fp32(qr), 0.0))
-                float tkc_red45[2];  // rowsum(where(col == 7, fp32(qr), 0.0)): column 7, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red45[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red45[tkc_r];
-                // qf[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 8, fp32(qr), 0.0))
-                float tkc_red46[2];  // rowsum(where(col == 8, fp32(qr), 0.0)): column 8, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red46[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red46[tkc_r];
-                // qf[:, 128:144] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 9, fp32(qr), 0.0))
-                float tkc_red47[2];  // rowsum(where(col == 9, fp32(qr), 0.0)): column 9, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red47[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red47[tkc_r];
-                // qf[:, 144:160] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 144 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 10, fp32(qr), 0.0))
-                float tkc_red48[2];  // rowsum(where(col == 10, fp32(qr), 0.0)): column 10, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red48[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red48[tkc_r];
-                // qf[:, 160:176] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 160 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 11, fp32(qr), 0.0))
-                float tkc_red49[2];  // rowsum(where(col == 11, fp32(qr), 0.0)): column 11, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red49[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red49[tkc_r];
-                // qf[:, 176:192] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 176 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 12, fp32(qr), 0.0))
-                float tkc_red50[2];  // rowsum(where(col == 12, fp32(qr), 0.0)): column 12, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red50[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red50[tkc_r];
-                // qf[:, 192:208] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 13, fp32(qr), 0.0))
-                float tkc_red51[2];  // rowsum(where(col == 13, fp32(qr), 0.0)): column 13, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red51[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red51[tkc_r];
-                // qf[:, 208:224] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 208 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 14, fp32(qr), 0.0))
-                float tkc_red52[2];  // rowsum(where(col == 14, fp32(qr), 0.0)): column 14, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red52[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red52[tkc_r];
-                // qf[:, 224:240] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 224 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 15, fp32(qr), 0.0))
-                float tkc_red53[2];  // rowsum(where(col == 15, fp32(qr), 0.0)): column 15, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red53[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red53[tkc_r];
-                // qf[:, 240:256] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qf_smem;  // qf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 240 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'qf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qf' is complete
-                // w = rowsum(where(col == 0, fp32(kr), 0.0))
-                float tkc_red54[2];  // rowsum(where(col == 0, fp32(kr), 0.0)): column 0, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red54[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red54[tkc_r];
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kf' is done
-                // kf[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 1, fp32(kr), 0.0))
-                float tkc_red55[2];  // rowsum(where(col == 1, fp32(kr), 0.0)): column 1, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red55[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red55[tkc_r];
-                // kf[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 2, fp32(kr), 0.0))
-                float tkc_red56[2];  // rowsum(where(col == 2, fp32(kr), 0.0)): column 2, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red56[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red56[tkc_r];
-                // kf[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 3, fp32(kr), 0.0))
-                float tkc_red57[2];  // rowsum(where(col == 3, fp32(kr), 0.0)): column 3, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red57[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red57[tkc_r];
-                // kf[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 4, fp32(kr), 0.0))
-                float tkc_red58[2];  // rowsum(where(col == 4, fp32(kr), 0.0)): column 4, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red58[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red58[tkc_r];
-                // kf[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 5, fp32(kr), 0.0))
-                float tkc_red59[2];  // rowsum(where(col == 5, fp32(kr), 0.0)): column 5, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red59[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red59[tkc_r];
-                // kf[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 6, fp32(kr), 0.0))
-                float tkc_red60[2];  // rowsum(where(col == 6, fp32(kr), 0.0)): column 6, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red60[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red60[tkc_r];
-                // kf[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 7, fp32(kr), 0.0))
-                float tkc_red61[2];  // rowsum(where(col == 7, fp32(kr), 0.0)): column 7, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red61[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red61[tkc_r];
-                // kf[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 8, fp32(kr), 0.0))
-                float tkc_red62[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red62[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red62[tkc_r];
-                // kf[:, 128:144] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 9, fp32(kr), 0.0))
-                float tkc_red63[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red63[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red63[tkc_r];
-                // kf[:, 144:160] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 144 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 10, fp32(kr), 0.0))
-                float tkc_red64[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red64[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red64[tkc_r];
-                // kf[:, 160:176] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 160 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 11, fp32(kr), 0.0))
-                float tkc_red65[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red65[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red65[tkc_r];
-                // kf[:, 176:192] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 176 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 12, fp32(kr), 0.0))
-                float tkc_red66[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red66[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red66[tkc_r];
-                // kf[:, 192:208] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 13, fp32(kr), 0.0))
-                float tkc_red67[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red67[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red67[tkc_r];
-                // kf[:, 208:224] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 208 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 14, fp32(kr), 0.0))
-                float tkc_red68[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red68[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red68[tkc_r];
-                // kf[:, 224:240] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 224 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 15, fp32(kr), 0.0))
-                float tkc_red69[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red69[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red69[tkc_r];
-                // kf[:, 240:256] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kf_smem;  // kf: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 240 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'kf' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kf' is complete
-                // o = qf @ a2s  [wgmma m64n64k16 x 16, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(a2s_smem + 0, 32768, 1024, 1);  // a2s: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(qf_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // qf: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 514, tkc_db + 640, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 516, tkc_db + 768, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 518, tkc_db + 896, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1024, tkc_db + 1024, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1026, tkc_db + 1152, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1028, tkc_db + 1280, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1030, tkc_db + 1408, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1536, tkc_db + 1536, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1538, tkc_db + 1664, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1540, tkc_db + 1792, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 1542, tkc_db + 1920, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // o += qa @ a1s.T  [wgmma m64n64k16 x 2, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(a1s_smem + 0, 16, 512, 2);  // a1s: K-major, 64B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], qa[0], qa[1], qa[2], qa[3], tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], qa[4], qa[5], qa[6], qa[7], tkc_db + 2, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // x = qa @ ms[0:32, :]  [wgmma m64n16k16 x 2, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(ms_smem + 0, 2048, 256, 3);  // ms: N-major, 32B
-                    tkc_wgmma_m64n16k16_rs_bf16<1, 1>(&x[0], qa[0], qa[1], qa[2], qa[3], tkc_db + 0, 0);
-                    tkc_wgmma_m64n16k16_rs_bf16<1, 1>(&x[0], qa[4], qa[5], qa[6], qa[7], tkc_db + 32, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // den = fp32(64 * j) + rowsum(fp32(qr) * x)
-                float tkc_red70[2];  // rowsum(fp32(qr) * x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red70[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red70[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red70[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red70[tkc_r], 1);
-                    tkc_red70[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red70[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red70[tkc_r]);
-                // x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                // x = tril(1 + x + 0.5 * x * x, 0)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (0) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red71[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red71[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red71[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red71[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red71[tkc_r], 1);
-                    tkc_red71[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red71[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red71[tkc_r]);
-                tkc_mbar_wait(full_v + 8 * tkc_stage, tkc_phase);  // v landed
-                // o += bf16(x) @ v[0:16, :]  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand[0], o_operand[1], o_operand[2], o_operand[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // x = q @ k[16:32, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 512, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                // x = tril(1 + x + 0.5 * x * x, -16)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-16) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red72[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red72[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red72[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red72[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red72[tkc_r], 1);
-                    tkc_red72[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red72[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red72[tkc_r]);
-                // o += bf16(x) @ v[16:32, :]  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand11[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 2048, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand11[0], o_operand11[1], o_operand11[2], o_operand11[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 1024, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand11[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                // x = tril(1 + x + 0.5 * x * x, -32)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-32) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red73[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red73[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red73[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red73[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red73[tkc_r], 1);
-                    tkc_red73[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red73[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red73[tkc_r]);
-                // o += bf16(x) @ v[32:48, :]  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand12[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 4096, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand12[0], o_operand12[1], o_operand12[2], o_operand12[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 1536, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand12[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                __syncwarp();  // every lane of this warp is done with q
-                if (tkc_lane == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
-                // x = tril(1 + x + 0.5 * x * x, -48)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-48) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red74[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red74[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red74[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red74[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red74[tkc_r], 1);
-                    tkc_red74[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red74[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red74[tkc_r]);
-                // o += bf16(x) @ v[48:64, :]  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand13[tkc_p] = tkc_pack_bf16(x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 6144, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand13[0], o_operand13[1], o_operand13[2], o_operand13[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // a2 += kf.T @ v  [wgmma m64n64k16 x 16, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(a2[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(kf_smem + 0 + (uint32_t)wg * 32768, 8192, 1024, 1);  // kf: M-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[32], tkc_da + 512, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[32], tkc_da + 640, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[32], tkc_da + 768, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[32], tkc_da + 896, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[64], tkc_da + 1024, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[64], tkc_da + 1152, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[64], tkc_da + 1280, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[64], tkc_da + 1408, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[96], tkc_da + 1536, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[96], tkc_da + 1664, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[96], tkc_da + 1792, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2[96], tkc_da + 1920, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(a2[tkc_i]);
-                }
-                // a1 += v.T @ kw  [wgmma m64n32k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(kw_smem + 0, 4096, 512, 2);  // kw: N-major, 64B
-                    const uint64_t tkc_da = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // v: M-major, 128B
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 128, tkc_db + 64, 1);
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 256, tkc_db + 128, 1);
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 384, tkc_db + 192, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
-                }
-                // m += kx.T @ k  [wgmma m64n16k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0, 2048, 256, 3);  // k: N-major, 32B
-                    const uint64_t tkc_da = tkc_desc(kx_smem + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // kx: M-major, 128B
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 128, tkc_db + 32, 1);
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 256, tkc_db + 64, 1);
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 384, tkc_db + 96, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
-                }
-                tkc_wgmma_wait<3>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand13[tkc_i]);
                 // O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
-                float tkc_rcp75[2];  // 1 / den, once per row
+                float tkc_rcp37[2];  // 1 / den, once per row
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp75[tkc_r] = 1.f / den[tkc_r];
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp37[tkc_r] = 1.f / den[tkc_r];
                 {
                     const int tkc_r0 = j * 64 + wg * 64;  // first row of this warpgroup's part
                     const int tkc_c0 = 0;
-                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
+                    // this lane's stmatrix row address inside a 64 x 32 chunk (64B swizzle)
                     const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
-                        for (int tkc_ch = 0; tkc_ch < 1; ++tkc_ch) {
-                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
+                        for (int tkc_ch = 0; tkc_ch < 2; ++tkc_ch) {
+                            const uint32_t tkc_buf = staging_smem + (uint32_t)wg * 4096;
+                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // the previous store has read the buffer
                             tkc_bar_sync(1 + wg, 128);
                             #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp75[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp75[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                                const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp75[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp75[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                                const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp75[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp75[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                                const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp75[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp75[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_ch * 16 + tkc_g * 8;  // first value of this 16-column group
+                                const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp37[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp37[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                                const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp37[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp37[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                                const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp37[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp37[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                                const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp37[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp37[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 32, 2, 64, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                             tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
                             tkc_bar_sync(1 + wg, 128);
                             if (tkc_wg_thread == 0) {
-                                tkc_tma_store_4d(&tm_O_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
+                                tkc_tma_store_4d(&tm_O_64x32, tkc_c0 + tkc_ch * 32, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
                                 tkc_bulk_commit();
                             }
                             ++tkc_st_cnt;
@@ -3816,22 +2508,11 @@ __global__ void __launch_bounds__(256, 1) tkc_based_kernel(const __grid_constant
                         if (tkc_gi < T) Z[(long long)block_b * Z_st0 + (long long)block_h * Z_st1 + tkc_gi * Z_st2] = den[tkc_r];
                     }
                 }
-                tkc_wgmma_wait<1>();  // keep one product group in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 128; ++tkc_i) tkc_pin(a2[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
-            tkc_wgmma_wait<0>();  // the last step's products
-            #pragma unroll
-            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
-            __syncwarp();  // every lane of this warp is done with k
-            if (tkc_steps > 0 && tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_prev_stage);  // release k (previous step)
             // finish
             tkc_tile_phase ^= 1;
         }
@@ -3938,12 +2619,12 @@ extern "C" int tkc_based(const void *Q, const int64_t *Q_strides, const void *K,
         const uint32_t box[4] = {64, 64, 1, 1};
         if (!tkc_make_map(&tm_V_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, V, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_O_64x64;
+    CUtensorMap tm_O_64x32;
     {
         const uint64_t dims[4] = {(uint64_t)O_dims[3], (uint64_t)O_dims[2], (uint64_t)O_dims[1], (uint64_t)O_dims[0]};
         const uint64_t strides[3] = {(uint64_t)O_st[2] * 2, (uint64_t)O_st[1] * 2, (uint64_t)O_st[0] * 2};
-        const uint32_t box[4] = {64, 64, 1, 1};
-        if (!tkc_make_map(&tm_O_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {32, 64, 1, 1};
+        if (!tkc_make_map(&tm_O_64x32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 2)) return TKC_ERR_TENSOR_MAP;
     }
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
@@ -3954,12 +2635,12 @@ extern "C" int tkc_based(const void *Q, const int64_t *Q_strides, const void *K,
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_based_cuda = cudaFuncSetAttribute(tkc_based_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 158816)) != cudaSuccess)
+        if ((tkc_based_cuda = cudaFuncSetAttribute(tkc_based_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 113760)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_based_kernel<<<grid, 256, 158816, (cudaStream_t)stream>>>(tm_Q_64x16, tm_K_64x16, tm_V_64x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)Z, Z_st[0], Z_st[1], Z_st[2], (int)B, (int)H, (int)T);
+    tkc_based_kernel<<<grid, 256, 113760, (cudaStream_t)stream>>>(tm_Q_64x16, tm_K_64x16, tm_V_64x64, tm_O_64x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)Z, Z_st[0], Z_st[1], Z_st[2], (int)B, (int)H, (int)T);
     if ((tkc_based_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_based_cuda = tkc_unstage(&O_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // O's results where the caller's lies
     return TKC_OK;
