@@ -8,7 +8,7 @@ fp64 PyTorch reference of the SSD recurrence, then times it in CUDA graphs.
     python3 bench/mamba2.py triton --mamba-ssm DIR [--lib LIB] [--t 2048 ...] [--ns 64 128]
                                                        # mamba-ssm's Triton baseline (and tkc's, with --lib)
 
-`build` runs tkc for each variant (d_state NS = 64 and 128, BPS = 2 and 1 blocks per SM), compiles
+`build` runs tkc for each variant (d_state NS = 64 with BPS = 2 and 1 blocks per SM, NS = 128 with 1), compiles
 each to a shared library with nvcc (sm_90a) and writes manifest.json: the variants, the launcher's
 declaration from `tkc --emit=report` (the parameter order `gpu` calls it with) and ptxas' registers
 and spills. `gpu` loads those libraries with ctypes (no compiler needed on the GPU machine) and:
