@@ -688,7 +688,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - the store block runs at the end of every step, after compute, in the same schedule
 //     - 3 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..1 are consumers (setmaxnreg.inc 232); 256 threads
-//     - stores from registers go through one 64 x 32 chunk per consumer warpgroup in shared memory (swizzle 64B); two would not fit beside the rest, so each chunk waits for the previous store
+//     - stores from registers go through one 64 x 32 chunk per consumer warpgroup in shared memory (swizzle 64B); two would not fit beside the rest in a block's share of the SM (blocks_per_sm = 2), so each chunk waits for the previous store
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - 'w = rowsum(where(col == 0, fp32(qr), 0.0))': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (32 such row sums in this kernel)
 //     - scratch barriers: 132 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 66 async-proxy fences too: one after a run's last write)

@@ -343,15 +343,20 @@ static void note_staging(Lower *L) {
                 "where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for");
     if (pk->staging_buf < 0) return;
     const PlanBuf *b = &pk->bufs.v[pk->staging_buf];
+    /* where the chunks had to fit: the block, or its share of the SM with blocks_per_sm = n */
+    const char *where = L->sk->blocks_per_sm > 1
+                            ? arena_printf(L->a, " in a block's share of the SM (blocks_per_sm = %d)", L->sk->blocks_per_sm)
+                            : "";
     if (pk->staging_per_wg == 2)
         lower_note(L, "stores from registers go through 64 x %d chunks in shared memory (swizzle %s, conflict-free "
                 "stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills%s",
              b->cols, swizzle_name(b->swz),
-             pk->staging_halved ? "; 32 columns wide, because two 64-wide chunks per warpgroup would not fit" : "");
+             pk->staging_halved ? arena_printf(L->a, "; 32 columns wide, because two 64-wide chunks per warpgroup would not fit%s",
+                                               where) : "");
     else
         lower_note(L, "stores from registers go through one 64 x %d chunk per consumer warpgroup in shared memory "
-                "(swizzle %s); two would not fit beside the rest, so each chunk waits for the previous store",
-             b->cols, swizzle_name(b->swz));
+                "(swizzle %s); two would not fit beside the rest%s, so each chunk waits for the previous store",
+             b->cols, swizzle_name(b->swz), where);
 }
 
 /* two staging chunks per warpgroup at half the width: 64 x 32 bf16 with the 64B swizzle instead of
