@@ -49,7 +49,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 TKLIB = os.path.join(ROOT, ".carry", "tk", "lib")
 TKCLIB = os.path.join(ROOT, ".carry", "tk", "tkclib")
 FAMILIES = ("based", "hedgehog", "linear_attention", "mamba2", "fftconv")
-LIMIT_S = {"based": 90, "hedgehog": 45, "linear_attention": 45, "mamba2": 45, "fftconv": 60}
+LIMIT_S = {"based": 90, "hedgehog": 90, "linear_attention": 45, "mamba2": 45, "fftconv": 60}
 P_, LL, I_ = ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int
 
 
@@ -197,10 +197,15 @@ def run_hedgehog(torch, args, emit):
     fn_tkc = ctypes.CDLL(os.path.join(TKCLIB, "hedgehog", "hedgehog.so")).tkc_hedgehog
     fn_tkc.restype = ctypes.c_int
     fn_tk = tk_fn("hedgehog", [P_] * 10 + [I_] * 3 + [P_])
+    # --variant hedgehog=PATH ...: other tkc builds of hedgehog (same signature), checked and timed beside the rest
+    fns = {"tkc": fn_tkc}
+    for i, path in enumerate(args.variant.get("hedgehog", [])):
+        fns["tkc_var%d" % (i + 1)] = ctypes.CDLL(path).tkc_hedgehog
+        fns["tkc_var%d" % (i + 1)].restype = ctypes.c_int
     st = lambda: torch.cuda.current_stream().cuda_stream
     keep = []
 
-    def tkc(Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS):
+    def tkc(Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS, fn=fn_tkc):
         a = []
         for t in (Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS):
             s = (LL * t.dim())(*t.stride())
@@ -209,7 +214,7 @@ def run_hedgehog(torch, args, emit):
         B, H, T, _ = Q.shape
         if len(keep) > 1000:
             del keep[:500]
-        rc = fn_tkc(*a, LL(B), LL(H), LL(T), P_(st()))
+        rc = fn(*a, LL(B), LL(H), LL(T), P_(st()))
         if rc:
             raise RuntimeError("tkc_hedgehog returned %d" % rc)
 
@@ -248,12 +253,21 @@ def run_hedgehog(torch, args, emit):
         emit(dict(kind="check", family="hedgehog", impl="tkc", T=T, rel_err=rel(O, Or), kv_rel_err=rel(KV, KVr),
                   ks_rel_err=rel(KS, KSr)))
         emit(dict(kind="check", family="hedgehog", impl="tk_vs_tkc", T=T, rel_err=rel(o, O.double())))
+        for name, fn in fns.items():
+            if name == "tkc":
+                continue
+            O2, KV2, KS2 = outs(B, H, T, float("nan"))[:3]
+            tkc(Q, K, V, Wq2, Wk2, A, Bt, O2, KV2, KS2, fn=fn)
+            torch.cuda.synchronize()
+            emit(dict(kind="check", family="hedgehog", impl=name, T=T, rel_err=rel(O2, Or), kv_rel_err=rel(KV2, KVr),
+                      ks_rel_err=rel(KS2, KSr)))
     B, H = 16, 16
     for T in args.t:
         Q, K, V, Wq, Wk, Wq2, Wk2, A, Bt = inputs(B, H, T, 1, 1.0)
         O, KV, KS, o, kv, ks = outs(B, H, T, 0.0)
-        ms = time_alternated(torch, {"tkc": lambda: tkc(Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS),
-                                     "tk": lambda: tk(Q, K, V, o, Wq, Wk, ks, kv, A, Bt)}, args.rounds)
+        impls = {name: (lambda fn=fn: tkc(Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS, fn=fn)) for name, fn in fns.items()}
+        impls["tk"] = lambda: tk(Q, K, V, o, Wq, Wk, ks, kv, A, Bt)
+        ms = time_alternated(torch, impls, args.rounds)
         fl = hm.flops(B, H, T)
         emit(dict(kind="time", family="hedgehog", shape="B16 H16 T%d" % T, T=T, flops=fl,
                   **{n + "_ms": v for n, v in ms.items()}, **{n + "_tflops": fl / v / 1e9 for n, v in ms.items()}))
@@ -583,7 +597,7 @@ def main():
     ap.add_argument("--only", nargs="*", default=list(FAMILIES), choices=FAMILIES)
     ap.add_argument("--t", type=int, nargs="*", default=[1024, 2048, 4096, 8192])
     ap.add_argument("--variant", nargs="*", default=[], metavar="FAMILY=LIB",
-                    help="another tkc library of a family (based), checked and timed beside the default")
+                    help="another tkc library of a family (based, hedgehog), checked and timed beside the default")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     variants = args.variant
