@@ -68,6 +68,17 @@ def tk_fn(name, argtypes):
     return fn
 
 
+def variant_fns(args, fam):
+    """--variant FAM=PATH ...: other tkc builds of a family's kernel (the same launcher), as
+    {"tkc_var1": fn, ...}, checked and timed beside the default"""
+    fns = {}
+    for i, path in enumerate(args.variant.get(fam, [])):
+        fn = getattr(ctypes.CDLL(path), "tkc_" + fam)
+        fn.restype = ctypes.c_int
+        fns["tkc_var%d" % (i + 1)] = fn
+    return fns
+
+
 def rel(a, b):
     a, b = a.double(), b.double()
     return ((a - b).norm() / b.norm().clamp(min=1e-30)).item()
@@ -109,11 +120,7 @@ def run_based(torch, args, emit):
     fn_tkc = ctypes.CDLL(os.path.join(TKCLIB, "based", "based.so")).tkc_based
     fn_tkc.restype = ctypes.c_int
     fn_tk = tk_fn("based", [P_] * 7 + [I_] * 3 + [P_])
-    # --variant based=PATH ...: other tkc builds of based (same signature), checked and timed beside the rest
-    fn_vars = {}
-    for i, path in enumerate(args.variant.get("based", [])):
-        fn_vars["tkc_var%d" % (i + 1)] = ctypes.CDLL(path).tkc_based
-        fn_vars["tkc_var%d" % (i + 1)].restype = ctypes.c_int
+    fn_vars = variant_fns(args, "based")
     keep = []
     st = lambda: torch.cuda.current_stream().cuda_stream
 
@@ -197,11 +204,7 @@ def run_hedgehog(torch, args, emit):
     fn_tkc = ctypes.CDLL(os.path.join(TKCLIB, "hedgehog", "hedgehog.so")).tkc_hedgehog
     fn_tkc.restype = ctypes.c_int
     fn_tk = tk_fn("hedgehog", [P_] * 10 + [I_] * 3 + [P_])
-    # --variant hedgehog=PATH ...: other tkc builds of hedgehog (same signature), checked and timed beside the rest
-    fns = {"tkc": fn_tkc}
-    for i, path in enumerate(args.variant.get("hedgehog", [])):
-        fns["tkc_var%d" % (i + 1)] = ctypes.CDLL(path).tkc_hedgehog
-        fns["tkc_var%d" % (i + 1)].restype = ctypes.c_int
+    fns = {"tkc": fn_tkc, **variant_fns(args, "hedgehog")}
     st = lambda: torch.cuda.current_stream().cuda_stream
     keep = []
 

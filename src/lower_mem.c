@@ -325,6 +325,13 @@ void lower_staging(Lower *L) {
     pk->staging_buf = pk->bufs.n - 1;
 }
 
+/* the shared memory a block may use: all a block can, or with blocks_per_sm = n its share of the
+ * SM (each block also costs the SMEM_RESERVED bytes the hardware keeps) */
+static int block_smem_budget(const Lower *L) {
+    const int n = L->sk->blocks_per_sm;
+    return n > 1 && SMEM_SM / n - SMEM_RESERVED < SMEM_LIMIT ? SMEM_SM / n - SMEM_RESERVED : SMEM_LIMIT;
+}
+
 static void note_staging(Lower *L) {
     PlanKernel *pk = L->pk;
     bool tiles = false, reds = false, partial = false;
@@ -415,11 +422,7 @@ retry:
     }
     pk->smem_used = off;
     pk->smem_total = off + SMEM_SLACK;
-    /* what a block may use: all of it, or with blocks_per_sm = n its share of the SM (each block
-     * also costs the SMEM_RESERVED bytes the hardware keeps) */
-    const int blocks = L->sk->blocks_per_sm > 1 ? L->sk->blocks_per_sm : 1;
-    const int budget = blocks > 1 && SMEM_SM / blocks - SMEM_RESERVED < SMEM_LIMIT ? SMEM_SM / blocks - SMEM_RESERVED : SMEM_LIMIT;
-    if (pk->smem_total > budget && pk->staging_buf >= 0 && pk->staging_per_wg == 2) {
+    if (pk->smem_total > block_smem_budget(L) && pk->staging_buf >= 0 && pk->staging_per_wg == 2) {
         /* first halve the chunks' width, keeping two per warpgroup (the bytes of one 64-wide
          * chunk), so a chunk still fills while the one before it is stored; then one chunk */
         if (!pk->staging_halved && halve_staging(L)) goto retry;
@@ -468,7 +471,7 @@ retry:
         diag_error(L->d, L->sk->blocks_span, "blocks_per_sm = %d: %d blocks of %s B of shared memory (and %s B the hardware "
                    "keeps for each) are more than an SM's %s B; %d fit%s, or a block of at most %s B", n, n,
                    fmt_bytes(pk->smem_total), fmt_bytes(SMEM_RESERVED), fmt_bytes(SMEM_SM), fit, fit == 1 ? "s" : "",
-                   fmt_bytes(SMEM_SM / n - SMEM_RESERVED));
+                   fmt_bytes(block_smem_budget(L)));
     }
 }
 

@@ -15,10 +15,6 @@
  * fences of the earlier writes go too. The notes say how many barriers and fences went. */
 #include "lower_int.h"
 
-typedef PlanRegion Region;
-#define region_of plan_write_region
-#define overlap plan_regions_overlap
-
 /* the block of its shared tile a register-to-shared move writes */
 PlanRegion plan_write_region(const PlanKernel *pk, const POp *o) {
     const PlanMove *m = o->mv;
@@ -75,15 +71,15 @@ static int coalesce(Lower *L, POpList *ops, int *fence_count) {
         int a = write_at(ops, i);
         if (a < 0) continue;
         int buf = ops->v[i]->buf;
-        Vec(Region) run = {0};
-        vec_push(L->a, &run, region_of(pk, ops->v[i + 1]));
+        Vec(PlanRegion) run = {0};
+        vec_push(L->a, &run, plan_write_region(pk, ops->v[i + 1]));
         int last_after = a;
         for (int j = a + 1; j < ops->n; j++) {
             int a2 = write_at(ops, j);
             if (a2 >= 0 && ops->v[j]->buf == buf && !ops->v[j]->bulk_read) {
-                Region r = region_of(pk, ops->v[j + 1]);
+                PlanRegion r = plan_write_region(pk, ops->v[j + 1]);
                 bool clash = false;
-                for (int k = 0; k < run.n; k++) clash |= overlap(run.v[k], r);
+                for (int k = 0; k < run.n; k++) clash |= plan_regions_overlap(run.v[k], r);
                 if (clash) break;
                 vec_push(L->a, &run, r);
                 gone[last_after] = gone[j] = true;  /* the barrier after the run so far, the one before this write */

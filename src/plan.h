@@ -262,7 +262,8 @@ struct POp {
     bool no_steps;      /* RELEASE: only when the loop ran no step (else the last step released) */
     int n;              /* WAIT_MMA */
     POpList done;       /* WAIT_MMA: the products it completes (their registers get pinned) */
-    const char *note;   /* a comment for the generated code */
+    const char *note;   /* a comment for the generated code; POP_IF: why pass_wg_bars.c left the
+                         * scratch barriers of its branches inside them (check_wg_barriers' note) */
     POpList then_ops, else_ops;
     PlanMove *mv;       /* POP_MOVE */
     int bar;            /* POP_BAR: index into the kernel's named barriers */
