@@ -120,10 +120,24 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
                   "(tkc --emit=header lists them).");
 }
 
+static void explain_split(StrBuf *b, Arena *a, const PlanKernel *pk);
+static void explain_estimate(StrBuf *b, const PlanKernel *pk, int avail);
+static void explain_mmas(StrBuf *b, Arena *a, const PlanKernel *pk);
+
 static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
     heading(b, "Warpgroups and registers");
     int c = pk->consumers;
-    if (c == 1)
+    /* the registers a consumer thread has: setmaxnreg's, or, without a producer, what
+     * __launch_bounds__' min_blocks leaves each thread */
+    int fit = pk->no_producer ? REG_FILE / (pk->threads * pk->min_blocks) / 8 * 8 : pk->consumer_regs;
+    int avail = pk->no_producer && fit > 255 ? 255 : fit;
+    if (pk->no_producer) {
+        para(b, 2, 0, "A block has %d threads in %d %s of 128, all consumers: the kernel loads nothing through TMA, so "
+                      "there is no producer warpgroup and no setmaxnreg. __launch_bounds__ asks for %d %s per SM, so "
+                      "ptxas fits each thread into %d registers (65,536 / (%d x %d threads)%s).",
+             pk->threads, c, plural(c, "warpgroup", "warpgroups"), pk->min_blocks, plural(pk->min_blocks, "block", "blocks"),
+             avail, pk->min_blocks, pk->threads, fit > 255 ? ", at most 255" : ", rounded down to 8");
+    } else if (c == 1)
         para(b, 2, 0, "A block has %d threads in 2 warpgroups of 128. Warpgroup 0 is the producer: one of its threads issues "
                       "every TMA load, so it needs few registers and gives them up (setmaxnreg.dec to %d per thread). "
                       "Warpgroup 1 is the consumer: it issues the tensor-core products and runs the epilogue, with %d "
@@ -136,6 +150,14 @@ static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
                       "epilogue, each with %d registers per thread (setmaxnreg.inc); register tiles are split between "
                       "them by rows.",
              pk->threads, c + 1, pk->producer_regs, c == 2 ? "and" : "to", c, pk->consumer_regs);
+    if (!pk->no_producer) explain_split(b, a, pk);
+    explain_estimate(b, pk, avail);
+    explain_mmas(b, a, pk);
+}
+
+/* the producer/consumer setmaxnreg split and why */
+static void explain_split(StrBuf *b, Arena *a, const PlanKernel *pk) {
+    int c = pk->consumers;
     int dp, dc;
     reg_split_default(pk->consumers, &dp, &dc);
     int prod = 128 * pk->producer_regs, cons = 128 * c * pk->consumer_regs;
@@ -152,6 +174,10 @@ static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
                   "must fit the register file: 128 x %d + %d x 128 x %d = %s + %s = %s of %s registers (%s spare).",
          pk->consumer_regs, pk->producer_regs, reason, pk->producer_regs, c, pk->consumer_regs, fmt_bytes(prod),
          fmt_bytes(cons), fmt_bytes(prod + cons), fmt_bytes(REG_FILE), fmt_bytes(REG_FILE - prod - cons));
+}
+
+/* the consumers' register estimate, term by term, against the `avail` registers a thread has */
+static void explain_estimate(StrBuf *b, const PlanKernel *pk, int avail) {
     StrBuf parts;
     sb_init(&parts);
     for (int i = 0; i < pk->regs.n; i++) {
@@ -167,8 +193,12 @@ static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
     if (pk->reg_lets) sb_printf(&parts, "temporaries %d (the most live at once) + ", pk->reg_lets);
     sb_printf(&parts, "overhead %d (addresses, loop counters, descriptors)", pk->reg_overhead);
     para(b, 2, 0, "Each consumer thread needs about %d registers: %s = %d, of the %d it has (%d spare).", pk->reg_estimate,
-         parts.s, pk->reg_estimate, pk->consumer_regs, pk->consumer_regs - pk->reg_estimate);
+         parts.s, pk->reg_estimate, avail, avail - pk->reg_estimate);
     sb_free(&parts);
+}
+
+/* the tensor-core products each consumer warpgroup issues */
+static void explain_mmas(StrBuf *b, Arena *a, const PlanKernel *pk) {
 
     MmaRefs mm = all_mmas(a, pk);
     if (!mm.n) return;

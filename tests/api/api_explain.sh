@@ -1,6 +1,7 @@
 #!/bin/sh
 # api_explain.sh - tkc --explain: the text for kernels.tk/gemm.tk, kernels.tk/attn_fwd.tk (and -D D=64),
-# kernels.tk/gemm.tk -D CLUSTER=2 and tests/api/two.tk is the same bytes on every run and matches
+# kernels.tk/gemm.tk -D CLUSTER=2, tests/api/two.tk and kernels.tk/layernorm.tk -D D=8192 (no producer
+# warpgroup) is the same bytes on every run and matches
 # golden/NAME.explain; nothing goes to stderr, no line is over 100 columns.
 #
 #   usage: api_explain.sh [--update] TKC ROOT   (ROOT: the source tree)
@@ -36,5 +37,6 @@ explain gemm_cluster2 "$root/kernels.tk/gemm.tk" -D CLUSTER=2
 explain attn_fwd "$root/kernels.tk/attn_fwd.tk"
 explain attn_d64 "$root/kernels.tk/attn_fwd.tk" -D D=64
 explain two "$here/two.tk"
+explain layernorm_d8192 "$root/kernels.tk/layernorm.tk" -D D=8192
 
 finish api_explain
