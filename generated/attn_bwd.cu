@@ -1471,7 +1471,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //   store (finish): dK[block.b, kv, block.kb, 0] += dk * scale  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   store (finish): dV[block.b, kv, block.kb, 0] += dv  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - blocks_per_sm = 2: each block gets 32768 registers, so setmaxnreg gives the producer 24 and each consumer thread 232 (__launch_bounds__(256, 2))
+//     - blocks_per_sm = 2: each block gets 32,768 registers (256 threads x 128, __launch_bounds__(256, 2)), so setmaxnreg gives the producer 24 and each consumer thread 232
 //     - 'dK' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
 //     - 'dV' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'k': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
@@ -2825,7 +2825,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
 //       store dQ[block.b, block.h, block.qb, 0] <- dq * scale  [direct]
 //   store (finish): dQ[block.b, block.h, block.qb, 0] <- dq * scale  [direct from registers, no staging]
 //   decisions:
-//     - blocks_per_sm = 2: each block gets 32768 registers, so setmaxnreg gives the producer 24 and each consumer thread 232 (__launch_bounds__(256, 2))
+//     - blocks_per_sm = 2: each block gets 32,768 registers (256 threads x 128, __launch_bounds__(256, 2)), so setmaxnreg gives the producer 24 and each consumer thread 232
 //     - swizzle 128B for 'q': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'g': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'k': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B

@@ -671,7 +671,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   store (store): O[block.b, block.h, j, 0] <- bf16(o / den)  [64x32 chunks through staging, tm_O_64x32]
 //   store (store): Z[block.b, block.h, j] <- den  [vector from registers, one lane per row]
 //   decisions:
-//     - blocks_per_sm = 2: each block gets 32768 registers, so setmaxnreg gives the producer 24 and each consumer thread 232 (__launch_bounds__(256, 2))
+//     - blocks_per_sm = 2: each block gets 32,768 registers (256 threads x 128, __launch_bounds__(256, 2)), so setmaxnreg gives the producer 24 and each consumer thread 232
 //     - swizzle 32B for 'q': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 32B for 'k': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B

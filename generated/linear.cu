@@ -560,6 +560,7 @@ constexpr int SSTAGES = 4;
 constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 0;
+constexpr int DBLK = 1;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -2585,6 +2586,7 @@ constexpr int SSTAGES = 4;
 constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 0;
+constexpr int DBLK = 1;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -4609,6 +4611,7 @@ constexpr int SSTAGES = 4;
 constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 1;  // set by -D
+constexpr int DBLK = 1;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -6658,6 +6661,7 @@ constexpr int SSTAGES = 4;  // set by -D
 constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 2;  // set by -D
+constexpr int DBLK = 1;
 constexpr int DWAVES = 1;
 
 // ================================================================================================

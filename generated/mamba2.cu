@@ -557,7 +557,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     finish:
 //   store (store): Y[block.b, block.h, j, 0] <- bf16(y)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
-//     - blocks_per_sm = 2: each block gets 32768 registers, so setmaxnreg gives the producer 24 and each consumer thread 232 (__launch_bounds__(256, 2))
+//     - blocks_per_sm = 2: each block gets 32,768 registers (256 threads x 128, __launch_bounds__(256, 2)), so setmaxnreg gives the producer 24 and each consumer thread 232
 //     - per_col vector 'csc': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'c': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'bm': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B

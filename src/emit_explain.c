@@ -168,12 +168,18 @@ static void explain_split(StrBuf *b, Arena *a, const PlanKernel *pk) {
         reason = arena_printf(a, "lowering's choice instead of the default %d/%d: the consumers' estimate (%d registers) "
                                  "is over %d, so the producer keeps only %d (setmaxnreg's least is 24)",
                               dc, dp, pk->reg_estimate, REG_HEAVY_ESTIMATE, pk->producer_regs);
+    else if (!strcmp(pk->split_why, "blocks_per_sm"))
+        reason = arena_printf(a, "lowering's for blocks_per_sm = %d: the producer keeps setmaxnreg's least (24) and the "
+                                 "consumers share the rest of the block's registers", pk->min_blocks);
     else
         reason = arena_printf(a, "tkc's default for %d consumer %s", c, plural(c, "warpgroup", "warpgroups"));
-    para(b, 2, 0, "The split %d/%d (consumer/producer) is %s. setmaxnreg counts in multiples of 8, and the whole block "
-                  "must fit the register file: 128 x %d + %d x 128 x %d = %s + %s = %s of %s registers (%s spare).",
-         pk->consumer_regs, pk->producer_regs, reason, pk->producer_regs, c, pk->consumer_regs, fmt_bytes(prod),
-         fmt_bytes(cons), fmt_bytes(prod + cons), fmt_bytes(REG_FILE), fmt_bytes(REG_FILE - prod - cons));
+    const int pool = block_reg_pool(pk->threads, pk->min_blocks);
+    para(b, 2, 0, "The split %d/%d (consumer/producer) is %s. setmaxnreg counts in multiples of 8 and moves registers "
+                  "only within the block, so the whole block must fit what it is given, %d threads x %d registers "
+                  "(__launch_bounds__(%d, %d)): 128 x %d + %d x 128 x %d = %s + %s = %s of %s registers (%s spare).",
+         pk->consumer_regs, pk->producer_regs, reason, pk->threads, block_reg_cap(pk->threads, pk->min_blocks),
+         pk->threads, pk->min_blocks, pk->producer_regs, c, pk->consumer_regs, fmt_bytes(prod), fmt_bytes(cons),
+         fmt_bytes(prod + cons), fmt_bytes(pool), fmt_bytes(pool - prod - cons));
 }
 
 /* the consumers' register estimate, term by term, against the `avail` registers a thread has */

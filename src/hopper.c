@@ -154,9 +154,14 @@ void reg_split_default(int consumers, int *producer, int *consumer) {
     }
 }
 
-bool reg_split_fits(int consumers, int producer, int consumer) {
+bool reg_split_fits(int consumers, int producer, int consumer, int pool) {
     return producer % 8 == 0 && consumer % 8 == 0 && producer >= 24 && consumer <= 256 &&
-           128 * (producer + consumers * consumer) <= REG_FILE;
+           128 * (producer + consumers * consumer) <= pool;
+}
+
+int block_reg_cap(int threads, int blocks) {
+    int cap = REG_FILE / (threads * (blocks > 0 ? blocks : 1)) / 8 * 8;
+    return cap > 255 ? 255 : cap;
 }
 
 /* ---- the row layout of rowwise tiles (hopper.h) --------------------------------------------- */

@@ -113,9 +113,16 @@ static inline int row_layout_rows(const RowLayout *r) { return r->warps / r->spl
 void row_layout_pos(const RowLayout *r, int warp, int lane, int i, int *row, int *col);
 
 /* setmaxnreg split: the register counts (multiples of 8) for the producer warpgroup and each
- * consumer warpgroup such that 128 * (producer + consumers * consumer) <= 65,536. */
+ * consumer warpgroup such that 128 * (producer + consumers * consumer) fits the block's pool. */
 void reg_split_default(int consumers, int *producer, int *consumer);
-bool reg_split_fits(int consumers, int producer, int consumer);
+bool reg_split_fits(int consumers, int producer, int consumer, int pool);
+/* The registers ptxas gives each thread of a kernel of `threads` threads of which an SM holds
+ * `blocks` (__launch_bounds__): the register file over them, in steps of 8, at most 255; and the
+ * block's pool, threads x that. setmaxnreg moves registers between a block's warpgroups within
+ * its pool: an .inc the pool cannot satisfy waits forever (measured: 384 threads at 2 blocks get
+ * 80 registers a thread, 30,720 a block, not 65,536 / 2). */
+int block_reg_cap(int threads, int blocks);
+static inline int block_reg_pool(int threads, int blocks) { return threads * block_reg_cap(threads, blocks); }
 
 enum {
     SMEM_LIMIT = 232448,    /* opt-in dynamic shared memory per block (227 KB) */

@@ -680,15 +680,10 @@ void estimate_regs(Lower *L) {
     pk->reg_estimate = total + pk->reg_overhead;
 }
 
-/* The registers ptxas gives each thread when it compiles the kernel: the register file over the
- * threads of the blocks an SM holds (__launch_bounds__), in steps of 8, at most 255. setmaxnreg
+/* The registers ptxas gives each thread when it compiles the kernel (block_reg_cap): setmaxnreg
  * moves registers between warpgroups at run time, but ptxas allocates every thread within this
  * (measured: a 512-thread kernel uses at most 128 registers, a 384-thread one 168). */
-static int compile_reg_cap(const PlanKernel *pk) {
-    int blocks = pk->min_blocks > 0 ? pk->min_blocks : 1;
-    int cap = REG_FILE / (pk->threads * blocks) / 8 * 8;
-    return cap > 255 ? 255 : cap;
-}
+static int compile_reg_cap(const PlanKernel *pk) { return block_reg_cap(pk->threads, pk->min_blocks); }
 
 /* registers one wgmma instruction needs at once beyond its accumulator and A fragments: its
  * descriptors and what the issuing code keeps live (measured with ptxas 13.0: m64n208k16 with

@@ -148,10 +148,10 @@ static void verify_kernel(V *v) {
     if (pk->cluster > 1 && (pk->cluster_axis < 0 || pk->cluster_axis >= pk->sk->axes.n))
         fail(v, "cluster axis %d of %d", pk->cluster_axis, pk->sk->axes.n);
     if (pk->threads != 128 * (pk->consumers + (pk->no_producer ? 0 : 1))) fail(v, "thread count %d", pk->threads);
-    if (!pk->no_producer &&
-        128 * (pk->producer_regs + pk->consumers * pk->consumer_regs) * (pk->min_blocks > 0 ? pk->min_blocks : 1) > REG_FILE)
-        fail(v, "%d blocks per SM of a %d/%d register split do not fit the register file", pk->min_blocks,
-             pk->producer_regs, pk->consumer_regs);
+    if (!pk->no_producer && 128 * (pk->producer_regs + pk->consumers * pk->consumer_regs) >
+                                block_reg_pool(pk->threads, pk->min_blocks))
+        fail(v, "%d blocks per SM of a %d/%d register split do not fit the block's %d registers", pk->min_blocks,
+             pk->producer_regs, pk->consumer_regs, block_reg_pool(pk->threads, pk->min_blocks));
     if (pk->no_producer && (pk->groups.n || !pk->no_pipeline || pk->min_blocks < 1 || pk->min_blocks > 16))
         fail(v, "a kernel without a producer has loads, a pipeline or %d blocks per SM", pk->min_blocks);
     if (pk->rowwise) {
@@ -179,7 +179,8 @@ static void verify_kernel(V *v) {
                  t->deferred_narrow.a_tmp != t->op_narrow || t->deferred->a_tmp != t->op || t->first->dst != t->s)
             fail(v, "narrow last step of %d columns over products n%d / k%d", t->cols, t->first->n, t->deferred->k);
     }
-    if (!pk->no_producer && !reg_split_fits(pk->consumers, pk->producer_regs, pk->consumer_regs))
+    if (!pk->no_producer &&
+        !reg_split_fits(pk->consumers, pk->producer_regs, pk->consumer_regs, block_reg_pool(pk->threads, pk->min_blocks)))
         fail(v, "register split does not fit");
     /* buffers: aligned, inside the budget, not overlapping */
     for (int i = 0; i < pk->bufs.n; i++) {

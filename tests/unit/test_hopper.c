@@ -346,17 +346,30 @@ static void test_reg_split(void **state) {
         assert_int_equal(c % 8, 0);
         assert_true(p >= 24 && c <= 256 && c >= p);
         assert_true(128 * (p + n * c) <= REG_FILE);
-        assert_true(reg_split_fits(n, p, c));
+        assert_true(reg_split_fits(n, p, c, block_reg_pool(128 * (n + 1), 1)));
     }
-    assert_true(reg_split_fits(2, 24, 240));     /* 64,512 */
-    assert_true(reg_split_fits(3, 32, 160));     /* exactly 65,536 */
-    assert_false(reg_split_fits(3, 40, 160));    /* 66,560 */
-    assert_false(reg_split_fits(2, 40, 240));    /* 66,560 */
-    assert_false(reg_split_fits(2, 40, 230));    /* not a multiple of 8 */
-    assert_false(reg_split_fits(2, 36, 224));    /* not a multiple of 8 */
-    assert_false(reg_split_fits(2, 16, 232));    /* setmaxnreg takes 24..256 */
-    assert_false(reg_split_fits(1, 24, 264));
-    assert_true(reg_split_fits(1, 56, 256));
+    assert_true(reg_split_fits(2, 24, 240, REG_FILE));     /* 64,512 */
+    assert_true(reg_split_fits(3, 32, 160, REG_FILE));     /* exactly 65,536 */
+    assert_false(reg_split_fits(3, 40, 160, REG_FILE));    /* 66,560 */
+    assert_false(reg_split_fits(2, 40, 240, REG_FILE));    /* 66,560 */
+    assert_false(reg_split_fits(2, 40, 230, REG_FILE));    /* not a multiple of 8 */
+    assert_false(reg_split_fits(2, 36, 224, REG_FILE));    /* not a multiple of 8 */
+    assert_false(reg_split_fits(2, 16, 232, REG_FILE));    /* setmaxnreg takes 24..256 */
+    assert_false(reg_split_fits(1, 24, 264, REG_FILE));
+    assert_true(reg_split_fits(1, 56, 256, REG_FILE));
+    /* the pool a block is given: threads x ptxas's cap under __launch_bounds__(threads, blocks) */
+    assert_int_equal(block_reg_cap(256, 1), 255);
+    assert_int_equal(block_reg_cap(384, 1), 168);
+    assert_int_equal(block_reg_cap(512, 1), 128);
+    assert_int_equal(block_reg_cap(256, 2), 128);
+    assert_int_equal(block_reg_cap(384, 2), 80);   /* 85.3, in steps of 8 */
+    assert_int_equal(block_reg_pool(384, 1), 64512);
+    assert_int_equal(block_reg_pool(384, 2), 30720);
+    /* 2 consumers at 2 blocks an SM: 24 + 2 x 112 fits half the register file but not the block's
+     * 30,720 (the setmaxnreg.inc of such a split waits forever: rotary D = 64 hung on the H200) */
+    assert_false(reg_split_fits(2, 24, 112, block_reg_pool(384, 2)));
+    assert_true(reg_split_fits(2, 24, 104, block_reg_pool(384, 2)));
+    assert_true(reg_split_fits(1, 24, 232, block_reg_pool(256, 2)));   /* based.tk's: exactly 32,768 */
 }
 
 /* ---- bank conflicts --------------------------------------------------------------------------- */
