@@ -86,6 +86,15 @@ def ref_entry(t, d):
     return {"Y": p, "T": p.T.contiguous()}
 
 
+def ref_epilogue(alpha, beta):
+    """bench/features/epilogue.tk: Y = alpha * gelu_erf(X @ W^T + bias) + beta * R."""
+    def ref(t, d):
+        import torch
+        z = hp(t["X"]) @ hp(t["W"]).T + hp(t["bias"])[None, :]
+        return {"Y": alpha * (0.5 * z * (1 + torch.erf(z / 2 ** 0.5))) + beta * hp(t["R"])}
+    return ref
+
+
 def hp(x):
     """The references compute in fp64 (no TF32, no accumulation-order noise to speak of)."""
     return x.double()
@@ -456,6 +465,12 @@ FEATURES = {
         cases=[dict(M=m) for m in (128, 100, 333)],
         strided=[dict(M=333)],
         ref=ref_colpick),
+    "epilogue": dict(
+        what="(a) a linear layer's epilogue in the .tk: bias, GELU (erf form), alpha / beta, a residual, fp32 out",
+        cases=[dict(M=m, N=n, K=k) for m, n, k in ((64, 128, 64), (100, 200, 72), (333, 264, 136))],
+        strided=[dict(M=333, N=264, K=136)],
+        scalars={"alpha": 0.75, "beta": -1.5},
+        ref=ref_epilogue(0.75, -1.5)),
     # (g) entries: host launchers that run kernels in order
     "entry": dict(
         what="(g) an entry: two kernels with scratch between them, a run-time let and if, a transposed view",

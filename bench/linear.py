@@ -28,7 +28,7 @@ ROOT = os.path.dirname(HERE)
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 NVCC = ["nvcc", "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC", "-shared"]
 P, LL = ctypes.c_void_p, ctypes.c_longlong
-ACTS = {0: "none", 1: "relu", 2: "gelu_tanh", 3: "silu"}
+ACTS = {0: "none", 1: "relu", 2: "gelu_tanh", 3: "silu", 4: "gelu_erf"}
 SPLITK_MAX_M = 1024            # split-K is timed up to this M
 SPLITS = (2, 4, 8)             # the split counts timed
 SHAPES = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (128256, 4096), (10240, 8192), (8192, 8192),
@@ -77,6 +77,8 @@ def activation(torch, y, act):
         return F.gelu(y, approximate="tanh")
     if act == 3:
         return F.silu(y)
+    if act == 4:
+        return F.gelu(y)
     return y
 
 

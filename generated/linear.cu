@@ -860,6 +860,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
 //     - register split 240/24 rather than 232/40: the consumers' estimate (216) is over 200
@@ -1128,6 +1129,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - 'Y[block.m, block.n] <- acc + fp32(b)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
@@ -1813,6 +1815,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
@@ -2886,6 +2889,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
@@ -3153,6 +3157,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - 'Y[block.m, block.n] <- acc + fp32(b)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
@@ -3838,6 +3843,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
@@ -4911,6 +4917,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
@@ -5178,6 +5185,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - 'Y[block.m, block.n] <- acc + fp32(b)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
@@ -5863,6 +5871,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
@@ -6961,6 +6970,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
 //     - register split 240/24 rather than 232/40: the consumers' estimate (216) is over 200
@@ -7229,6 +7239,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - 'Y[block.m, block.n] <- acc + fp32(b)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
@@ -7914,6 +7925,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     - 'if (ACT == 1)' is false at compile time: it is left out
 //     - 'if (ACT == 2)' is false at compile time: it is left out
 //     - 'if (ACT == 3)' is false at compile time: it is left out
+//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile

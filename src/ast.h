@@ -128,6 +128,7 @@ typedef enum {
     X(FN_RSQRT, "rsqrt", 1, "1/sqrt(x), elementwise")                                            \
     X(FN_ABS, "abs", 1, "absolute value, elementwise")                                           \
     X(FN_TANH, "tanh", 1, "hyperbolic tangent, elementwise")                                     \
+    X(FN_ERF, "erf", 1, "error function, elementwise (GELU's exact form: 0.5 x (1 + erf(x / sqrt 2)))") \
     X(FN_ROWMAX, "rowmax", 1, "maximum of each row of a tile: a per_row vector")                 \
     X(FN_ROWMIN, "rowmin", 1, "minimum of each row of a tile: a per_row vector")                 \
     X(FN_ROWSUM, "rowsum", 1, "sum of each row of a tile: a per_row vector")                     \

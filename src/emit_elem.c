@@ -95,6 +95,7 @@ static void scalar_expr(Em *e, StrBuf *b, const PExpr *x, bool host) {
         case FN_RSQRT: fn = "rsqrtf"; break;
         case FN_ABS: fn = fl ? "fabsf" : "abs"; break;
         case FN_TANH: fn = "tanhf"; break;
+        case FN_ERF: fn = "erff"; break;
         case FN_FP32: fn = "(float)"; break;
         case FN_I32: fn = "(int)"; break;
         case FN_BF16: fn = "tkc_round_bf16"; need(e, "tkc_ptx.cuh", "math"); break;
@@ -407,9 +408,10 @@ static void elem(Em *e, StrBuf *b, const PExpr *x, const Ctx *c) {
             elem(e, b, A[0], c);
             sb_putc(b, ')');
             return;
-        case FN_LOG: case FN_LOG2: case FN_SQRT: case FN_RSQRT: case FN_ABS: case FN_TANH: {
+        case FN_LOG: case FN_LOG2: case FN_SQRT: case FN_RSQRT: case FN_ABS: case FN_TANH: case FN_ERF: {
             static const char *const nm[] = {[FN_LOG] = "__logf", [FN_LOG2] = "__log2f", [FN_SQRT] = "sqrtf",
-                                              [FN_RSQRT] = "rsqrtf", [FN_ABS] = "fabsf", [FN_TANH] = "tanhf"};
+                                              [FN_RSQRT] = "rsqrtf", [FN_ABS] = "fabsf", [FN_TANH] = "tanhf",
+                                              [FN_ERF] = "erff"};
             sb_printf(b, "%s(", nm[x->fn]);
             elem(e, b, A[0], c);
             sb_putc(b, ')');

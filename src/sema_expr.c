@@ -698,7 +698,8 @@ static Type check_call(Sema *s, Expr *e) {
         }
         return set(e, t);
     }
-    case FN_EXP: case FN_EXP2: case FN_LOG: case FN_LOG2: case FN_SQRT: case FN_RSQRT: case FN_ABS: case FN_TANH: {
+    case FN_EXP: case FN_EXP2: case FN_LOG: case FN_LOG2: case FN_SQRT: case FN_RSQRT: case FN_ABS: case FN_TANH:
+    case FN_ERF: {
         Type t = unary_math(s, e, at[0]);
         if (t.kind == TY_FLOAT && A[0]->is_const) {
             double x = at[0].kind == TY_FLOAT ? A[0]->fval : (double)A[0]->cval;
@@ -711,6 +712,7 @@ static Type check_call(Sema *s, Expr *e) {
             case FN_SQRT: v = sqrt(x); break;
             case FN_RSQRT: v = 1.0 / sqrt(x); break;
             case FN_ABS: v = fabs(x); break;
+            case FN_ERF: v = erf(x); break;
             default: v = tanh(x); break;
             }
             e->is_const = true;

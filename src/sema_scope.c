@@ -66,7 +66,7 @@ const char *reserved_why(const char *n) {
         "NULL", "EOF", "errno", "assert", "offsetof", "INFINITY", "NAN", "HUGE_VAL", "stdin", "stdout", "stderr",
         "INT_MAX", "INT_MIN", "UINT_MAX", "CHAR_BIT", "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "M_PI",
         "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "abs", "fminf", "fmaxf", "fabsf",
-        "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf", "tanhf", "int32_t", "uint32_t", "int64_t", "uint64_t",
+        "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf", "tanhf", "erff", "int32_t", "uint32_t", "int64_t", "uint64_t",
         "uintptr_t", "size_t", "half", "nv_bfloat16"};
     static const char *const own[] = {"wg", "row", "col", "inf", "block", "device", "sms", "tiles", "grid",
                                       "stream", "cfg", "attr", "units", "clusters"};
