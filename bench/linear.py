@@ -88,8 +88,8 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp") + "/linear")
     ap.add_argument("--quick", action="store_true", help="two shapes, M = 1024 and 4096")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--lib", default="", help="a folder with linear_act0..3.so built before (--build-only)")
-    ap.add_argument("--build-only", action="store_true", help="build the four libraries into --out and stop")
+    ap.add_argument("--lib", default="", help="a folder with linear_act0..4.so built before (--build-only)")
+    ap.add_argument("--build-only", action="store_true", help="build the five libraries (one per activation) into --out and stop")
     ap.add_argument("--ms", default="", help="the M values timed (default 128,1024,4096,16384)")
     ap.add_argument("--acts", default="0,2", help="the activations timed (0 none, 2 gelu_tanh)")
     ap.add_argument("--quack", action="store_true", help="also quack's CuTe-DSL GEMM (quack.gemm_interface.gemm, "

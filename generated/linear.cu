@@ -561,6 +561,7 @@ constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 0;
 constexpr int DBLK = 1;
+constexpr int DBK = 64;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -1555,7 +1556,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
 //   grid: n = cdiv(N, BND), s = splits; one block per work tile; order row_major
 //   launcher: clears Pt on the stream before the kernel (zeroed)
-//   pipeline: k < max(min(KS, cdiv(K, BK) - block.s * KS), 0); 6 stages
+//   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
 //     0         196,608   w           bf16[256, 64]      128B     6       ring (group w_x)
@@ -1635,8 +1636,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
                 }
                 (void)block_n;
                 (void)block_s;
-                const int KS = tkc_cdiv(tkc_cdiv(K, BK), splits);
-                const int tkc_steps = max(min(KS, (tkc_cdiv(K, BK) - (block_s * KS))), 0);
+                const int KS = tkc_cdiv(tkc_cdiv(K, DBK), splits);
+                const int tkc_steps = max(min(KS, (tkc_cdiv(K, DBK) - (block_s * KS))), 0);
                 for (int k = 0; k < tkc_steps; ++k) {
                     tkc_mbar_wait(empty_w_x + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
                     tkc_mbar_expect_tx(full_w_x + 8 * tkc_stage, 34816);
@@ -1672,9 +1673,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
             }
             (void)block_n;
             (void)block_s;
-            const int KS = tkc_cdiv(tkc_cdiv(K, BK), splits);
+            const int KS = tkc_cdiv(tkc_cdiv(K, DBK), splits);
             // setup
-            const int tkc_steps = max(min(KS, (tkc_cdiv(K, BK) - (block_s * KS))), 0);
+            const int tkc_steps = max(min(KS, (tkc_cdiv(K, DBK) - (block_s * KS))), 0);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
             if (tkc_steps > 0) {  // the first step, on its own: it has no previous step
@@ -2590,6 +2591,7 @@ constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 0;
 constexpr int DBLK = 1;
+constexpr int DBK = 64;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -3583,7 +3585,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
 //   grid: n = cdiv(N, BND), s = splits; one block per work tile; order row_major
 //   launcher: clears Pt on the stream before the kernel (zeroed)
-//   pipeline: k < max(min(KS, cdiv(K, BK) - block.s * KS), 0); 6 stages
+//   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
 //     0         196,608   w           bf16[256, 64]      128B     6       ring (group w_x)
@@ -3663,8 +3665,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
                 }
                 (void)block_n;
                 (void)block_s;
-                const int KS = tkc_cdiv(tkc_cdiv(K, BK), splits);
-                const int tkc_steps = max(min(KS, (tkc_cdiv(K, BK) - (block_s * KS))), 0);
+                const int KS = tkc_cdiv(tkc_cdiv(K, DBK), splits);
+                const int tkc_steps = max(min(KS, (tkc_cdiv(K, DBK) - (block_s * KS))), 0);
                 for (int k = 0; k < tkc_steps; ++k) {
                     tkc_mbar_wait(empty_w_x + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
                     tkc_mbar_expect_tx(full_w_x + 8 * tkc_stage, 34816);
@@ -3700,9 +3702,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
             }
             (void)block_n;
             (void)block_s;
-            const int KS = tkc_cdiv(tkc_cdiv(K, BK), splits);
+            const int KS = tkc_cdiv(tkc_cdiv(K, DBK), splits);
             // setup
-            const int tkc_steps = max(min(KS, (tkc_cdiv(K, BK) - (block_s * KS))), 0);
+            const int tkc_steps = max(min(KS, (tkc_cdiv(K, DBK) - (block_s * KS))), 0);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
             if (tkc_steps > 0) {  // the first step, on its own: it has no previous step
@@ -4618,6 +4620,7 @@ constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 1;  // set by -D
 constexpr int DBLK = 1;
+constexpr int DBK = 64;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -5611,7 +5614,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
 //   grid: n = cdiv(N, BND), s = splits; one block per work tile; order row_major
 //   launcher: clears Pt on the stream before the kernel (zeroed)
-//   pipeline: k < max(min(KS, cdiv(K, BK) - block.s * KS), 0); 6 stages
+//   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
 //     0         196,608   w           bf16[256, 64]      128B     6       ring (group w_x)
@@ -5691,8 +5694,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
                 }
                 (void)block_n;
                 (void)block_s;
-                const int KS = tkc_cdiv(tkc_cdiv(K, BK), splits);
-                const int tkc_steps = max(min(KS, (tkc_cdiv(K, BK) - (block_s * KS))), 0);
+                const int KS = tkc_cdiv(tkc_cdiv(K, DBK), splits);
+                const int tkc_steps = max(min(KS, (tkc_cdiv(K, DBK) - (block_s * KS))), 0);
                 for (int k = 0; k < tkc_steps; ++k) {
                     tkc_mbar_wait(empty_w_x + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
                     tkc_mbar_expect_tx(full_w_x + 8 * tkc_stage, 34816);
@@ -5728,9 +5731,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
             }
             (void)block_n;
             (void)block_s;
-            const int KS = tkc_cdiv(tkc_cdiv(K, BK), splits);
+            const int KS = tkc_cdiv(tkc_cdiv(K, DBK), splits);
             // setup
-            const int tkc_steps = max(min(KS, (tkc_cdiv(K, BK) - (block_s * KS))), 0);
+            const int tkc_steps = max(min(KS, (tkc_cdiv(K, DBK) - (block_s * KS))), 0);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
             if (tkc_steps > 0) {  // the first step, on its own: it has no previous step
@@ -6671,6 +6674,7 @@ constexpr int BND = 256;
 constexpr int DSTAGES = 6;
 constexpr int ROUTE = 2;  // set by -D
 constexpr int DBLK = 1;
+constexpr int DBK = 64;
 constexpr int DWAVES = 1;
 
 // ================================================================================================
@@ -7665,7 +7669,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
 //   grid: n = cdiv(N, BND), s = splits; one block per work tile; order row_major
 //   launcher: clears Pt on the stream before the kernel (zeroed)
-//   pipeline: k < max(min(KS, cdiv(K, BK) - block.s * KS), 0); 6 stages
+//   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
 //     0         196,608   w           bf16[256, 64]      128B     6       ring (group w_x)
@@ -7745,8 +7749,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
                 }
                 (void)block_n;
                 (void)block_s;
-                const int KS = tkc_cdiv(tkc_cdiv(K, BK), splits);
-                const int tkc_steps = max(min(KS, (tkc_cdiv(K, BK) - (block_s * KS))), 0);
+                const int KS = tkc_cdiv(tkc_cdiv(K, DBK), splits);
+                const int tkc_steps = max(min(KS, (tkc_cdiv(K, DBK) - (block_s * KS))), 0);
                 for (int k = 0; k < tkc_steps; ++k) {
                     tkc_mbar_wait(empty_w_x + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
                     tkc_mbar_expect_tx(full_w_x + 8 * tkc_stage, 34816);
@@ -7782,9 +7786,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
             }
             (void)block_n;
             (void)block_s;
-            const int KS = tkc_cdiv(tkc_cdiv(K, BK), splits);
+            const int KS = tkc_cdiv(tkc_cdiv(K, DBK), splits);
             // setup
-            const int tkc_steps = max(min(KS, (tkc_cdiv(K, BK) - (block_s * KS))), 0);
+            const int tkc_steps = max(min(KS, (tkc_cdiv(K, DBK) - (block_s * KS))), 0);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
             if (tkc_steps > 0) {  // the first step, on its own: it has no previous step
@@ -8698,7 +8702,7 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
             tkc_t0[1] = tkc_t0[0];
             tkc_t0[0] = last;
         }
-        if ((tkc_rc = tkc_v_decode::tkc_linear_decode(X, X_strides, W, W_strides, P, tkc_t0, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min((tkc_h_cdiv(K, BK) / 4), ((DWAVES * sms) / tkc_h_cdiv(N, BND))))), stream)) != TKC_OK) {
+        if ((tkc_rc = tkc_v_decode::tkc_linear_decode(X, X_strides, W, W_strides, P, tkc_t0, (int64_t)(M), (int64_t)(K), (int64_t)(N), (int32_t)(tkc_h_max(1, tkc_h_min((tkc_h_cdiv(K, DBK) / 4), ((DWAVES * sms) / tkc_h_cdiv(N, BND))))), stream)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_decode_cuda;
             return tkc_rc;
         }

@@ -2,7 +2,7 @@
 # Rotary with two (or three) blocks an SM against the shipped one-block kernel (issue 13: rotary's
 # table setup is not overlapped with another block's streaming at one block an SM), built here as
 # OUT/rot_VARIANT_DD.so for abnorms.py --only rot:
-#   sh bench/experiments/norms/gen3.sh TKC [OUT]
+#   sh bench/experiments/norms/gen3.sh TKC [OUT] [VARIANTS]
 set -eu
 tkc=$1 out=${2:-.carry/nv}
 here=$(dirname "$0")
@@ -12,8 +12,12 @@ build() {  # name cu
     $NVCC -Xptxas -v "$2" -o "$out/$1.so" 2>"$out/$1.log" || { echo "build failed: $1"; cat "$out/$1.log"; exit 1; }
     if grep -q "[1-9][0-9]* bytes spill" "$out/$1.log"; then echo "$1: spills"; fi
 }
+# VARIANTS (optional, the third argument) replaces the list: "name:-D args ..." entries
+variants=${3:-"base:BLK=1|b2:BLK=2|b2s2:BLK=2 -D STAGES=2|b2s4:BLK=2 -D STAGES=4|b3s2:BLK=3 -D STAGES=2"}
 for d in 64 128; do
-    for v in "base:BLK=1" "b2:BLK=2" "b2s2:BLK=2 -D STAGES=2" "b2s4:BLK=2 -D STAGES=4" "b3s2:BLK=3 -D STAGES=2"; do
+    IFS='|'
+    for v in $variants; do
+        unset IFS
         n=${v%%:*}; dd=${v#*:}
         # shellcheck disable=SC2086
         "$tkc" -D D=$d -D $dd "$here/rotary_var.tk" -o "$out/rot_${n}_D$d.cu" || { echo "tkc rejects $n D$d"; continue; }
