@@ -120,41 +120,6 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
                   "(tkc --emit=header lists them).");
 }
 
-static void explain_split(StrBuf *b, Arena *a, const PlanKernel *pk);
-static void explain_estimate(StrBuf *b, const PlanKernel *pk, int avail);
-static void explain_mmas(StrBuf *b, Arena *a, const PlanKernel *pk);
-
-static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
-    heading(b, "Warpgroups and registers");
-    int c = pk->consumers;
-    /* the registers a consumer thread has: setmaxnreg's, or, without a producer, what
-     * __launch_bounds__' min_blocks leaves each thread */
-    int fit = pk->no_producer ? REG_FILE / (pk->threads * pk->min_blocks) / 8 * 8 : pk->consumer_regs;
-    int avail = pk->no_producer && fit > 255 ? 255 : fit;
-    if (pk->no_producer) {
-        para(b, 2, 0, "A block has %d threads in %d %s of 128, all consumers: the kernel loads nothing through TMA, so "
-                      "there is no producer warpgroup and no setmaxnreg. __launch_bounds__ asks for %d %s per SM, so "
-                      "ptxas fits each thread into %d registers (65,536 / (%d x %d threads)%s).",
-             pk->threads, c, plural(c, "warpgroup", "warpgroups"), pk->min_blocks, plural(pk->min_blocks, "block", "blocks"),
-             avail, pk->min_blocks, pk->threads, fit > 255 ? ", at most 255" : ", rounded down to 8");
-    } else if (c == 1)
-        para(b, 2, 0, "A block has %d threads in 2 warpgroups of 128. Warpgroup 0 is the producer: one of its threads issues "
-                      "every TMA load, so it needs few registers and gives them up (setmaxnreg.dec to %d per thread). "
-                      "Warpgroup 1 is the consumer: it issues the tensor-core products and runs the epilogue, with %d "
-                      "registers per thread (setmaxnreg.inc).",
-             pk->threads, pk->producer_regs, pk->consumer_regs);
-    else
-        para(b, 2, 0, "A block has %d threads in %d warpgroups of 128. Warpgroup 0 is the producer: one of its threads "
-                      "issues every TMA load, so it needs few registers and gives them up (setmaxnreg.dec to %d per "
-                      "thread). Warpgroups 1 %s %d are the consumers: they issue the tensor-core products and run the "
-                      "epilogue, each with %d registers per thread (setmaxnreg.inc); register tiles are split between "
-                      "them by rows.",
-             pk->threads, c + 1, pk->producer_regs, c == 2 ? "and" : "to", c, pk->consumer_regs);
-    if (!pk->no_producer) explain_split(b, a, pk);
-    explain_estimate(b, pk, avail);
-    explain_mmas(b, a, pk);
-}
-
 /* the producer/consumer setmaxnreg split and why */
 static void explain_split(StrBuf *b, Arena *a, const PlanKernel *pk) {
     int c = pk->consumers;
@@ -205,7 +170,6 @@ static void explain_estimate(StrBuf *b, const PlanKernel *pk, int avail) {
 
 /* the tensor-core products each consumer warpgroup issues */
 static void explain_mmas(StrBuf *b, Arena *a, const PlanKernel *pk) {
-
     MmaRefs mm = all_mmas(a, pk);
     if (!mm.n) return;
     para(b, 2, 0, "The tensor-core products, as each consumer warpgroup issues them:");
@@ -227,6 +191,36 @@ static void explain_mmas(StrBuf *b, Arena *a, const PlanKernel *pk) {
         para(b, 2, 2, "- %s: %s.", stmt_nb(a, mm.v[i].st), d.s);
         sb_free(&d);
     }
+}
+
+static void explain_roles(StrBuf *b, Arena *a, const PlanKernel *pk) {
+    heading(b, "Warpgroups and registers");
+    int c = pk->consumers;
+    /* the registers a consumer thread has: setmaxnreg's, or, without a producer, what
+     * __launch_bounds__' min_blocks leaves each thread */
+    const int avail = pk->no_producer ? block_reg_cap(pk->threads, pk->min_blocks) : pk->consumer_regs;
+    if (pk->no_producer) {
+        para(b, 2, 0, "A block has %d threads in %d %s of 128, all consumers: the kernel loads nothing through TMA, so "
+                      "there is no producer warpgroup and no setmaxnreg. __launch_bounds__ asks for %d %s per SM, so "
+                      "ptxas fits each thread into %d registers (65,536 / (%d x %d threads)%s).",
+             pk->threads, c, plural(c, "warpgroup", "warpgroups"), pk->min_blocks, plural(pk->min_blocks, "block", "blocks"),
+             avail, pk->min_blocks, pk->threads, avail == 255 ? ", at most 255" : ", rounded down to 8");
+    } else if (c == 1)
+        para(b, 2, 0, "A block has %d threads in 2 warpgroups of 128. Warpgroup 0 is the producer: one of its threads issues "
+                      "every TMA load, so it needs few registers and gives them up (setmaxnreg.dec to %d per thread). "
+                      "Warpgroup 1 is the consumer: it issues the tensor-core products and runs the epilogue, with %d "
+                      "registers per thread (setmaxnreg.inc).",
+             pk->threads, pk->producer_regs, pk->consumer_regs);
+    else
+        para(b, 2, 0, "A block has %d threads in %d warpgroups of 128. Warpgroup 0 is the producer: one of its threads "
+                      "issues every TMA load, so it needs few registers and gives them up (setmaxnreg.dec to %d per "
+                      "thread). Warpgroups 1 %s %d are the consumers: they issue the tensor-core products and run the "
+                      "epilogue, each with %d registers per thread (setmaxnreg.inc); register tiles are split between "
+                      "them by rows.",
+             pk->threads, c + 1, pk->producer_regs, c == 2 ? "and" : "to", c, pk->consumer_regs);
+    if (!pk->no_producer) explain_split(b, a, pk);
+    explain_estimate(b, pk, avail);
+    explain_mmas(b, a, pk);
 }
 
 static void explain_grid(StrBuf *b, Arena *a, const PlanKernel *pk) {

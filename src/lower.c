@@ -91,12 +91,12 @@ static void lower_roles(Lower *L) {
     }
     int p, c;
     reg_split_default(pk->consumers, &p, &c);
-    pk->min_blocks = 1;
-    if (sk->blocks_per_sm > 1 && sk->pipe) {
-        /* several blocks per SM: each gets its pool (block_reg_pool), the producer the least */
-        pk->min_blocks = sk->blocks_per_sm;
+    pk->min_blocks = sk->blocks_per_sm > 1 && sk->pipe ? sk->blocks_per_sm : 1;
+    const int cap = block_reg_cap(pk->threads, pk->min_blocks), pool = pk->threads * cap;
+    if (pk->min_blocks > 1) {
+        /* several blocks per SM: the block's pool split, the producer the least */
         p = 24;
-        c = (block_reg_pool(pk->threads, pk->min_blocks) / 128 - p) / pk->consumers / 8 * 8;
+        c = (pool / 128 - p) / pk->consumers / 8 * 8;
         if (c > 256) c = 256;
     }
     if (sk->producer_regs) p = sk->producer_regs;
@@ -104,18 +104,16 @@ static void lower_roles(Lower *L) {
     pk->producer_regs = p;
     pk->consumer_regs = c;
     pk->split_why = sk->producer_regs || sk->consumer_regs ? "program" : pk->min_blocks > 1 ? "blocks_per_sm" : "default";
-    const int pool = block_reg_pool(pk->threads, pk->min_blocks);
     if (pk->min_blocks > 1)
         lower_note(L, "blocks_per_sm = %d: each block gets %s registers (%d threads x %d, __launch_bounds__(%d, %d)), so "
                    "setmaxnreg gives the producer %d and each consumer thread %d",
-                   pk->min_blocks, fmt_bytes(pool), pk->threads, block_reg_cap(pk->threads, pk->min_blocks), pk->threads,
-                   pk->min_blocks, p, c);
+                   pk->min_blocks, fmt_bytes(pool), pk->threads, cap, pk->threads, pk->min_blocks, p, c);
     if (!reg_split_fits(pk->consumers, p, c, pool))
         diag_error(L->d, sk->regs_span.file >= 0 ? sk->regs_span : sk->k->name_span,
                    "register split does not fit the block's registers: 128 x %d (producer) + %d x 128 x %d (consumers) "
                    "= %s > %s (%d threads x %d registers, what __launch_bounds__(%d, %d) gives each thread)",
-                   p, pk->consumers, c, fmt_bytes(128 * (p + pk->consumers * c)), fmt_bytes(pool), pk->threads,
-                   block_reg_cap(pk->threads, pk->min_blocks), pk->threads, pk->min_blocks);
+                   p, pk->consumers, c, fmt_bytes(128 * (p + pk->consumers * c)), fmt_bytes(pool), pk->threads, cap,
+                   pk->threads, pk->min_blocks);
 }
 
 static void note_roles(Lower *L) {

@@ -251,9 +251,8 @@ void plan_no_producer(Lower *L) {
         if (L->sk->blocks_per_sm * pk->threads > 2048)
             diag_error(L->d, L->sk->blocks_span, "blocks_per_sm = %d: %d blocks of %d threads are more than an SM's 2,048",
                        L->sk->blocks_per_sm, L->sk->blocks_per_sm, pk->threads);
-        int fit = REG_FILE / (pk->threads * L->sk->blocks_per_sm) / 8 * 8;
         lower_note(L, "blocks_per_sm = %d (the program; the estimate gave %d): ptxas fits each thread into %d registers",
-                   L->sk->blocks_per_sm, pk->min_blocks, fit > 255 ? 255 : fit);
+                   L->sk->blocks_per_sm, pk->min_blocks, block_reg_cap(pk->threads, L->sk->blocks_per_sm));
         pk->min_blocks = L->sk->blocks_per_sm;
     }
     lower_note(L, "nothing to load: no producer warpgroup; %d consumer thread%s per block and no setmaxnreg; about %d "

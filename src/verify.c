@@ -148,10 +148,6 @@ static void verify_kernel(V *v) {
     if (pk->cluster > 1 && (pk->cluster_axis < 0 || pk->cluster_axis >= pk->sk->axes.n))
         fail(v, "cluster axis %d of %d", pk->cluster_axis, pk->sk->axes.n);
     if (pk->threads != 128 * (pk->consumers + (pk->no_producer ? 0 : 1))) fail(v, "thread count %d", pk->threads);
-    if (!pk->no_producer && 128 * (pk->producer_regs + pk->consumers * pk->consumer_regs) >
-                                block_reg_pool(pk->threads, pk->min_blocks))
-        fail(v, "%d blocks per SM of a %d/%d register split do not fit the block's %d registers", pk->min_blocks,
-             pk->producer_regs, pk->consumer_regs, block_reg_pool(pk->threads, pk->min_blocks));
     if (pk->no_producer && (pk->groups.n || !pk->no_pipeline || pk->min_blocks < 1 || pk->min_blocks > 16))
         fail(v, "a kernel without a producer has loads, a pipeline or %d blocks per SM", pk->min_blocks);
     if (pk->rowwise) {
@@ -181,7 +177,8 @@ static void verify_kernel(V *v) {
     }
     if (!pk->no_producer &&
         !reg_split_fits(pk->consumers, pk->producer_regs, pk->consumer_regs, block_reg_pool(pk->threads, pk->min_blocks)))
-        fail(v, "register split does not fit");
+        fail(v, "a %d/%d register split at %d blocks per SM does not fit the block's %d registers", pk->producer_regs,
+             pk->consumer_regs, pk->min_blocks, block_reg_pool(pk->threads, pk->min_blocks));
     /* buffers: aligned, inside the budget, not overlapping */
     for (int i = 0; i < pk->bufs.n; i++) {
         const PlanBuf *b = &pk->bufs.v[i];

@@ -7,11 +7,7 @@ set -eu
 old=$1 new=$2 out=${3:-.carry/nv}
 here=$(dirname "$0")
 mkdir -p "$out"
-NVCC="nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared"
-build() {  # name cu
-    $NVCC -Xptxas -v "$2" -o "$out/$1.so" 2>"$out/$1.log" || { echo "build failed: $1"; cat "$out/$1.log"; exit 1; }
-    if grep -q "[1-9][0-9]* bytes spill" "$out/$1.log"; then echo "$1: spills"; fi
-}
+. "$here/nvcc.sh"
 for d in 1024 2048 4096 8192; do
     "$old" -D D=$d kernels.tk/layernorm.tk -o "$out/ln_old_D$d.cu"
     "$new" -D D=$d kernels.tk/layernorm.tk -o "$out/ln_new_D$d.cu"

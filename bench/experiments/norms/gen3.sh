@@ -7,11 +7,7 @@ set -eu
 tkc=$1 out=${2:-.carry/nv}
 here=$(dirname "$0")
 mkdir -p "$out"
-NVCC="nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared"
-build() {  # name cu
-    $NVCC -Xptxas -v "$2" -o "$out/$1.so" 2>"$out/$1.log" || { echo "build failed: $1"; cat "$out/$1.log"; exit 1; }
-    if grep -q "[1-9][0-9]* bytes spill" "$out/$1.log"; then echo "$1: spills"; fi
-}
+. "$here/nvcc.sh"
 # VARIANTS (optional, the third argument) replaces the list: "name:-D args ..." entries
 variants=${3:-"base:BLK=1|b2:BLK=2|b2s2:BLK=2 -D STAGES=2|b2s4:BLK=2 -D STAGES=4|b3s2:BLK=3 -D STAGES=2"}
 for d in 64 128; do
