@@ -392,6 +392,8 @@ static void emit_consumer(Em *e) {
         L("if (wg == %d) tkc_bar_arrive(%d, 256);  // pingpong: consumer 0 goes first", pk->consumers - 1,
           pk->nbars.v[pk->nbar_pingpong].id);
     }
+    if (pk->rowred_buf >= 0 && pk->bufs.v[pk->rowred_buf].copies > 1)
+        L("uint32_t tkc_rowred_copy = 0;  // the copy of 'rowred' the next row reduction writes (they alternate)");
     if (pk->block_ops.n) {
         L("// once per block: loads that are the same for every work tile (the values stay in registers)");
         e->mode = STEP_NONE;

@@ -199,15 +199,17 @@ static int max_row_iters(const PlanKernel *pk) {
 /* Row reductions of rows spread over several warps: after the shuffles inside each warp, lane 0
  * of every warp writes its partial results into a scratch row per warp and, after a named
  * barrier over the consumer warps, each thread combines those of the warps of its row (in the
- * same order in every thread, so every thread of a row gets the same value); a barrier before
- * the writes keeps the previous reduction's readers ahead of them. */
+ * same order in every thread, so every thread of a row gets the same value). The scratch has two
+ * copies that successive reductions alternate: reduction k + 2 writes reduction k's copy only
+ * after every thread has passed reduction k + 1's barrier, so after its reads of reduction k,
+ * and no barrier is needed before the writes. */
 void plan_rowred(Lower *L) {
     PlanKernel *pk = L->pk;
     if (!pk->rowwise || pk->rw.split < 2) return;
     if (!ops_rowred(&pk->setup_ops) && !ops_rowred(&pk->finish_ops) && !ops_rowred(&pk->compute_ops)) return;
     int q = max_row_iters(pk);
     PlanBuf b = {.name = "rowred", .kind = BUF_SCRATCH, .dt = DT_FP32, .rows = pk->rw.warps, .cols = q, .is_vec = false,
-                 .swz = SWZ_NONE, .atom_cols = q, .natoms = 1, .copies = 1, .align = 16, .group = -1};
+                 .swz = SWZ_NONE, .atom_cols = q, .natoms = 1, .copies = 2, .align = 16, .group = -1};
     b.bytes = (pk->rw.warps * q * 4 + 15) / 16 * 16;
     vec_push(L->a, &pk->bufs, b);
     pk->rowred_buf = pk->bufs.n - 1;
@@ -216,8 +218,8 @@ void plan_rowred(Lower *L) {
     vec_push(L->a, &pk->nbars, nb);
     pk->rowred_bar = pk->nbars.n - 1;
     lower_note(L, "row reductions: each thread reduces its values, shuffles reduce the %d lanes of a warp that share a row, "
-               "and the partial results of the %d warps of a row meet in 'rowred' (%d fp32 per warp) between two named "
-               "barriers",
+               "and the partial results of the %d warps of a row meet in 'rowred' (%d fp32 per warp) after one named "
+               "barrier; successive reductions alternate its two copies, so none waits before writing",
                pk->rw.lanes, pk->rw.split, q);
 }
 

@@ -162,6 +162,11 @@ static void verify_kernel(V *v) {
         }
         if ((pk->rw.split > 1) != (pk->rowred_buf >= 0) && pk->rowred_buf >= 0)
             fail(v, "a row-reduction scratch for rows one warp holds");
+        /* successive row reductions alternate two copies, which is what lets them skip the barrier
+         * before their writes (plan_rowred) */
+        if (pk->rowred_buf >= 0 && pk->bufs.v[pk->rowred_buf].copies != 2)
+            fail(v, "%d copies of the row-reduction scratch (successive reductions alternate two)",
+                 pk->bufs.v[pk->rowred_buf].copies);
     }
     if (pk->tail) {
         /* the narrow last step: copies of the score tile and the deferred operand on its first

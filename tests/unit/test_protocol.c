@@ -247,6 +247,28 @@ static void progress_missing_release(void **state) {
     done(&f);
 }
 
+/* the row-reduction scratch with one copy: successive reductions would write the copy the last
+ * one's readers may still read (they skip the barrier before their writes), so the verifier
+ * rejects the plan (src/verify.c) */
+static void rowred_one_copy(void **state) {
+    (void)state;
+    Fix f;
+    lower(&f, "kernels.tk/layernorm.tk", "D=8192");
+    PlanKernel *pk = f.plan.kernels.v[0];
+    assert_true(pk->rowred_buf >= 0);
+    assert_int_equal(pk->bufs.v[pk->rowred_buf].copies, 2);
+    FILE *sink = fopen("/dev/null", "w");
+    Diag d;
+    diag_init(&d, &f.a, sink);
+    assert_true(plan_verify(&f.plan, &d));
+    pk->bufs.v[pk->rowred_buf].copies = 1;
+    Diag d1;
+    diag_init(&d1, &f.a, sink);
+    assert_false(plan_verify(&f.plan, &d1));
+    fclose(sink);
+    done(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(suite_kernels_pass),       cmocka_unit_test(arrivals_count_too_high),
@@ -254,6 +276,7 @@ int main(void) {
         cmocka_unit_test(bytes_expected),           cmocka_unit_test(release_before_product),
         cmocka_unit_test(release_refilled),         cmocka_unit_test(phases_skipped),
         cmocka_unit_test(progress_missing_release), cmocka_unit_test(arrivals_barrier_under_wg),
+        cmocka_unit_test(rowred_one_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
