@@ -371,7 +371,6 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - a vector load with the same coordinates for every work tile runs in every block: the grid is not persistent (persistent = 1 would load it once per block and keep it)
 //     - blocks_per_sm = 5 (the program; the estimate gave 4): ptxas fits each thread into 96 registers
 //     - nothing to load: no producer warpgroup; 128 consumer threads per block and no setmaxnreg; about 104 registers per thread (estimate 88), so 5 blocks per SM (__launch_bounds__)
-//     - row moments: rowsum(s) also reduces each part's squared deviations from its own mean (Chan's formula over lanes), and rowsum((s - mean) * (s - mean)) follows from the two without a reduction of its own
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; nothing is loaded, so there is no producer warpgroup
 __global__ void __launch_bounds__(128, 5) tkc_layernorm_kernel(const __nv_bfloat16 *__restrict__ X, const long long X_st0, const long long X_st1, const __nv_bfloat16 *__restrict__ R, const long long R_st0, const long long R_st1, const float *__restrict__ W, const long long W_st0, const float *__restrict__ B, const long long B_st0, __nv_bfloat16 *__restrict__ Y, const long long Y_st0, const long long Y_st1, __nv_bfloat16 *__restrict__ S, const long long S_st0, const long long S_st1, const int M, const float p, const int seed) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -487,60 +486,41 @@ __global__ void __launch_bounds__(128, 5) tkc_layernorm_kernel(const __nv_bfloat
             for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_i & 1) ? tkc_bf16_hi(r[tkc_i >> 1]) : tkc_bf16_lo(r[tkc_i >> 1])) + ((tkc_i & 1) ? tkc_bf16_hi(x[tkc_i >> 1]) : tkc_bf16_lo(x[tkc_i >> 1])));
         }
         // mean = rowsum(s) * (1.0 / D)
-        float tkc_mom0[1], tkc_mom0_q[1];  // rowsum(s), and the squared deviations from the mean of the values summed (row moments)
+        float tkc_red1[1];  // rowsum(s)
         #pragma unroll
-        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) tkc_mom0[tkc_r] = tkc_mom0_q[tkc_r] = 0.f;
+        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) tkc_red1[tkc_r] = 0.f;
         #pragma unroll
-        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_mom0[(tkc_i) / 32] += s[tkc_i];
-        #pragma unroll
-        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {  // this thread's 32 values of each row
-            const float tkc_d = s[tkc_i] - tkc_mom0[(tkc_i) / 32] * (1.0f / 32);
-            tkc_mom0_q[(tkc_i) / 32] += tkc_d * tkc_d;
+        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
+            tkc_red1[(tkc_i) / 32] += s[tkc_i];
         }
         #pragma unroll
-        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) {  // the 32 lanes of a warp that share a row, two parts at a time
-            {  // parts of 32 values: M2 = M2a + M2b + (Sb - Sa)^2 / 64
-                const float tkc_o = __shfl_xor_sync(0xffffffffu, tkc_mom0[tkc_r], 1), tkc_oq = __shfl_xor_sync(0xffffffffu, tkc_mom0_q[tkc_r], 1);
-                const float tkc_d = tkc_o - tkc_mom0[tkc_r];
-                tkc_mom0_q[tkc_r] = (tkc_mom0_q[tkc_r] + tkc_oq) + tkc_d * tkc_d * (1.0f / 64);
-                tkc_mom0[tkc_r] += tkc_o;
-            }
-            {  // parts of 64 values: M2 = M2a + M2b + (Sb - Sa)^2 / 128
-                const float tkc_o = __shfl_xor_sync(0xffffffffu, tkc_mom0[tkc_r], 2), tkc_oq = __shfl_xor_sync(0xffffffffu, tkc_mom0_q[tkc_r], 2);
-                const float tkc_d = tkc_o - tkc_mom0[tkc_r];
-                tkc_mom0_q[tkc_r] = (tkc_mom0_q[tkc_r] + tkc_oq) + tkc_d * tkc_d * (1.0f / 128);
-                tkc_mom0[tkc_r] += tkc_o;
-            }
-            {  // parts of 128 values: M2 = M2a + M2b + (Sb - Sa)^2 / 256
-                const float tkc_o = __shfl_xor_sync(0xffffffffu, tkc_mom0[tkc_r], 4), tkc_oq = __shfl_xor_sync(0xffffffffu, tkc_mom0_q[tkc_r], 4);
-                const float tkc_d = tkc_o - tkc_mom0[tkc_r];
-                tkc_mom0_q[tkc_r] = (tkc_mom0_q[tkc_r] + tkc_oq) + tkc_d * tkc_d * (1.0f / 256);
-                tkc_mom0[tkc_r] += tkc_o;
-            }
-            {  // parts of 256 values: M2 = M2a + M2b + (Sb - Sa)^2 / 512
-                const float tkc_o = __shfl_xor_sync(0xffffffffu, tkc_mom0[tkc_r], 8), tkc_oq = __shfl_xor_sync(0xffffffffu, tkc_mom0_q[tkc_r], 8);
-                const float tkc_d = tkc_o - tkc_mom0[tkc_r];
-                tkc_mom0_q[tkc_r] = (tkc_mom0_q[tkc_r] + tkc_oq) + tkc_d * tkc_d * (1.0f / 512);
-                tkc_mom0[tkc_r] += tkc_o;
-            }
-            {  // parts of 512 values: M2 = M2a + M2b + (Sb - Sa)^2 / 1024
-                const float tkc_o = __shfl_xor_sync(0xffffffffu, tkc_mom0[tkc_r], 16), tkc_oq = __shfl_xor_sync(0xffffffffu, tkc_mom0_q[tkc_r], 16);
-                const float tkc_d = tkc_o - tkc_mom0[tkc_r];
-                tkc_mom0_q[tkc_r] = (tkc_mom0_q[tkc_r] + tkc_oq) + tkc_d * tkc_d * (1.0f / 1024);
-                tkc_mom0[tkc_r] += tkc_o;
-            }
+        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) {  // the 32 lanes of a warp that share a row
+            tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 1);
+            tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 2);
+            tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 4);
+            tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 8);
+            tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 16);
         }
         #pragma unroll
-        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) mean[tkc_r] = (tkc_mom0[tkc_r] * 0.0009765625f);
+        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) mean[tkc_r] = (tkc_red1[tkc_r] * 0.0009765625f);
         // rstd = rsqrt(rowsum((s - mean) * (s - mean)) * (1.0 / D) + 1.0000000000000001e-05)
-        float tkc_red1[1];  // rowsum((s - mean) * (s - mean)): from rowsum(s)'s moments
+        float tkc_red2[1];  // rowsum((s - mean) * (s - mean))
         #pragma unroll
-        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) {
-            const float tkc_d = tkc_mom0[tkc_r] * (1.0f / 1024) - mean[tkc_r];
-            tkc_red1[tkc_r] = tkc_mom0_q[tkc_r] + 1024.0f * tkc_d * tkc_d;
+        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) tkc_red2[tkc_r] = 0.f;
+        #pragma unroll
+        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
+            tkc_red2[(tkc_i) / 32] += ((s[tkc_i] - mean[(tkc_i) / 32]) * (s[tkc_i] - mean[(tkc_i) / 32]));
         }
         #pragma unroll
-        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) rstd[tkc_r] = rsqrtf(((tkc_red1[tkc_r] * 0.0009765625f) + 1e-05f));
+        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) {  // the 32 lanes of a warp that share a row
+            tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 1);
+            tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 2);
+            tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 4);
+            tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 8);
+            tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 16);
+        }
+        #pragma unroll
+        for (int tkc_r = 0; tkc_r < 1; ++tkc_r) rstd[tkc_r] = rsqrtf(((tkc_red2[tkc_r] * 0.0009765625f) + 1e-05f));
         // no pipeline: finish follows setup
         // finish
         // S[block.m, 0] <- bf16(s)  [rows]

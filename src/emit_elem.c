@@ -711,127 +711,6 @@ static void hoist_colpick(Em *e, const PExpr *x) {
     vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
 }
 
-/* row moments (plan_row_moments) k: rowsum(s) into tkc_momK, and the squared deviations from the
- * mean of the values summed into tkc_momK_q, combined over the lanes of a row and then its warps
- * by Chan's formula for parts of equal counts, in one order in every thread (so every thread of a
- * row gets the same values); rowsum((s - m) * (s - m)) is then tkc_momK_q + n (tkc_momK / n - m)^2 */
-static void hoist_row_moments(Em *e, const PExpr *x, int k) {
-    const PlanKernel *pk = e->pk;
-    const PlanMoments *pm = &pk->moments.v[k];
-    const RowLayout *r = &pk->rw;
-    if (x == pm->sq) {
-        const char *name = arena_printf(e->a, "tkc_red%d", e->tmp++);
-        Type rv = x->ty;
-        Ctx c = tile_ctx(pk, &rv, "tkc_r");
-        int slots = frag_count(pk, &rv);
-        L("float %s[%d];  // %s: from rowsum(%s)'s moments", name, slots, px_str(e->a, x), pm->sum->args[0]->sym->name);
-        L("#pragma unroll");
-        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", slots);
-        IN();
-        L("const float tkc_d = tkc_mom%d[tkc_r] * (1.0f / %d) - %s;", k, pm->n, elem_str(e, pm->m, &c));
-        L("%s[tkc_r] = tkc_mom%d_q[tkc_r] + %d.0f * tkc_d * tkc_d;", name, k, pm->n);
-        OUT();
-        L("}");
-        vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
-        return;
-    }
-    const PExpr *src = x->args[0];
-    const Type *st = value_type(e, src);
-    Type rv = *st;
-    rv.kind = TY_VEC;
-    rv.layout = VL_ROW;
-    int n = frag_count(pk, st), slots = frag_count(pk, &rv), per = n / slots;
-    const char *name = arena_printf(e->a, "tkc_mom%d", k), *q = arena_printf(e->a, "tkc_mom%d_q", k);
-    Ctx c = tile_ctx(pk, st, "tkc_i");
-    const char *v = elem_str(e, src, &c), *rs = rowslot(e, &c);
-    L("float %s[%d], %s[%d];  // %s, and the squared deviations from the mean of the values summed (row moments)",
-      name, slots, q, slots, px_str(e->a, x));
-    L("#pragma unroll");
-    L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) %s[tkc_r] = %s[tkc_r] = 0.f;", slots, name, q);
-    L("#pragma unroll");
-    L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) %s[%s] += %s;", n, name, rs, v);
-    L("#pragma unroll");
-    L("for (int tkc_i = 0; tkc_i < %d; ++tkc_i) {  // this thread's %d values of each row", n, per);
-    IN();
-    L("const float tkc_d = %s - %s[%s] * (1.0f / %d);", v, name, rs, per);
-    L("%s[%s] += tkc_d * tkc_d;", q, rs);
-    OUT();
-    L("}");
-    if (r->lanes > 1) {
-        L("#pragma unroll");
-        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // the %d lanes of a warp that share a row, two parts at a time", slots,
-          r->lanes);
-        IN();
-        for (int s = 1; s < r->lanes; s *= 2) {
-            L("{  // parts of %d values: M2 = M2a + M2b + (Sb - Sa)^2 / %d", per * s, 2 * per * s);
-            IN();
-            L("const float tkc_o = __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d), tkc_oq = __shfl_xor_sync(0xffffffffu, %s[tkc_r], %d);",
-              name, s, q, s);
-            L("const float tkc_d = tkc_o - %s[tkc_r];", name);
-            L("%s[tkc_r] = (%s[tkc_r] + tkc_oq) + tkc_d * tkc_d * (1.0f / %d);", q, q, 2 * per * s);
-            L("%s[tkc_r] += tkc_o;", name);
-            OUT();
-            L("}");
-        }
-        OUT();
-        L("}");
-    }
-    if (r->split > 1) {
-        const PlanBuf *sb = &pk->bufs.v[pk->rowred_buf];
-        const PlanNamedBar *nb = &pk->nbars.v[pk->rowred_bar];
-        int part = per * r->lanes;
-        need(e, "tkc_ptx.cuh", "named_barrier");
-        need(e, "tkc_ptx.cuh", "shared_f32");
-        L("{  // the %d warps of a row meet in '%s' (named barrier %s: %s), a sum and squared deviations each", r->split,
-          sb->name, nb->name, nb->why);
-        IN();
-        const char *base = arena_printf(e->a, "%s_smem", sb->name);
-        if (sb->copies > 1) {
-            L("const uint32_t tkc_rb = %s_smem + tkc_rowred_copy * %d;  // this reduction's copy; the next one writes the other",
-              sb->name, sb->bytes);
-            L("tkc_rowred_copy ^= 1;");
-            base = "tkc_rb";
-        } else {
-            L("tkc_bar_sync(%d, %d);  // every thread has read the last reduction's partial results", nb->id, nb->threads);
-        }
-        L("if (tkc_lane == 0)");
-        IN();
-        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", slots);
-        IN();
-        L("tkc_st_shared_f32(%s + (uint32_t)(tkc_rwarp * %d + 2 * tkc_r) * 4, %s[tkc_r]);", base, sb->cols, name);
-        L("tkc_st_shared_f32(%s + (uint32_t)(tkc_rwarp * %d + 2 * tkc_r + 1) * 4, %s[tkc_r]);", base, sb->cols, q);
-        OUT();
-        L("}");
-        OUT();
-        L("tkc_bar_sync(%d, %d);", nb->id, nb->threads);
-        L("#pragma unroll");
-        L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {  // M2 = sum of M2w + sum of (Sw - S / %d)^2 / %d", slots, r->split, part);
-        IN();
-        L("const uint32_t tkc_ra = %s + (uint32_t)((tkc_rwarp / %d * %d) * %d + 2 * tkc_r) * 4;", base, r->split, r->split,
-          sb->cols);
-        L("float tkc_s = tkc_ld_shared_f32(tkc_ra);");
-        L("#pragma unroll");
-        L("for (int tkc_w = 1; tkc_w < %d; ++tkc_w) tkc_s += tkc_ld_shared_f32(tkc_ra + (uint32_t)tkc_w * %d);", r->split,
-          4 * sb->cols);
-        L("const float tkc_mw = tkc_s * (1.0f / %d);", r->split);
-        L("float tkc_q = 0.f;");
-        L("#pragma unroll");
-        L("for (int tkc_w = 0; tkc_w < %d; ++tkc_w) {", r->split);
-        IN();
-        L("const float tkc_d = tkc_ld_shared_f32(tkc_ra + (uint32_t)tkc_w * %d) - tkc_mw;", 4 * sb->cols);
-        L("tkc_q += tkc_ld_shared_f32(tkc_ra + (uint32_t)tkc_w * %d + 4) + tkc_d * tkc_d * (1.0f / %d);", 4 * sb->cols, part);
-        OUT();
-        L("}");
-        L("%s[tkc_r] = tkc_s;", name);
-        L("%s[tkc_r] = tkc_q;", q);
-        OUT();
-        L("}");
-        OUT();
-        L("}");
-    }
-    vec_push(e->a, &e->hoisted, ((Hoisted){x, name}));
-}
-
 /* row reductions inside x, and reciprocals of per_row divisors, are computed first into small
  * arrays, one per expression */
 void hoist_row_values(Em *e, const PExpr *x) {
@@ -845,11 +724,6 @@ void hoist_row_values(Em *e, const PExpr *x) {
             hoist_colpick(e, x);
             return;
         }
-        for (int k = 0; k < e->pk->moments.n; k++)
-            if (x == e->pk->moments.v[k].sum || x == e->pk->moments.v[k].sq) {
-                hoist_row_moments(e, x, k);
-                return;
-            }
         if (x->fn == FN_ROWMAX || x->fn == FN_ROWMIN || x->fn == FN_ROWSUM) {
             const PExpr *src = x->args[0];
             const PlanKernel *pk = e->pk;

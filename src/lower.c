@@ -438,7 +438,6 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     collect_stores(L, &pk->compute_ops, BK_STORE); /* the store block's ops joined the step's */
     collect_stores(L, &pk->finish_ops, BK_FINISH);
     plan_colred(L);
-    plan_row_moments(L);
     plan_rowred(L);
     plan_col_stores(L, &pk->compute_ops, 0);
     check_wg_barriers(L);

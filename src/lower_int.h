@@ -139,9 +139,6 @@ void plan_no_producer(Lower *L);
 /* pass_lazy_sums.c */
 void plan_lazy_sums(Lower *L);
 
-/* pass_row_moments.c */
-void plan_row_moments(Lower *L);
-
 void buf_tile_layout(PlanBuf *b, int rows, int cols, int eb);
 
 #endif

@@ -207,8 +207,7 @@ void plan_rowred(Lower *L) {
     PlanKernel *pk = L->pk;
     if (!pk->rowwise || pk->rw.split < 2) return;
     if (!ops_rowred(&pk->setup_ops) && !ops_rowred(&pk->finish_ops) && !ops_rowred(&pk->compute_ops)) return;
-    /* a reduction that also gives row moments (plan_row_moments) meets with two numbers per row */
-    int q = max_row_iters(pk) * (pk->moments.n ? 2 : 1);
+    int q = max_row_iters(pk);
     PlanBuf b = {.name = "rowred", .kind = BUF_SCRATCH, .dt = DT_FP32, .rows = pk->rw.warps, .cols = q, .is_vec = false,
                  .swz = SWZ_NONE, .atom_cols = q, .natoms = 1, .copies = 2, .align = 16, .group = -1};
     b.bytes = (pk->rw.warps * q * 4 + 15) / 16 * 16;

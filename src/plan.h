@@ -95,13 +95,6 @@ typedef enum {
 } BufKind;
 extern const char *const bufkind_name[];
 
-/* a rowsum(s) that also gives a later rowsum((s - m) * (s - m)) (plan_row_moments) */
-typedef struct PlanMoments {
-    const PExpr *sum, *sq;  /* rowsum(s), and rowsum((s - m) * (s - m)) */
-    const PExpr *m;         /* m: a per_row vector or a scalar */
-    int n;                  /* the values of a row: s's columns */
-} PlanMoments;
-
 typedef struct PlanBuf {
     const char *name;
     Symbol *sym;        /* the .tk tile; NULL for staging */
@@ -404,9 +397,6 @@ typedef struct PlanKernel {
      * rowsum()s that feed them skip their quad shuffles, and finish first adds the quad's partials */
     Vec(Symbol *) lazy_sums;
     Vec(const PExpr *) lazy_rowsums;
-    /* row moments (see plan_row_moments): rowsum(s) reduces the squared deviations too, and a later
-     * rowsum((s - m) * (s - m)) reads them; n is the values a row sums (s's columns) */
-    Vec(PlanMoments) moments;
     PlanTail *tail;             /* the narrow last step, or NULL */
     const char *no_tail;        /* why not, when the kernel looks like one but is not (NULL otherwise) */
     Vec(PlanBuf) bufs;
