@@ -106,12 +106,54 @@ def rotary_group(lib, d, layout, rounds):
     return variants, {v: launcher(v) for v in variants}, sets, lambda v: outs[v], per + N * d * 4
 
 
+def rms_group(lib, d, rounds, kind="rms"):
+    """rmsnorm (kind rms: X, R, W -> Y, S) or softmax (kind sm: X -> Y) variants LIB/KIND_VARIANT_DD.so"""
+    M = 65536
+    ins, outs_n = (2, 2) if kind == "rms" else (1, 1)
+    per = (ins + outs_n) * M * d * 2
+    sets = max(2, int(3 * 60e6 // per) + 1)
+    gen = torch.Generator(device="cuda").manual_seed(d)
+    bufs = [dict(x=[torch.randn(M, d, device="cuda", dtype=torch.bfloat16, generator=gen) for _ in range(ins)],
+                 w=torch.randn(d, device="cuda", generator=gen)) for _ in range(sets)]
+    variants = sorted({os.path.basename(f)[len(kind) + 1:].rsplit("_", 1)[0]
+                       for f in glob.glob(os.path.join(lib, "%s_*_D%d.so" % (kind, d)))}, key=lambda v: (v != "old", v))
+    libs = {v: ctypes.CDLL(os.path.join(lib, "%s_%s_D%d.so" % (kind, v, d))) for v in variants}
+    outs = {v: [[torch.empty(M, d, device="cuda", dtype=torch.bfloat16) for _ in range(outs_n)] for _ in range(sets)]
+            for v in variants}
+    keep = []
+
+    def launcher(v):
+        def launch(i, s):
+            b = bufs[i]
+            ts = b["x"] + ([b["w"]] if kind == "rms" else []) + outs[v][i]
+            a = []
+            for t in ts:
+                k = st(t)
+                keep.append(k)
+                a += [P(t.data_ptr()), k]
+            a += [LL(M), P(s.cuda_stream)]
+            rc = (libs[v].tkc_rmsnorm if kind == "rms" else libs[v].tkc_softmax)(*a)
+            assert rc == 0, rc
+        return launch
+    return variants, {v: launcher(v) for v in variants}, sets, lambda v: [t for o in outs[v] for t in o], per + d * 4
+
+
+def rel_diff(ref, got):
+    """the largest |a - b| / max |a| over the output tensors"""
+    worst = 0.0
+    for a, b in zip(ref, got):
+        a, b = a.float(), b.float()
+        worst = max(worst, ((a - b).abs().max() / a.abs().max().clamp_min(1e-30)).item())
+    return worst
+
+
 def time_group(title, group, rounds):
     variants, launchers, sets, outputs, bytes_ = group
     ts = {v: [] for v in variants}
     timers = {v: graph_time(launchers[v], sets, ts[v]) for v in variants}
     ref = outputs(variants[0])
     same = {v: all(torch.equal(a, b) for a, b in zip(ref, outputs(v))) for v in variants}
+    diff = {v: 0.0 if same[v] else rel_diff(ref, outputs(v)) for v in variants}
     for _ in range(rounds):
         for v in variants:
             timers[v]()
@@ -119,7 +161,7 @@ def time_group(title, group, rounds):
     row = []
     for v in variants:
         ms = statistics.median(ts[v])
-        row.append("%s %.0f (%.3f)%s" % (v, bytes_ / ms / 1e6, base / ms, "" if same[v] else " DIFFERS"))
+        row.append("%s %.0f (%.3f)%s" % (v, bytes_ / ms / 1e6, base / ms, "" if same[v] else " DIFFERS %.1e" % diff[v]))
     print("%-28s %s" % (title, "  ".join(row)), flush=True)
     torch.cuda.empty_cache()
 
@@ -128,14 +170,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default=".carry/nv")
     ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--only", default="ln,rot")
+    ap.add_argument("--only", default="ln,rot", help="comma list of ln, rms, sm, rot")
     a = ap.parse_args()
     print("GB/s (ratio to the first variant); %d rounds alternated" % a.rounds)
-    if "ln" in a.only:
+    if "ln" in a.only.split(","):
         for d in (1024, 2048, 4096, 8192):
             for p in (0.1, 0.0):
                 time_group("layernorm D%d p=%g" % (d, p), layernorm_group(a.lib, d, p, a.rounds), a.rounds)
-    if "rot" in a.only:
+    for kind in ("rms", "sm"):
+        if kind in a.only.split(","):
+            for d in (1024, 2048, 4096, 8192):
+                time_group("%s D%d" % ("rmsnorm" if kind == "rms" else "softmax", d), rms_group(a.lib, d, a.rounds, kind),
+                           a.rounds)
+    if "rot" in a.only.split(","):
         for d in (64, 128):
             for lay in ("bnhd", "bhnd"):
                 time_group("rotary D%d %s" % (d, lay), rotary_group(a.lib, d, lay, a.rounds), a.rounds)
