@@ -192,13 +192,13 @@ def build(args):
     for N in NS:
         name = "fftconv_n%d" % N
         defs = ["-D", "NN=%d" % N]
-        rep = json.loads(subprocess.run([args.tkc, TK_FILE, "--emit=report"] + defs, check=True, capture_output=True,
+        rep = json.loads(subprocess.run([args.tkc, args.tk, "--emit=report"] + defs, check=True, capture_output=True,
                                         text=True).stdout)
         decl = rep["kernels"][0]["launcher"]["declaration"]
         if decl != DECL:
             raise SystemExit("launcher changed: %s (this script calls %s)" % (decl, DECL))
         cu = os.path.join(args.out, name + ".cu")
-        subprocess.run([args.tkc, TK_FILE, "-o", cu] + defs, check=True)
+        subprocess.run([args.tkc, args.tk, "-o", cu] + defs, check=True)
         with open(cu) as f:
             m = re.search(r"TKC_ERR_REQUIRE\s*=\s*(\d+)", f.read())
         r = subprocess.run(NVCC + ["-Xptxas", "-v", cu, "-o", cu[:-3] + ".so"], capture_output=True, text=True)
@@ -378,6 +378,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=("build", "gpu"))
     ap.add_argument("--tkc", default=os.path.join(ROOT, "build", "tkc"))
+    ap.add_argument("--tk", default=TK_FILE, help="build: the .tk (a variant of kernels.tk/fftconv.tk with its launcher)")
     ap.add_argument("--lib", default=os.path.join(ROOT, ".carry", "fftconv"))
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp") + "/fftconv")
     ap.add_argument("--quick", action="store_true", help="checks only, no timing")

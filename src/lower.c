@@ -383,7 +383,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     L->recip_noted = false;
     pk->sk = sk;
     pk->name = sk->k->name;
-    pk->nbar_staging = pk->nbar_pingpong = pk->nbar_sync = pk->nbar_scratch = -1;
+    pk->nbar_staging = pk->nbar_pingpong = pk->nbar_sync = pk->nbar_scratch = pk->nbar_scratch_wg = -1;
     pk->colred_buf = pk->colred_bar = pk->colred_wg_bar = -1;
     pk->rowscan_buf = pk->rowscan_bar = pk->rowscan_wg_bar = -1;
     check_support(L);

@@ -594,7 +594,8 @@ void plan_named_bars(Lower *L) {
     /* then the ones lowering asked for (scratch tiles, column reductions), in that order */
     int base = bars.n;
     for (int i = 0; i < pk->nbars.n; i++) vec_push(L->a, &bars, pk->nbars.v[i]);
-    int *refs[] = {&pk->nbar_scratch, &pk->colred_bar, &pk->colred_wg_bar, &pk->rowscan_bar, &pk->rowscan_wg_bar};
+    int *refs[] = {&pk->nbar_scratch, &pk->nbar_scratch_wg, &pk->colred_bar, &pk->colred_wg_bar, &pk->rowscan_bar,
+                   &pk->rowscan_wg_bar};
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
         if (*refs[i] >= 0) *refs[i] += base;
     for (int i = 0; i < 5; i++) shift_bars(lists[i], base);

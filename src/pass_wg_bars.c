@@ -16,7 +16,14 @@
  * barrier after the write that made it visible is now after the if); no two writes of the
  * branches (the same branch or the two) cover one element of a tile, so the writes need no order
  * among themselves; no written tile is also read by TMA stores. A write of a per_wg value there is
- * made by the warpgroup that reaches it (not by warpgroup 0 alone, as an unconditional one). */
+ * made by the warpgroup that reaches it (not by warpgroup 0 alone, as an unconditional one).
+ *
+ * Tiles a warpgroup keeps to itself: where a branch reads a tile it writes (a chain of products
+ * through scratch tiles, one chain per warpgroup), the barriers cannot leave the if, but when
+ * every tile the branches write is touched nowhere else in the kernel (private to its branch)
+ * and each branch is one warpgroup's (`wg == K` with two consumer warpgroups), the branch's
+ * scratch barriers become barriers of that warpgroup alone (scratch_wg: id + wg, 128 threads):
+ * no other warpgroup reads or writes those tiles. */
 #include "lower_int.h"
 
 /* the source line of an if's condition, for the notes */
@@ -82,6 +89,93 @@ static void strip_branch(Lower *L, POpList *ops) {
     ops->n = n;
 }
 
+/* the ops of ops (and of their branches) that touch shared tile y */
+static int touches(Lower *L, const POpList *ops, const Symbol *y) {
+    int n = 0;
+    for (int i = 0; i < ops->n; i++) {
+        POp *o = ops->v[i];
+        if (o->kind == POP_IF || o->kind == POP_FOR) {
+            n += touches(L, &o->then_ops, y) + touches(L, &o->else_ops, y);
+            if (o->kind == POP_IF && o->cond && px_mentions(o->cond, y)) n++;
+            continue;
+        }
+        Effects e;
+        op_effects(L, o, &e);
+        if (symset_has(&e.bufs, y) || symset_has(&e.wbufs, y)) n++;
+    }
+    return n;
+}
+
+/* the condition selects one warpgroup: wg == K or K == wg, K a constant */
+static bool one_wg(const PExpr *c) {
+    if (!c || c->kind != PX_BINARY || c->bop != BIN_EQ) return false;
+    return (px_is_builtin(c->l, BI_WG) && c->r->is_const) || (px_is_builtin(c->r, BI_WG) && c->l->is_const);
+}
+
+/* are the tiles a branch writes (writes) touched only by the branch (branch) */
+static bool branch_private(Lower *L, const POpList *branch, const POpList *writes, const char **why) {
+    PlanKernel *pk = L->pk;
+    const POpList *lists[] = {&pk->setup_ops, &pk->compute_ops, &pk->finish_ops};
+    for (int i = 0; i < writes->n; i++) {
+        const PlanBuf *b = &pk->bufs.v[writes->v[i]->mv->buf];
+        if (b->kind != BUF_SCRATCH || !b->sym) {
+            *why = arena_printf(L->a, "'%s' is not a scratch tile", b->name);
+            return false;
+        }
+        int all = 0;
+        for (int k = 0; k < 3; k++) all += touches(L, lists[k], b->sym);
+        if (all != touches(L, branch, b->sym)) {
+            *why = arena_printf(L->a, "'%s' is also used outside the branch that writes it", b->name);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* the barrier of one warpgroup's scratch tiles (id + wg, 128 threads) */
+static int scratch_wg_bar(Lower *L) {
+    PlanKernel *pk = L->pk;
+    if (pk->nbar_scratch_wg < 0) {
+        PlanNamedBar nb = {.name = "scratch_wg", .ids = pk->consumers, .threads = 128,
+                           .why = "consumer writes of a warpgroup's own shared tiles: that warpgroup alone"};
+        vec_push(L->a, &pk->nbars, nb);
+        pk->nbar_scratch_wg = pk->nbars.n - 1;
+    }
+    return pk->nbar_scratch_wg;
+}
+
+static void privatise_branch(Lower *L, POpList *ops) {
+    for (int i = 0; i < ops->n; i++) {
+        POp *o = ops->v[i];
+        if (o->kind == POP_BAR && o->bar == L->pk->nbar_scratch) o->bar = scratch_wg_bar(L);
+        if (o->kind == POP_MOVE && o->mv->to_shared) o->mv->wg0_only = false;
+    }
+}
+
+/* the branches' tiles are their warpgroups' own (see the head of the file): true where the
+ * branches' barriers became their warpgroup's */
+static bool private_if(Lower *L, POp *f, const char **why) {
+    PlanKernel *pk = L->pk;
+    if (pk->consumers != 2 || !one_wg(f->cond)) {
+        *why = "the branch reads a tile it writes, and the condition is not wg == K with two consumer warpgroups";
+        return false;
+    }
+    POpList wt = {0}, we = {0};
+    int bars = 0;
+    const char *w2 = NULL;
+    if (!scan_branch(L, &f->then_ops, &wt, &bars, &w2) || !scan_branch(L, &f->else_ops, &we, &bars, &w2)) {
+        *why = w2;
+        return false;
+    }
+    if (!branch_private(L, &f->then_ops, &wt, why) || !branch_private(L, &f->else_ops, &we, why)) return false;
+    privatise_branch(L, &f->then_ops);
+    privatise_branch(L, &f->else_ops);
+    lower_note(L, "shared tiles written under the condition on wg at line %d are each one warpgroup's own (no other "
+               "op of the kernel touches them): the %d scratch barriers of its branches are that warpgroup's alone",
+               cond_line(L, f), bars);
+    return true;
+}
+
 /* one if: true where its barriers moved out (before: the ops to put ahead of it, after: behind) */
 static bool hoist_if(Lower *L, POp *f, POpList *before, POpList *after) {
     PlanKernel *pk = L->pk;
@@ -97,7 +191,10 @@ static bool hoist_if(Lower *L, POp *f, POpList *before, POpList *after) {
     }
     if (!bars) return false;
     if (reads_written(L, &f->then_ops, &writes) || reads_written(L, &f->else_ops, &writes)) {
-        f->note = "a branch reads a shared tile it writes";
+        const char *why2 = NULL;
+        if (private_if(L, f, &why2)) return false;
+        f->note = arena_printf(L->a, "a branch reads a shared tile it writes, and its tiles are not its warpgroup's own: %s",
+                               why2);
         lower_note(L, "shared-tile writes under the condition on wg at line %d keep their barriers: %s", cond_line(L, f), f->note);
         return false;
     }

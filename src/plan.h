@@ -411,6 +411,7 @@ typedef struct PlanKernel {
      * stores, the rows of a staged at() store above the tensor) rather than only through TMA */
     Vec(bool) arg_strides;
     int nbar_staging, nbar_pingpong, nbar_sync, nbar_scratch; /* indices into nbars, or -1 */
+    int nbar_scratch_wg;        /* a warpgroup's own scratch tiles (pass_wg_bars.c): id + wg, or -1 */
     bool tma_stores;    /* some thread issues TMA stores of shared tiles: wait for them before exit */
     /* `zeroed` outputs: the launcher clears each on the kernel's stream before the launch, with
      * cudaMemsetAsync when its strides are contiguous, else with a clearing kernel through them */

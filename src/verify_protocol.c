@@ -321,7 +321,7 @@ static void walk_op(W *w, const POp *o) {
         return;
     case POP_BAR: {
         const PlanNamedBar *nb = &pk->nbars.v[o->bar];
-        push(w, (Ev){.k = EV_NB_SYNC, .nb = nb->id, .threads = nb->threads, .what = nb->name});
+        push(w, (Ev){.k = EV_NB_SYNC, .nb = nb->id + (nb->ids > 1 ? w->wg : 0), .threads = nb->threads, .what = nb->name});
         return;
     }
     case POP_MATERIALIZE:

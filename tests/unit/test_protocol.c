@@ -67,7 +67,8 @@ static void suite_kernels_pass(void **state) {
         {"kernels.tk/gemm.tk", NULL},      {"kernels.tk/attn_fwd.tk", NULL},   {"kernels.tk/attn_fwd.tk", "CAUSAL=1"},
         {"kernels.tk/attn_fwd.tk", "D=64"}, {"kernels.tk/attn_bwd.tk", NULL},   {"kernels.tk/layernorm.tk", NULL},
         {"kernels.tk/softmax.tk", NULL},    {"kernels.tk/rotary.tk", NULL},     {"tests/golden/plan/many_groups.tk", NULL},
-        {"tests/golden/plan/lazy_sums_add.tk", NULL},
+        {"tests/golden/plan/lazy_sums_add.tk", NULL}, {"tests/golden/plan/wg_private_tiles.tk", NULL},
+        {"bench/experiments/fftconv/fft2.tk", NULL},
     };
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
         Fix f;
