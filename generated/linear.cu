@@ -563,6 +563,7 @@ constexpr int ROUTE = 0;
 constexpr int DBLK = 1;
 constexpr int DBK = 64;
 constexpr int DWAVES = 1;
+constexpr int DPERS = 0;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -2593,6 +2594,7 @@ constexpr int ROUTE = 0;
 constexpr int DBLK = 1;
 constexpr int DBK = 64;
 constexpr int DWAVES = 1;
+constexpr int DPERS = 0;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -4622,6 +4624,7 @@ constexpr int ROUTE = 1;  // set by -D
 constexpr int DBLK = 1;
 constexpr int DBK = 64;
 constexpr int DWAVES = 1;
+constexpr int DPERS = 0;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -6676,6 +6679,7 @@ constexpr int ROUTE = 2;  // set by -D
 constexpr int DBLK = 1;
 constexpr int DBK = 64;
 constexpr int DWAVES = 1;
+constexpr int DPERS = 0;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
