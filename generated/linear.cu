@@ -563,7 +563,7 @@ constexpr int ROUTE = 0;
 constexpr int DBLK = 1;
 constexpr int DBK = 64;
 constexpr int DWAVES = 1;
-constexpr int DPERS = 0;
+constexpr int DPERS = 1;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -1555,7 +1555,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   roles: producer warpgroup 0 (setmaxnreg 40), consumer warpgroups 1..2 (setmaxnreg 232); 384 threads
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
-//   grid: n = cdiv(N, BND), s = splits; one block per work tile; order row_major
+//   grid: n = cdiv(N, BND), s = splits; persistent (min(work tiles, SMs) blocks); order row_major
 //   launcher: clears Pt on the stream before the kernel (zeroed)
 //   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
@@ -1599,6 +1599,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
+//     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -2447,7 +2449,7 @@ int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, co
         tkc_linear_decode_cuda = cudaGetLastError();
         return TKC_ERR_LAUNCH;
     }
-    const unsigned grid = (unsigned)tiles;  // one block per work tile
+    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_linear_decode_kernel<<<grid, 384, 210016, (cudaStream_t)stream>>>(tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits);
     return (tkc_linear_decode_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
@@ -2594,7 +2596,7 @@ constexpr int ROUTE = 0;
 constexpr int DBLK = 1;
 constexpr int DBK = 64;
 constexpr int DWAVES = 1;
-constexpr int DPERS = 0;
+constexpr int DPERS = 1;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -3585,7 +3587,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   roles: producer warpgroup 0 (setmaxnreg 40), consumer warpgroups 1..2 (setmaxnreg 232); 384 threads
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
-//   grid: n = cdiv(N, BND), s = splits; one block per work tile; order row_major
+//   grid: n = cdiv(N, BND), s = splits; persistent (min(work tiles, SMs) blocks); order row_major
 //   launcher: clears Pt on the stream before the kernel (zeroed)
 //   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
@@ -3629,6 +3631,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
+//     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -4477,7 +4481,7 @@ int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, co
         tkc_linear_decode_cuda = cudaGetLastError();
         return TKC_ERR_LAUNCH;
     }
-    const unsigned grid = (unsigned)tiles;  // one block per work tile
+    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_linear_decode_kernel<<<grid, 384, 210016, (cudaStream_t)stream>>>(tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits);
     return (tkc_linear_decode_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
@@ -4624,7 +4628,7 @@ constexpr int ROUTE = 1;  // set by -D
 constexpr int DBLK = 1;
 constexpr int DBK = 64;
 constexpr int DWAVES = 1;
-constexpr int DPERS = 0;
+constexpr int DPERS = 1;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -5615,7 +5619,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   roles: producer warpgroup 0 (setmaxnreg 40), consumer warpgroups 1..2 (setmaxnreg 232); 384 threads
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
-//   grid: n = cdiv(N, BND), s = splits; one block per work tile; order row_major
+//   grid: n = cdiv(N, BND), s = splits; persistent (min(work tiles, SMs) blocks); order row_major
 //   launcher: clears Pt on the stream before the kernel (zeroed)
 //   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
@@ -5659,6 +5663,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
+//     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -6507,7 +6513,7 @@ int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, co
         tkc_linear_decode_cuda = cudaGetLastError();
         return TKC_ERR_LAUNCH;
     }
-    const unsigned grid = (unsigned)tiles;  // one block per work tile
+    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_linear_decode_kernel<<<grid, 384, 210016, (cudaStream_t)stream>>>(tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits);
     return (tkc_linear_decode_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
@@ -6679,7 +6685,7 @@ constexpr int ROUTE = 2;  // set by -D
 constexpr int DBLK = 1;
 constexpr int DBK = 64;
 constexpr int DWAVES = 1;
-constexpr int DPERS = 0;
+constexpr int DPERS = 1;
 
 // ================================================================================================
 // kernel linear: the plan tkc chose (tkc --emit=plan prints the same)
@@ -7671,7 +7677,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   roles: producer warpgroup 0 (setmaxnreg 40), consumer warpgroups 1..2 (setmaxnreg 232); 384 threads
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
-//   grid: n = cdiv(N, BND), s = splits; one block per work tile; order row_major
+//   grid: n = cdiv(N, BND), s = splits; persistent (min(work tiles, SMs) blocks); order row_major
 //   launcher: clears Pt on the stream before the kernel (zeroed)
 //   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
@@ -7715,6 +7721,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
+//     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -8563,7 +8571,7 @@ int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, co
         tkc_linear_decode_cuda = cudaGetLastError();
         return TKC_ERR_LAUNCH;
     }
-    const unsigned grid = (unsigned)tiles;  // one block per work tile
+    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
     tkc_linear_decode_kernel<<<grid, 384, 210016, (cudaStream_t)stream>>>(tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits);
     return (tkc_linear_decode_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
