@@ -106,10 +106,12 @@ static int touches(Lower *L, const POpList *ops, const Symbol *y) {
     return n;
 }
 
-/* the condition selects one warpgroup: wg == K or K == wg, K a constant */
+/* the condition selects one of the two consumer warpgroups: wg == K or K == wg, K 0 or 1 (so the
+ * else branch is the other one's) */
 static bool one_wg(const PExpr *c) {
     if (!c || c->kind != PX_BINARY || c->bop != BIN_EQ) return false;
-    return (px_is_builtin(c->l, BI_WG) && c->r->is_const) || (px_is_builtin(c->r, BI_WG) && c->l->is_const);
+    const PExpr *k = px_is_builtin(c->l, BI_WG) ? c->r : px_is_builtin(c->r, BI_WG) ? c->l : NULL;
+    return k && k->is_const && (k->cval == 0 || k->cval == 1);
 }
 
 /* are the tiles a branch writes (writes) touched only by the branch (branch) */
@@ -157,7 +159,7 @@ static void privatise_branch(Lower *L, POpList *ops) {
 static bool private_if(Lower *L, POp *f, const char **why) {
     PlanKernel *pk = L->pk;
     if (pk->consumers != 2 || !one_wg(f->cond)) {
-        *why = "the branch reads a tile it writes, and the condition is not wg == K with two consumer warpgroups";
+        *why = "the condition is not wg == 0 or wg == 1 with two consumer warpgroups";
         return false;
     }
     POpList wt = {0}, we = {0};
