@@ -153,7 +153,12 @@ template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
 }
 // at most N of this thread's bulk groups may still be incomplete
 template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
-// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
+
+
+// Orders this thread's ordinary (generic-proxy) shared-memory accesses with the async proxy's (TMA,
+// wgmma): writes before it are visible to TMA stores and wgmma reads after it, and reads before it
+// (ldmatrix of a ring stage) are done before a TMA load that refills the stage once the release
+// after it is seen (without it such a refill can land under the reads: bench/RESULTS.md, run 179).
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
@@ -1198,7 +1203,7 @@ __global__ void __launch_bounds__(512, 1) tkc_attn_fwd_kernel(const __grid_const
 //       move o <- os  [ldmatrix.x4, os 128B swizzle, whole tile per warpgroup]
 //       move g <- gs  [ldmatrix.x4, gs 128B swizzle, whole tile per warpgroup]
 //       store Dl[block.b, block.h, block.q] <- rowsum(fp32(o) * fp32(g))  [vector]
-//       release empty_os_gs, by every warp
+//       release empty_os_gs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Dl[block.b, block.h, block.q] <- rowsum(fp32(o) * fp32(g))  [vector from registers, one lane per row]
 //   decisions:
 //     - swizzle 128B for 'os': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
@@ -1342,6 +1347,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
                     if (tkc_gi < N) Dl[(long long)block_b * Dl_st0 + (long long)block_h * Dl_st1 + tkc_gi * Dl_st2] = tkc_red5[tkc_r];
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of os_gs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with os_gs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_os_gs);  // release os_gs
             tkc_tile_phase ^= 1;
@@ -1409,10 +1415,10 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     first step:
 //       wait full_ls
 //       lse <- ls
-//       release empty_ls, by every warp
+//       release empty_ls, by every warp after a proxy fence (its threads read the stage)
 //       wait full_ds
 //       dd <- ds
-//       release empty_ds, by every warp
+//       release empty_ds, by every warp after a proxy fence (its threads read the stage)
 //       wait full_q
 //       mma p = q @ k.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
@@ -1436,10 +1442,10 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     every later step:
 //       wait full_ls
 //       lse <- ls
-//       release empty_ls, by every warp
+//       release empty_ls, by every warp after a proxy fence (its threads read the stage)
 //       wait full_ds
 //       dd <- ds
-//       release empty_ds, by every warp
+//       release empty_ds, by every warp after a proxy fence (its threads read the stage)
 //       wait full_q
 //       mma p = q @ k.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
@@ -1634,12 +1640,14 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
                 // lse <- ls
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) lse[tkc_r] = tkc_ld_shared_f32(ls_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of ls are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with ls
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ls + 8 * tkc_stage);  // release ls
                 tkc_mbar_wait(full_ds + 8 * tkc_stage, tkc_phase);  // ds landed
                 // dd <- ds
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) dd[tkc_r] = tkc_ld_shared_f32(ds_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of ds are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with ds
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ds + 8 * tkc_stage);  // release ds
                 tkc_mbar_wait(full_q + 8 * tkc_stage, tkc_phase);  // q landed
@@ -1769,12 +1777,14 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
                 // lse <- ls
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) lse[tkc_r] = tkc_ld_shared_f32(ls_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of ls are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with ls
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ls + 8 * tkc_stage);  // release ls
                 tkc_mbar_wait(full_ds + 8 * tkc_stage, tkc_phase);  // ds landed
                 // dd <- ds
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) dd[tkc_r] = tkc_ld_shared_f32(ds_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of ds are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with ds
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ds + 8 * tkc_stage);  // release ds
                 tkc_mbar_wait(full_q + 8 * tkc_stage, tkc_phase);  // q landed
@@ -2025,10 +2035,10 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //     first step:
 //       wait full_ls
 //       lse <- ls
-//       release empty_ls, by every warp
+//       release empty_ls, by every warp after a proxy fence (its threads read the stage)
 //       wait full_ds
 //       dd <- ds
-//       release empty_ds, by every warp
+//       release empty_ds, by every warp after a proxy fence (its threads read the stage)
 //       wait full_q
 //       mma p = q @ k.T  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wait full_g
@@ -2063,10 +2073,10 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //     every later step:
 //       wait full_ls
 //       lse <- ls
-//       release empty_ls, by every warp
+//       release empty_ls, by every warp after a proxy fence (its threads read the stage)
 //       wait full_ds
 //       dd <- ds
-//       release empty_ds, by every warp
+//       release empty_ds, by every warp after a proxy fence (its threads read the stage)
 //       wait full_q
 //       mma p = q @ k.T  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wait full_g
@@ -2277,12 +2287,14 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                 // lse <- ls
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) lse[tkc_r] = tkc_ld_shared_f32(ls_smem + (uint32_t)tkc_stage * 512 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of ls are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with ls
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ls + 8 * tkc_stage);  // release ls
                 tkc_mbar_wait(full_ds + 8 * tkc_stage, tkc_phase);  // ds landed
                 // dd <- ds
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) dd[tkc_r] = tkc_ld_shared_f32(ds_smem + (uint32_t)tkc_stage * 512 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of ds are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with ds
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ds + 8 * tkc_stage);  // release ds
                 tkc_mbar_wait(full_q + 8 * tkc_stage, tkc_phase);  // q landed
@@ -2483,12 +2495,14 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                 // lse <- ls
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) lse[tkc_r] = tkc_ld_shared_f32(ls_smem + (uint32_t)tkc_stage * 512 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of ls are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with ls
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ls + 8 * tkc_stage);  // release ls
                 tkc_mbar_wait(full_ds + 8 * tkc_stage, tkc_phase);  // ds landed
                 // dd <- ds
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) dd[tkc_r] = tkc_ld_shared_f32(ds_smem + (uint32_t)tkc_stage * 512 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of ds are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with ds
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_ds + 8 * tkc_stage);  // release ds
                 tkc_mbar_wait(full_q + 8 * tkc_stage, tkc_phase);  // q landed
@@ -2798,7 +2812,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
 //       wait full_v
 //       mma dp = g @ v.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       release empty_q_g_ls_ds, on the last step only, by every warp
+//       release empty_q_g_ls_ds, on the last step only, by every warp after a proxy fence (its threads read the stage)
 //       p = p * (dp - dd)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       release empty_v
 //       mma dq += dq_operand @ k  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B), scale-d 0 on the first step]
@@ -2813,12 +2827,12 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
 //       wait full_v
 //       mma dp = g @ v.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       release empty_q_g_ls_ds, on the last step only, by every warp
+//       release empty_q_g_ls_ds, on the last step only, by every warp after a proxy fence (its threads read the stage)
 //       p = p * (dp - dd)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       release empty_v
 //       mma dq += dq_operand @ k  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B), scale-d 0 on the first step]
 //     after the steps:
-//       release empty_q_g_ls_ds, only when no step ran, by every warp
+//       release empty_q_g_ls_ds, only when no step ran, by every warp after a proxy fence (its threads read the stage)
 //       wgmma.wait_group 0  (the last step's products)
 //       release empty_k (previous step's stage), skipped on the first step
 //     finish:
@@ -3012,6 +3026,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_dq_kernel(const __grid_co
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                tkc_fence_proxy_async();  // this thread's reads of q_g_ls_ds are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with q_g_ls_ds
                 if (j == tkc_steps - 1 && tkc_lane == 0) tkc_mbar_arrive(empty_q_g_ls_ds);  // release q_g_ls_ds: the last step: nothing after it reads the setup tiles
                 // p = p * (dp - dd)
@@ -3091,6 +3106,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_dq_kernel(const __grid_co
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp[tkc_i]);
+                tkc_fence_proxy_async();  // this thread's reads of q_g_ls_ds are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with q_g_ls_ds
                 if (j == tkc_steps - 1 && tkc_lane == 0) tkc_mbar_arrive(empty_q_g_ls_ds);  // release q_g_ls_ds: the last step: nothing after it reads the setup tiles
                 // p = p * (dp - dd)
@@ -3118,6 +3134,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_dq_kernel(const __grid_co
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
+            tkc_fence_proxy_async();  // this thread's reads of q_g_ls_ds are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with q_g_ls_ds
             if (tkc_steps == 0 && tkc_lane == 0) tkc_mbar_arrive(empty_q_g_ls_ds);  // release q_g_ls_ds: no step ran, so no step released the setup tiles
             tkc_wgmma_wait<0>();  // the last step's products

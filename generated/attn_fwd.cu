@@ -182,7 +182,12 @@ template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
 }
 // at most N of this thread's bulk groups may still be incomplete
 template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
-// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
+
+
+// Orders this thread's ordinary (generic-proxy) shared-memory accesses with the async proxy's (TMA,
+// wgmma): writes before it are visible to TMA stores and wgmma reads after it, and reads before it
+// (ldmatrix of a ring stage) are done before a TMA load that refills the stage once the release
+// after it is seen (without it such a refill can land under the reads: bench/RESULTS.md, run 179).
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
@@ -1869,10 +1874,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
 //     every step (the first one too):
 //       wait full_lp
 //       w <- lp
-//       release empty_lp, by every warp
+//       release empty_lp, by every warp after a proxy fence (its threads read the stage)
 //       wait full_op
 //       move x <- op  [ld.shared.v2, op 128B swizzle, whole tile per warpgroup]
-//       release empty_op, by every warp
+//       release empty_op, by every warp after a proxy fence (its threads read the stage)
 //       let mn = max(m, w)  [fp32[64] per_row in registers]
 //       let a = exp2(m - mn)  [fp32[64] per_row in registers]
 //       let e = exp2(w - mn)  [fp32[64] per_row in registers]
@@ -1999,6 +2004,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_c
                 // w <- lp
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_ld_shared_f32(lp_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of lp are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with lp
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_lp + 8 * tkc_stage);  // release lp
                 tkc_mbar_wait(full_op + 8 * tkc_stage, tkc_phase);  // op landed
@@ -2013,6 +2019,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_c
                         x[(2 * tkc_p) + 1] = tkc_y;
                     }
                 }
+                tkc_fence_proxy_async();  // this thread's reads of op are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with op
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_op + 8 * tkc_stage);  // release op
                 // let mn = max(m, w)
@@ -3665,10 +3672,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
 //     every step (the first one too):
 //       wait full_lp
 //       w <- lp
-//       release empty_lp, by every warp
+//       release empty_lp, by every warp after a proxy fence (its threads read the stage)
 //       wait full_op
 //       move x <- op  [ld.shared.v2, op 128B swizzle, whole tile per warpgroup]
-//       release empty_op, by every warp
+//       release empty_op, by every warp after a proxy fence (its threads read the stage)
 //       let mn = max(m, w)  [fp32[64] per_row in registers]
 //       let a = exp2(m - mn)  [fp32[64] per_row in registers]
 //       let e = exp2(w - mn)  [fp32[64] per_row in registers]
@@ -3795,6 +3802,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_c
                 // w <- lp
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_ld_shared_f32(lp_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of lp are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with lp
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_lp + 8 * tkc_stage);  // release lp
                 tkc_mbar_wait(full_op + 8 * tkc_stage, tkc_phase);  // op landed
@@ -3809,6 +3817,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_c
                         x[(2 * tkc_p) + 1] = tkc_y;
                     }
                 }
+                tkc_fence_proxy_async();  // this thread's reads of op are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with op
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_op + 8 * tkc_stage);  // release op
                 // let mn = max(m, w)
@@ -5587,10 +5596,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
 //     every step (the first one too):
 //       wait full_lp
 //       w <- lp
-//       release empty_lp, by every warp
+//       release empty_lp, by every warp after a proxy fence (its threads read the stage)
 //       wait full_op
 //       move x <- op  [ld.shared.v2, op 128B swizzle, whole tile per warpgroup]
-//       release empty_op, by every warp
+//       release empty_op, by every warp after a proxy fence (its threads read the stage)
 //       let mn = max(m, w)  [fp32[64] per_row in registers]
 //       let a = exp2(m - mn)  [fp32[64] per_row in registers]
 //       let e = exp2(w - mn)  [fp32[64] per_row in registers]
@@ -5717,6 +5726,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_c
                 // w <- lp
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_ld_shared_f32(lp_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of lp are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with lp
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_lp + 8 * tkc_stage);  // release lp
                 tkc_mbar_wait(full_op + 8 * tkc_stage, tkc_phase);  // op landed
@@ -5731,6 +5741,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_c
                         x[(2 * tkc_p) + 1] = tkc_y;
                     }
                 }
+                tkc_fence_proxy_async();  // this thread's reads of op are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with op
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_op + 8 * tkc_stage);  // release op
                 // let mn = max(m, w)
@@ -7577,10 +7588,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
 //     every step (the first one too):
 //       wait full_lp
 //       w <- lp
-//       release empty_lp, by every warp
+//       release empty_lp, by every warp after a proxy fence (its threads read the stage)
 //       wait full_op
 //       move x <- op  [ld.shared.v2, op 128B swizzle, whole tile per warpgroup]
-//       release empty_op, by every warp
+//       release empty_op, by every warp after a proxy fence (its threads read the stage)
 //       let mn = max(m, w)  [fp32[64] per_row in registers]
 //       let a = exp2(m - mn)  [fp32[64] per_row in registers]
 //       let e = exp2(w - mn)  [fp32[64] per_row in registers]
@@ -7707,6 +7718,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_c
                 // w <- lp
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_ld_shared_f32(lp_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of lp are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with lp
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_lp + 8 * tkc_stage);  // release lp
                 tkc_mbar_wait(full_op + 8 * tkc_stage, tkc_phase);  // op landed
@@ -7721,6 +7733,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_c
                         x[(2 * tkc_p) + 1] = tkc_y;
                     }
                 }
+                tkc_fence_proxy_async();  // this thread's reads of op are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with op
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_op + 8 * tkc_stage);  // release op
                 // let mn = max(m, w)

@@ -133,7 +133,12 @@ template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
 }
 // at most N of this thread's bulk groups may still be incomplete
 template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
-// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
+
+
+// Orders this thread's ordinary (generic-proxy) shared-memory accesses with the async proxy's (TMA,
+// wgmma): writes before it are visible to TMA stores and wgmma reads after it, and reads before it
+// (ldmatrix of a ring stage) are done before a TMA load that refills the stage once the release
+// after it is seen (without it such a refill can land under the reads: bench/RESULTS.md, run 179).
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
@@ -592,7 +597,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[48, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       release empty_q, by every warp
+//       release empty_q, by every warp after a proxy fence (its threads read the stage)
 //       x = tril(1 + x + 0.5 * x * x, -48)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
 //       move f[:, 48:64] <- bf16(x)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
@@ -658,7 +663,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 2, 128 (scratch): every earlier reader of 'mf' is done
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       move mf <- x  [st.shared.v2, mf 64B swizzle, whole tile per warpgroup]
-//       release empty_k, by every warp
+//       release empty_k, by every warp after a proxy fence (its threads read the stage)
 //       bar.sync 2, 128 (scratch): 'mf' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'ms' is done
 //       move ms <- bf16(x * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
@@ -1807,6 +1812,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 // x = x * 0.25
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
+                tkc_fence_proxy_async();  // this thread's reads of q are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with q
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
                 // x = tril(1 + x + 0.5 * x * x, -48)
@@ -2442,6 +2448,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     for (int tkc_p = 0; tkc_p < 4; ++tkc_p)
                         tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 16, 4, 64, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 16)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 16))), x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
                 }
+                tkc_fence_proxy_async();  // this thread's reads of k are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with k
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
                 tkc_bar_sync(2, 128);  // scratch: 'mf' is complete

@@ -133,7 +133,12 @@ template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
 }
 // at most N of this thread's bulk groups may still be incomplete
 template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
-// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
+
+
+// Orders this thread's ordinary (generic-proxy) shared-memory accesses with the async proxy's (TMA,
+// wgmma): writes before it are visible to TMA stores and wgmma reads after it, and reads before it
+// (ldmatrix of a ring stage) are done before a TMA load that refills the stage once the release
+// after it is seen (without it such a refill can land under the reads: bench/RESULTS.md, run 179).
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
@@ -492,10 +497,10 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma y = f1r @ sr.T  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
 //       mma y += f1i @ si.T  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       release empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, on the last step only, by every warp
+//       release empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, on the last step only, by every warp after a proxy fence (its threads read the stage)
 //       store Y[b, block.g, 0, 0] <- bf16(y)  [staged]
 //     after the steps:
-//       release empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, only when no step ran, by every warp
+//       release empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, only when no step ran, by every warp after a proxy fence (its threads read the stage)
 //     finish:
 //   store (store): Y[b, block.g, 0, 0] <- bf16(y)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
@@ -1060,6 +1065,7 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
+                tkc_fence_proxy_async();  // this thread's reads of f1r_f1i_f2r_f2i_twr_twi_kfr_kfi are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with f1r_f1i_f2r_f2i_twr_twi_kfr_kfi
                 if (b == tkc_steps - 1 && tkc_lane == 0) tkc_mbar_arrive(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi);  // release f1r_f1i_f2r_f2i_twr_twi_kfr_kfi: the last step: nothing after it reads the setup tiles
                 // Y[b, block.g, 0, 0] <- bf16(y)  [staged]
@@ -1099,6 +1105,7 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
+            tkc_fence_proxy_async();  // this thread's reads of f1r_f1i_f2r_f2i_twr_twi_kfr_kfi are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with f1r_f1i_f2r_f2i_twr_twi_kfr_kfi
             if (tkc_steps == 0 && tkc_lane == 0) tkc_mbar_arrive(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi);  // release f1r_f1i_f2r_f2i_twr_twi_kfr_kfi: no step ran, so no step released the setup tiles
             // finish

@@ -107,31 +107,10 @@ TKC_DEVICE void tkc_tma_prefetch_map(const CUtensorMap *map) {
 }
 
 
-// TMA tile stores: shared -> global. Out-of-bounds parts of the box are clipped. Each thread
-// that issues stores tracks them as bulk groups.
-TKC_DEVICE void tkc_tma_store_2d(const CUtensorMap *map, int c0, int c1, uint32_t src) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"((uint64_t)map),
-                 "r"(c0), "r"(c1), "r"(src)
-                 : "memory");
-}
-TKC_DEVICE void tkc_tma_store_3d(const CUtensorMap *map, int c0, int c1, int c2, uint32_t src) {
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"((uint64_t)map),
-                 "r"(c0), "r"(c1), "r"(c2), "r"(src)
-                 : "memory");
-}
-TKC_DEVICE void tkc_tma_store_4d(const CUtensorMap *map, int c0, int c1, int c2, int c3, uint32_t src) {
-    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];" ::"l"((uint64_t)map),
-                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src)
-                 : "memory");
-}
-TKC_DEVICE void tkc_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-// at most N of this thread's bulk groups may still be reading shared memory
-template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
-    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
-}
-// at most N of this thread's bulk groups may still be incomplete
-template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
-// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
+// Orders this thread's ordinary (generic-proxy) shared-memory accesses with the async proxy's (TMA,
+// wgmma): writes before it are visible to TMA stores and wgmma reads after it, and reads before it
+// (ldmatrix of a ring stage) are done before a TMA load that refills the stage once the release
+// after it is seen (without it such a refill can land under the reads: bench/RESULTS.md, run 179).
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
@@ -680,7 +659,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move p <- k[:, 96:112]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 96])
 //       move kp[:, 96:112] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 96])
 //       move p <- k[:, 112:128]  [ldmatrix.x4, k 128B swizzle, whole tile per warpgroup] (the block at k[0, 112])
-//       release empty_k, by every warp
+//       release empty_k, by every warp after a proxy fence (its threads read the stage)
 //       move kp[:, 112:128] <- p  [stmatrix.x4, kp 128B swizzle, whole tile per warpgroup] (the block at kp[0, 112])
 //       fence.proxy.async ('kp' is read by products)
 //       bar.sync 1, 128 (scratch): 'kp' is complete
@@ -700,7 +679,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move p <- v[:, 96:112]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 96])
 //       move vp[:, 96:112] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 96])
 //       move p <- v[:, 112:128]  [ldmatrix.x4, v 128B swizzle, whole tile per warpgroup] (the block at v[0, 112])
-//       release empty_v, by every warp
+//       release empty_v, by every warp after a proxy fence (its threads read the stage)
 //       move vp[:, 112:128] <- p  [stmatrix.x4, vp 128B swizzle, whole tile per warpgroup] (the block at vp[0, 112])
 //       fence.proxy.async ('vp' is read by products)
 //       bar.sync 1, 128 (scratch): 'vp' is complete
@@ -2635,6 +2614,7 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
+                tkc_fence_proxy_async();  // this thread's reads of k are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with k
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
                 // kp[:, 112:128] <- p  [stmatrix.x4]
@@ -2904,6 +2884,7 @@ __global__ void __launch_bounds__(256, 1) tkc_hedgehog_kernel(const __grid_const
                         }
                     }
                 }
+                tkc_fence_proxy_async();  // this thread's reads of v are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with v
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
                 // vp[:, 112:128] <- p  [stmatrix.x4]

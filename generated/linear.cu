@@ -153,7 +153,12 @@ template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
 }
 // at most N of this thread's bulk groups may still be incomplete
 template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
-// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
+
+
+// Orders this thread's ordinary (generic-proxy) shared-memory accesses with the async proxy's (TMA,
+// wgmma): writes before it are visible to TMA stores and wgmma reads after it, and reads before it
+// (ldmatrix of a ring stage) are done before a TMA load that refills the stage once the release
+// after it is seen (without it such a refill can land under the reads: bench/RESULTS.md, run 179).
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
@@ -852,7 +857,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     finish:
 //       b <- bs
 //       store Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
-//       release empty_bs, by every warp
+//       release empty_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- E(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -1064,6 +1069,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_bs + 8 * tkc_setup_slot);  // release bs
             if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
@@ -1121,7 +1127,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //     finish:
 //       b <- bs
 //       store Y[block.m, block.n] <- acc + fp32(b)  [direct]
-//       release empty_bs, by every warp
+//       release empty_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- acc + fp32(b)  [direct from registers, no staging]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -1319,6 +1325,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_bs + 8 * tkc_setup_slot);  // release bs
             if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
@@ -1810,7 +1817,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //       b <- bs
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
 //       store Y[block.m, block.n] <- E(z)  [staged]
-//       release empty_p_bs, by every warp
+//       release empty_p_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -1953,6 +1960,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of p_bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with p_bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_p_bs);  // release p_bs
             tkc_tile_phase ^= 1;
@@ -2885,7 +2893,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     finish:
 //       b <- bs
 //       store Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
-//       release empty_bs, by every warp
+//       release empty_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- E(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -3096,6 +3104,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_bs + 8 * tkc_setup_slot);  // release bs
             if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
@@ -3153,7 +3162,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //     finish:
 //       b <- bs
 //       store Y[block.m, block.n] <- acc + fp32(b)  [direct]
-//       release empty_bs, by every warp
+//       release empty_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- acc + fp32(b)  [direct from registers, no staging]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -3351,6 +3360,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_bs + 8 * tkc_setup_slot);  // release bs
             if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
@@ -3842,7 +3852,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //       b <- bs
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
 //       store Y[block.m, block.n] <- E(z)  [staged]
-//       release empty_p_bs, by every warp
+//       release empty_p_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -3985,6 +3995,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of p_bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with p_bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_p_bs);  // release p_bs
             tkc_tile_phase ^= 1;
@@ -4917,7 +4928,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     finish:
 //       b <- bs
 //       store Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
-//       release empty_bs, by every warp
+//       release empty_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- E(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -5128,6 +5139,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_bs + 8 * tkc_setup_slot);  // release bs
             if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
@@ -5185,7 +5197,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //     finish:
 //       b <- bs
 //       store Y[block.m, block.n] <- acc + fp32(b)  [direct]
-//       release empty_bs, by every warp
+//       release empty_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- acc + fp32(b)  [direct from registers, no staging]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -5383,6 +5395,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_bs + 8 * tkc_setup_slot);  // release bs
             if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
@@ -5874,7 +5887,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //       b <- bs
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
 //       store Y[block.m, block.n] <- E(z)  [staged]
-//       release empty_p_bs, by every warp
+//       release empty_p_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -6017,6 +6030,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of p_bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with p_bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_p_bs);  // release p_bs
             tkc_tile_phase ^= 1;
@@ -6974,7 +6988,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //     finish:
 //       b <- bs
 //       store Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
-//       release empty_bs, by every warp
+//       release empty_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- E(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -7186,6 +7200,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_bs + 8 * tkc_setup_slot);  // release bs
             if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
@@ -7243,7 +7258,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //     finish:
 //       b <- bs
 //       store Y[block.m, block.n] <- acc + fp32(b)  [direct]
-//       release empty_bs, by every warp
+//       release empty_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- acc + fp32(b)  [direct from registers, no staging]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -7441,6 +7456,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_bs + 8 * tkc_setup_slot);  // release bs
             if (++tkc_setup_slot == 2) { tkc_setup_slot = 0; tkc_tile_phase ^= 1; }
@@ -7932,7 +7948,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //       b <- bs
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
 //       store Y[block.m, block.n] <- E(z)  [staged]
-//       release empty_p_bs, by every warp
+//       release empty_p_bs, by every warp after a proxy fence (its threads read the stage)
 //   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
@@ -8075,6 +8091,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
                     }
                 }
             }
+            tkc_fence_proxy_async();  // this thread's reads of p_bs are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with p_bs
             if (tkc_lane == 0) tkc_mbar_arrive(empty_p_bs);  // release p_bs
             tkc_tile_phase ^= 1;

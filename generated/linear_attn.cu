@@ -136,7 +136,12 @@ template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
 }
 // at most N of this thread's bulk groups may still be incomplete
 template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
-// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
+
+
+// Orders this thread's ordinary (generic-proxy) shared-memory accesses with the async proxy's (TMA,
+// wgmma): writes before it are visible to TMA stores and wgmma reads after it, and reads before it
+// (ldmatrix of a ring stage) are done before a TMA load that refills the stage once the release
+// after it is seen (without it such a refill can land under the reads: bench/RESULTS.md, run 179).
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 

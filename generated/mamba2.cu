@@ -136,7 +136,12 @@ template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
 }
 // at most N of this thread's bulk groups may still be incomplete
 template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
-// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
+
+
+// Orders this thread's ordinary (generic-proxy) shared-memory accesses with the async proxy's (TMA,
+// wgmma): writes before it are visible to TMA stores and wgmma reads after it, and reads before it
+// (ldmatrix of a ring stage) are done before a TMA load that refills the stage once the release
+// after it is seen (without it such a refill can land under the reads: bench/RESULTS.md, run 179).
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
@@ -478,7 +483,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     first step:
 //       wait full_at
 //       a <- at
-//       release empty_at, by every warp
+//       release empty_at, by every warp after a proxy fence (its threads read the stage)
 //       a = a * 1.4426950408889634  [fp32[64] per_row in registers]
 //       cs = cumsum(a)  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'cs_relayout' is done
@@ -503,7 +508,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
 //       er = rowsum(where(col == 63, csc, 0.0 * cs))  [fp32[64] per_row in registers]
 //       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
-//       release empty_bm, by every warp
+//       release empty_bm, by every warp after a proxy fence (its threads read the stage)
 //       bar.sync 2, 128 (scratch): every earlier reader of 'bs' is done
 //       move bs[:, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4, bs 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('bs' is read by products)
@@ -515,7 +520,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     every later step:
 //       wait full_at
 //       a <- at
-//       release empty_at, by every warp
+//       release empty_at, by every warp after a proxy fence (its threads read the stage)
 //       a = a * 1.4426950408889634  [fp32[64] per_row in registers]
 //       cs = cumsum(a)  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'cs_relayout' is done
@@ -542,7 +547,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
 //       er = rowsum(where(col == 63, csc, 0.0 * cs))  [fp32[64] per_row in registers]
 //       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
-//       release empty_bm, by every warp
+//       release empty_bm, by every warp after a proxy fence (its threads read the stage)
 //       bar.sync 2, 128 (scratch): every earlier reader of 'bs' is done
 //       move bs[:, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4, bs 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('bs' is read by products)
@@ -702,6 +707,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 // a <- at
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) a[tkc_r] = tkc_ld_shared_f32(at_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of at are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with at
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_at + 8 * tkc_stage);  // release at
                 // a = a * 1.4426950408889634
@@ -864,6 +870,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                         }
                     }
                 }
+                tkc_fence_proxy_async();  // this thread's reads of bm are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with bm
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'bs' is done
@@ -950,6 +957,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 // a <- at
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) a[tkc_r] = tkc_ld_shared_f32(at_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
+                tkc_fence_proxy_async();  // this thread's reads of at are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with at
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_at + 8 * tkc_stage);  // release at
                 // a = a * 1.4426950408889634
@@ -1116,6 +1124,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                         }
                     }
                 }
+                tkc_fence_proxy_async();  // this thread's reads of bm are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with bm
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'bs' is done

@@ -136,7 +136,12 @@ template <int N> TKC_DEVICE void tkc_bulk_wait_read() {
 }
 // at most N of this thread's bulk groups may still be incomplete
 template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
-// ordinary shared-memory writes must be made visible to the async proxy (TMA, wgmma)
+
+
+// Orders this thread's ordinary (generic-proxy) shared-memory accesses with the async proxy's (TMA,
+// wgmma): writes before it are visible to TMA stores and wgmma reads after it, and reads before it
+// (ldmatrix of a ring stage) are done before a TMA load that refills the stage once the release
+// after it is seen (without it such a refill can land under the reads: bench/RESULTS.md, run 179).
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
@@ -409,12 +414,12 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     every step (the first one too):
 //       wait full_x
 //       move xr <- x  [ldmatrix.x4, x 128B swizzle, whole tile per warpgroup]
-//       release empty_x, by every warp
+//       release empty_x, by every warp after a proxy fence (its threads read the stage)
 //       o[:, 0:D / 2] = fp32(xr[:, 0:D / 2]) * c - fp32(xr[:, D / 2:D]) * s  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       o[:, D / 2:D] = fp32(xr[:, D / 2:D]) * c + fp32(xr[:, 0:D / 2]) * s  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       store O[block.b, h, block.p, 0] <- bf16(o)  [staged]
 //     after the steps:
-//       release empty_cs_sn, by every warp
+//       release empty_cs_sn, by every warp after a proxy fence (its threads read the stage)
 //     finish:
 //   store (store): O[block.b, h, block.p, 0] <- bf16(o)  [64x64 chunks through staging, tm_O_64x64]
 //   decisions:
@@ -566,6 +571,7 @@ __global__ void __launch_bounds__(256, 1) tkc_rotary_kernel(const __grid_constan
                         }
                     }
                 }
+                tkc_fence_proxy_async();  // this thread's reads of x are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with x
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_x + 8 * tkc_stage);  // release x
                 // o[:, 0:D / 2] = fp32(xr[:, 0:D / 2]) * c - fp32(xr[:, D / 2:D]) * s
@@ -611,6 +617,7 @@ __global__ void __launch_bounds__(256, 1) tkc_rotary_kernel(const __grid_constan
                 if (++tkc_stage == 3) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
+            tkc_fence_proxy_async();  // this thread's reads of cs_sn are done before TMA refills it
             __syncwarp();  // every lane of this warp is done with cs_sn
             if (tkc_lane == 0) tkc_mbar_arrive(empty_cs_sn);  // release cs_sn
             // finish

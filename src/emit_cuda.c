@@ -661,7 +661,7 @@ void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char
  * shapes sorted by name) and the host helpers of the launchers: once per file, whatever the
  * number of variants that use them */
 void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
-    static const char *const order[] = {"smem",       "mbarrier",   "tma_load",      "tma_load_1d", "cluster",  "tma_store",
+    static const char *const order[] = {"smem",       "mbarrier",   "tma_load",      "tma_load_1d", "cluster",  "tma_store", "proxy_fence",
                                         "tma_reduce", "wgmma_sync", "setmaxnreg",    "named_barrier", "shared_f32", "stmatrix",
                                         "ldmatrix",   "shared_v2",  "math",          "red",         "rows_edge", "zero",      "scratch",   "host",
                                         "stage"};
@@ -671,6 +671,16 @@ void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
                 put_fragment(out, "tkc_ptx.cuh", order[k]);
                 sb_putc(out, '\n');
             }
+    /* a tkc_ptx.cuh fragment the order does not name still goes in (after those it names) */
+    for (int i = 0; i < frags->n; i++) {
+        if (strcmp(frags->v[i].file, "tkc_ptx.cuh")) continue;
+        bool named = false;
+        for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) named |= !strcmp(frags->v[i].name, order[k]);
+        if (!named) {
+            put_fragment(out, "tkc_ptx.cuh", frags->v[i].name);
+            sb_putc(out, '\n');
+        }
+    }
     for (int i = 0; i < frags->n; i++)
         if (!strcmp(frags->v[i].file, "tkc_sched.cuh") || !strcmp(frags->v[i].file, "tkc_layout.cuh") ||
             !strcmp(frags->v[i].file, "tkc_philox.cuh")) {

@@ -245,7 +245,13 @@ void emit_op(Em *e, const POp *o) {
         const PlanGroup *pg = &pk->groups.v[o->group];
         /* one thread per warpgroup, or lane 0 of every warp once the warp's own loads are done */
         const char *who = pg->warp_release ? "tkc_lane == 0" : "tkc_wg_thread == 0";
-        if (pg->warp_release) L("__syncwarp();  // every lane of this warp is done with %s", pg->name);
+        if (pg->warp_release) {
+            /* the warp's own loads read the tiles through the generic proxy and the producer refills
+             * them with TMA (the async proxy): each thread fences its reads before the release */
+            need(e, "tkc_ptx.cuh", "proxy_fence");
+            L("tkc_fence_proxy_async();  // this thread's reads of %s are done before TMA refills it", pg->name);
+            L("__syncwarp();  // every lane of this warp is done with %s", pg->name);
+        }
         const char *cond = o->skip_first && guard ? arena_printf(e->a, "%s && %s", guard, who) : who;
         if (o->last_step) cond = arena_printf(e->a, "%s == tkc_steps - 1 && %s", e->sk->loopvar->name, who);
         if (o->no_steps) cond = arena_printf(e->a, "tkc_steps == 0 && %s", who);
@@ -311,7 +317,7 @@ void emit_op(Em *e, const POp *o) {
         return;
     }
     case POP_FENCE:
-        need(e, "tkc_ptx.cuh", "tma_store");
+        need(e, "tkc_ptx.cuh", "proxy_fence");
         L("tkc_fence_proxy_async();  // %s", o->note ? o->note : "visible to the async proxy");
         return;
     case POP_STORE:

@@ -503,6 +503,7 @@ static void emit_tile_store(Em *e, const PStmt *st) {
     int n = ix->nix, rwg = rows_wg(pk, t), W = ps->chunk_cols;
     int nch = t->cols / W, nrb = rwg / 64, half = t->cols / 2;
     need(e, "tkc_ptx.cuh", "tma_store");
+    need(e, "tkc_ptx.cuh", "proxy_fence");
     need(e, "tkc_ptx.cuh", "stmatrix");
     need(e, "tkc_ptx.cuh", "named_barrier");
     need(e, "tkc_ptx.cuh", "math");

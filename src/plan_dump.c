@@ -86,7 +86,7 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
             if (o->skip_first) sb_puts(b, ", skipped on the first step");
             if (o->last_step) sb_puts(b, ", on the last step only");
             if (o->no_steps) sb_puts(b, ", only when no step ran");
-            if (pk->groups.v[o->group].warp_release) sb_puts(b, ", by every warp");
+            if (pk->groups.v[o->group].warp_release) sb_puts(b, ", by every warp after a proxy fence (its threads read the stage)");
             break;
         case POP_IF:
         case POP_FOR:
