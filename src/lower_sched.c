@@ -390,7 +390,9 @@ void insert_release(Lower *L, POpList *ops, int at, int g) {
  * move, or an elementwise op reading a shared tile, is each warp's own load: when thread 0's warp
  * is done, another warp of the warpgroup may still be reading (and the producer would overwrite
  * the stage under it). A load group read that way is released by every consumer warp, each after
- * __syncwarp, so the empty barrier counts four arrivals per warpgroup. */
+ * __syncwarp, so the empty barrier counts four arrivals per warpgroup; and each thread first fences
+ * its reads (fence.proxy.async): they are generic-proxy loads, the refill a TMA (async-proxy) write
+ * that the mbarrier alone does not order after them (bench/RESULTS.md, runs 178-179). */
 static bool ops_load_group(Lower *L, const POpList *ops, int g) {
     for (int i = 0; i < ops->n; i++) {
         POp *o = ops->v[i];

@@ -156,7 +156,8 @@ typedef struct PlanGroup {  /* tiles that land on one full barrier */
     int first_use;      /* index of the first consumer op that reads it (-1: unused) */
     bool multicast;     /* some load is multicast: releases go to every block of the cluster */
     bool warp_release;  /* a warp's own loads (not only products) read its tiles: every consumer warp
-                         * releases (after __syncwarp), not one thread per warpgroup */
+                         * releases (after a proxy fence in each thread and __syncwarp), not one
+                         * thread per warpgroup */
 } PlanGroup;
 
 /* the consumers' program */
