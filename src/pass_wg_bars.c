@@ -21,9 +21,9 @@
  * Tiles a warpgroup keeps to itself: where a branch reads a tile it writes (a chain of products
  * through scratch tiles, one chain per warpgroup), the barriers cannot leave the if, but when
  * every tile the branches write is touched nowhere else in the kernel (private to its branch)
- * and each branch is one warpgroup's (`wg == K` with two consumer warpgroups), the branch's
- * scratch barriers become barriers of that warpgroup alone (scratch_wg: id + wg, 128 threads):
- * no other warpgroup reads or writes those tiles. */
+ * and each branch is one warpgroup's (`wg == 0` or `wg == 1` with two consumer warpgroups), the
+ * branch's scratch barriers become barriers of that warpgroup alone (scratch_wg: id + wg, 128
+ * threads): no other warpgroup reads or writes those tiles. */
 #include "lower_int.h"
 
 /* the source line of an if's condition, for the notes */
