@@ -761,6 +761,13 @@ FEATURES = {
         strided=[dict(B=2, H=3, N=333)],
         inputs={"Cos": gen_cos, "Sin": gen_sin},
         ref=ref_rotary),
+    "rotary_direct": dict(
+        what="(h) rotary, D = 64, two consumer warpgroups, staging = 0: each warp's reads of a ring stage fenced "
+             "before its release (the large case caught the race of runs 178-179)",
+        cases=[dict(B=2, H=3, N=n) for n in (64, 333)] + [dict(B=16, H=16, N=4096)],
+        strided=[dict(B=2, H=3, N=333)],
+        inputs={"Cos": gen_cos, "Sin": gen_sin},
+        ref=ref_rotary),
     "based_feat": dict(
         what="(e) Based's order-2 features: a selector tile from where(row, col) in row blocks of a shared tile, "
              "x @ es[16a:16a+16, :].T (K-major row slice, N = 16), per_row store (exact)",
