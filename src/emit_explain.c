@@ -462,7 +462,14 @@ static void explain_barriers(StrBuf *b, const PlanKernel *pk) {
                       pg->once ? "the setup tiles" : "the stage");
         } else if (g >= 0) {
             const PlanGroup *pg = &pk->groups.v[g];
-            if (pg->multicast && pk->cluster > 1)
+            const char *what = pg->once ? "the setup tiles of the work tile" : "the stage";
+            if (pg->warp_release)
+                sb_printf(&d, ". Lane 0 of each of the %d consumer warps%s arrives when its warp is done with %s: the "
+                              "warps read %s with their own loads, so one thread cannot know the others are done, and "
+                              "each thread first fences its reads (fence.proxy.async) so the TMA refill lands after them",
+                          4 * pk->consumers, pg->multicast && pk->cluster > 1 ? " of each block of the cluster" : "", what,
+                          pg->once ? "them" : "it");
+            else if (pg->multicast && pk->cluster > 1)
                 sb_printf(&d, ". One elected thread of each of the %d consumer warpgroups of each of the %d blocks of the "
                               "cluster arrives when it is done with %s (multicast writes into all of them)",
                           pk->consumers, pk->cluster, pg->once ? "the setup tiles" : "the stage");
