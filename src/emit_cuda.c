@@ -392,7 +392,7 @@ static void emit_consumer(Em *e) {
         L("if (wg == %d) tkc_bar_arrive(%d, 256);  // pingpong: consumer 0 goes first", pk->consumers - 1,
           pk->nbars.v[pk->nbar_pingpong].id);
     }
-    if (pk->rowred_buf >= 0 && pk->bufs.v[pk->rowred_buf].copies > 1)
+    if (pk->rowred_buf >= 0)
         L("uint32_t tkc_rowred_copy = 0;  // the copy of 'rowred' the next row reduction writes (they alternate)");
     if (pk->block_ops.n) {
         L("// once per block: loads that are the same for every work tile (the values stay in registers)");
@@ -671,16 +671,6 @@ void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
                 put_fragment(out, "tkc_ptx.cuh", order[k]);
                 sb_putc(out, '\n');
             }
-    /* a tkc_ptx.cuh fragment the order does not name still goes in (after those it names) */
-    for (int i = 0; i < frags->n; i++) {
-        if (strcmp(frags->v[i].file, "tkc_ptx.cuh")) continue;
-        bool named = false;
-        for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) named |= !strcmp(frags->v[i].name, order[k]);
-        if (!named) {
-            put_fragment(out, "tkc_ptx.cuh", frags->v[i].name);
-            sb_putc(out, '\n');
-        }
-    }
     for (int i = 0; i < frags->n; i++)
         if (!strcmp(frags->v[i].file, "tkc_sched.cuh") || !strcmp(frags->v[i].file, "tkc_layout.cuh") ||
             !strcmp(frags->v[i].file, "tkc_philox.cuh")) {

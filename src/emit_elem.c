@@ -660,23 +660,18 @@ static void rowwise_row_combine(Em *e, const char *name, int slots, const char *
     need(e, "tkc_ptx.cuh", "shared_f32");
     L("{  // the %d warps of a row meet in '%s' (named barrier %s: %s)", r->split, sb->name, nb->name, nb->why);
     IN();
-    const char *base = arena_printf(e->a, "%s_smem", sb->name);
-    if (sb->copies > 1) {
-        L("const uint32_t tkc_rb = %s_smem + tkc_rowred_copy * %d;  // this reduction's copy; the next one writes the other",
-          sb->name, sb->bytes);
-        L("tkc_rowred_copy ^= 1;");
-        base = "tkc_rb";
-    } else {
-        L("tkc_bar_sync(%d, %d);  // every thread has read the last reduction's partial results", nb->id, nb->threads);
-    }
+    /* the scratch's two copies alternate (plan_rowred), so no barrier precedes the writes */
+    L("const uint32_t tkc_rb = %s_smem + tkc_rowred_copy * %d;  // this reduction's copy; the next one writes the other",
+      sb->name, sb->bytes);
+    L("tkc_rowred_copy ^= 1;");
     L("if (tkc_lane == 0)");
-    L("    for (int tkc_r = 0; tkc_r < %d; ++tkc_r) tkc_st_shared_f32(%s + (uint32_t)(tkc_rwarp * %d + tkc_r) * 4, %s[tkc_r]);",
-      slots, base, sb->cols, name);
+    L("    for (int tkc_r = 0; tkc_r < %d; ++tkc_r) tkc_st_shared_f32(tkc_rb + (uint32_t)(tkc_rwarp * %d + tkc_r) * 4, %s[tkc_r]);",
+      slots, sb->cols, name);
     L("tkc_bar_sync(%d, %d);", nb->id, nb->threads);
     L("#pragma unroll");
     L("for (int tkc_r = 0; tkc_r < %d; ++tkc_r) {", slots);
     IN();
-    L("const uint32_t tkc_ra = %s + (uint32_t)((tkc_rwarp / %d * %d) * %d + tkc_r) * 4;", base, r->split, r->split, sb->cols);
+    L("const uint32_t tkc_ra = tkc_rb + (uint32_t)((tkc_rwarp / %d * %d) * %d + tkc_r) * 4;", r->split, r->split, sb->cols);
     L("float tkc_s = tkc_ld_shared_f32(tkc_ra);");
     L("#pragma unroll");
     L("for (int tkc_w = 1; tkc_w < %d; ++tkc_w) tkc_s %s tkc_ld_shared_f32(tkc_ra + (uint32_t)tkc_w * %d)%s;", r->split,

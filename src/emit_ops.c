@@ -312,8 +312,8 @@ void emit_op(Em *e, const POp *o) {
             L("if (wg == 0 && tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // TMA stores have read '%s'",
               pk->bufs.v[o->buf].name);
         }
-        if (nb->ids > 1) L("tkc_bar_sync(%d + wg, %d);  // %s: %s", nb->id, nb->threads, nb->name, o->note ? o->note : nb->why);
-        else L("tkc_bar_sync(%d, %d);  // %s: %s", nb->id, nb->threads, nb->name, o->note ? o->note : nb->why);
+        L("tkc_bar_sync(%d%s, %d);  // %s: %s", nb->id, nb->ids > 1 ? " + wg" : "", nb->threads, nb->name,
+          o->note ? o->note : nb->why);
         return;
     }
     case POP_FENCE:

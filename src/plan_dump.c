@@ -126,8 +126,7 @@ static void dump_ops(StrBuf *b, const PlanKernel *pk, const POpList *ops, int de
         }
         case POP_BAR: {
             const PlanNamedBar *nb = &pk->nbars.v[o->bar];
-            if (nb->ids > 1) sb_printf(b, "bar.sync %d + wg, %d (%s)", nb->id, nb->threads, nb->name);
-            else sb_printf(b, "bar.sync %d, %d (%s)", nb->id, nb->threads, nb->name);
+            sb_printf(b, "bar.sync %d%s, %d (%s)", nb->id, nb->ids > 1 ? " + wg" : "", nb->threads, nb->name);
             if (o->note) sb_printf(b, ": %s", o->note);
             break;
         }
