@@ -8,8 +8,16 @@ variant and M. The first step towards a tuning table: it measures, it does not c
     python3 bench/tune_linear.py build --tkc TKC --out LIB [--variants NAME=K:V,K:V;...]   # nvcc, no GPU
     python3 bench/tune_linear.py run --lib LIB [--ms 4096,16384] [--rounds 5] [--fn linear_auto]  # on the GPU
 
-Variant names and their -D params are in LIB/variants.json (written by build).
+Variant names and their -D params are in LIB/variants.json (written by build); a variant's key TK
+names another .tk to build instead of kernels.tk/linear.tk (`parts=TK:bench/experiments/linear/decode_parts.tk,ROUTE:3`).
+With --graph, each implementation is a CUDA graph of launches that cycle over copies of W (as many
+as make up three L2s, 180 MB, so no launch finds its weight in the L2), cuBLAS included, and a device
+copy of the same weights (W.copy_, bytes read + written) is timed with them: each row also gives
+every variant's weight bandwidth (N K 2 bytes / time) as a fraction of that copy's bandwidth, issue
+17's M <= 16 target (85%). Without it, 10 back-to-back eager launches of one W (host launch costs
+included, which dominate at M = 1 for the smaller weights).
 """
+import math
 import argparse
 import ctypes
 import importlib.util
@@ -49,7 +57,8 @@ def build(a):
             "-Xptxas", "-v"]
     for name, d in vs.items():
         cu = os.path.join(a.out, name + ".cu")
-        cmd = [a.tkc, os.path.join(ROOT, "kernels.tk", "linear.tk"), "-o", cu]
+        src = d.pop("TK", os.path.join(ROOT, "kernels.tk", "linear.tk"))
+        cmd = [a.tkc, src, "-o", cu]
         for k, v in d.items():
             cmd += ["-D", "%s=%s" % (k, v)]
         subprocess.run(cmd, check=True)
@@ -88,6 +97,9 @@ def run(a):
                 err = ((y.float() - ref.float()).norm() / ref.float().norm()).item()
                 if not err < 1e-2:
                     print("WRONG %s M %d N %d K %d: rel err %.3g" % (n, M, N, K, err), flush=True)
+            if a.graph:
+                rows.append(graph_row(torch, a, lin, libs, vs, M, N, K, x, w, b))
+                continue
             times = {k: [] for k in impls}
             for _ in range(a.rounds):
                 order = list(impls)
@@ -107,6 +119,12 @@ def run(a):
             print("M %5d N %6d K %5d cublas %6.1f | " % (M, N, K, tf["cublas"]) +
                   " ".join("%s %.3f" % (n, tf[n] / tf["cublas"]) for n in vs), flush=True)
     print("geometric mean of tkc / cuBLAS per variant and M:")
+    if a.graph:
+        for M in sorted({r["M"] for r in rows}):
+            rs = [r for r in rows if r["M"] == M]
+            print("M %5d: copy fraction cublas %.3f  %s" % (M, gmean([r["cublas_copyfrac"] for r in rs]), "  ".join(
+                "%s %.3f / cuBLAS %.3f" % (n, gmean([r[n + "_copyfrac"] for r in rs]),
+                                             gmean([r[n + "_tflops"] / r["cublas_tflops"] for r in rs])) for n in vs)))
     for M in sorted({r["M"] for r in rows}):
         parts = []
         for n in vs:
@@ -123,6 +141,69 @@ def run(a):
     return 0
 
 
+def gmean(xs):
+    return math.exp(sum(math.log(v) for v in xs) / len(xs))
+
+
+def graph_row(torch, a, lin, libs, vs, M, N, K, x, w, b):
+    """one shape, --graph: every implementation a CUDA graph over rotating copies of W, a copy too"""
+    wbytes = N * K * 2
+    nw = max(1, math.ceil(180e6 / wbytes))
+    ws = [w] + [w.clone() for _ in range(nw - 1)]
+    reps = nw * max(1, math.ceil(10 / nw))
+    dst = torch.empty_like(w)
+    y = torch.empty(M, N, device=w.device, dtype=torch.bfloat16)
+    side = torch.cuda.Stream()
+
+    def body(k):
+        st = side.cuda_stream
+        if k == "cublas":
+            return lambda i: torch.nn.functional.linear(x, ws[i % nw], b)
+        if k == "copy":
+            return lambda i: dst.copy_(ws[i % nw])
+        fn = getattr(libs[k], "tkc_" + a.fn)
+        return lambda i: lin.launch(fn, [x, ws[i % nw], b, y], [M, K, N], st)
+    graphs = {}
+    for k in ["cublas", "copy"] + list(vs):
+        f = body(k)
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for i in range(nw):
+                f(i)
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=side):
+            for i in range(reps):
+                f(i)
+        graphs[k] = g
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = {k: [] for k in graphs}
+    for _ in range(a.rounds):
+        order = list(graphs)
+        random.shuffle(order)
+        for k in order:
+            graphs[k].replay()
+            start.record()
+            graphs[k].replay()
+            end.record()
+            end.synchronize()
+            times[k].append(start.elapsed_time(end) / reps)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    copy_bw = 2 * wbytes / (med["copy"] * 1e-3)
+    row = dict(M=M, N=N, K=K, copies=nw, copy_ms=med["copy"], copy_gbs=copy_bw / 1e9)
+    for k in ["cublas"] + list(vs):
+        row[k + "_ms"] = med[k]
+        row[k + "_tflops"] = 2 * M * N * K / (med[k] * 1e-3) / 1e12
+        row[k + "_copyfrac"] = wbytes / (med[k] * 1e-3) / copy_bw
+    print("M %5d N %6d K %5d copy %6.0f GB/s | cublas %.3f ms (%.3f of copy) | " % (
+        M, N, K, copy_bw / 1e9, med["cublas"], row["cublas_copyfrac"]) + " ".join(
+        "%s %.3f ms %.3f of copy %.3f x cuBLAS" % (n, med[n], row[n + "_copyfrac"], med["cublas"] / med[n])
+        for n in vs), flush=True)
+    del ws, dst
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -135,6 +216,7 @@ def main():
     r.add_argument("--ms", default="4096,16384")
     r.add_argument("--rounds", type=int, default=5)
     r.add_argument("--json", default="")
+    r.add_argument("--graph", action="store_true", help="CUDA graphs over rotating weights, with a device copy")
     r.add_argument("--fn", default="linear_bias", help="the launcher timed: linear_bias, or the entry linear_auto")
     a = ap.parse_args()
     return build(a) if a.cmd == "build" else run(a)
