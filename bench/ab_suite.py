@@ -72,7 +72,7 @@ def libs(args, k):
     for side in ("old", "new"):
         d = os.path.join(args.lib, side, k)
         man = json.load(open(os.path.join(d, "manifest.json")))
-        for v in man["variants"]:
+        for v in man.get("variants", [dict(man, name=k)]):   # hedgehog's manifest is its one variant
             fn = getattr(ctypes.CDLL(os.path.join(d, v["lib"])), "tkc_" + k)
             fn.restype = ctypes.c_int
             r.setdefault(v["name"], {})[side] = (fn, v)
@@ -141,11 +141,12 @@ def run(args):
             if set(sides) != {"old", "new"}:
                 print("%s: only in %s" % (name, ",".join(sides)))
                 continue
-            gs, outs = {}, {}
+            gs, outs, live = {}, {}, {}
             for side in ("old", "new"):
                 fn, v = sides[side]
                 f, o = cases(torch, k, v, fn)
                 gs[side] = graph(torch, f)
+                live[side] = f          # a graph does not hold its tensors: the closure does
                 outs[side] = [x.clone() for x in o]
             same = all(torch.equal(a, b) for a, b in zip(outs["old"], outs["new"]))
             ts = {"old": [], "new": []}
@@ -157,7 +158,7 @@ def run(args):
             rows.append(row)
             print("%-9s %-22s old %8.4f ms  new %8.4f ms  old/new %.3f  outputs %s" % (
                 k, name, mo, mn, mo / mn, "identical" if same else "DIFFER"), flush=True)
-            del gs, outs
+            del gs, outs, live
             torch.cuda.empty_cache()
     if args.out:
         with open(args.out, "w") as f:
