@@ -15,21 +15,21 @@ import ctypes
 import importlib.util
 import json
 import os
-import statistics
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNELS = ("based", "hedgehog", "mamba2", "fftconv")
-P_, LL = ctypes.c_void_p, ctypes.c_longlong
 
 
-def module(name):
-    """bench/NAME.py by its path (the kernels' scripts drop bench/ from sys.path as they load)"""
-    spec = importlib.util.spec_from_file_location("tkc_bench_" + name, os.path.join(HERE, name + ".py"))
+def _tk_baselines():
+    spec = importlib.util.spec_from_file_location("tkc_bench_tk_baselines", os.path.join(HERE, "tk_baselines.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+TKB = _tk_baselines()      # its bench_module (a kernel's script by path) and time_alternated
 
 
 def build(args):
@@ -39,31 +39,6 @@ def build(args):
             subprocess.run([sys.executable, os.path.join(HERE, k + ".py"), "build", "--tkc", tkc, "--out", out],
                            check=True)
     return 0
-
-
-def graph(torch, f):
-    f()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        f()
-    torch.cuda.current_stream().wait_stream(s)
-    with torch.cuda.graph(g):
-        for _ in range(10):
-            f()
-    return g
-
-
-def timed(torch, g):
-    g.replay()
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    e0.record()
-    g.replay()
-    e1.record()
-    torch.cuda.synchronize()
-    return e0.elapsed_time(e1) / 10
 
 
 def libs(args, k):
@@ -84,13 +59,13 @@ def cases(torch, k, v, fn):
     keep = []
     stream = lambda: torch.cuda.current_stream().cuda_stream
     if k == "based":
-        based = module("based")
+        based = TKB.bench_module("based")
         Q, K, V = based.make_inputs(torch, 16, 16, 4096, 1)
         O = torch.empty(16, 16, 4096, based.DV, device="cuda", dtype=torch.bfloat16)
         Z = torch.empty(16, 16, 4096, device="cuda")
         return (lambda: based.call(fn, Q, K, V, O, Z, stream(), keep)), (O, Z)
     if k == "hedgehog":
-        hedgehog = module("hedgehog")
+        hedgehog = TKB.bench_module("hedgehog")
         B, H, T, D, F = 16, 16, 4096, hedgehog.D, hedgehog.F
         g = torch.Generator(device="cuda").manual_seed(1)
         Q, K, V = (torch.randn((B, H, T, D), device="cuda", generator=g).bfloat16() for _ in range(3))
@@ -98,24 +73,15 @@ def cases(torch, k, v, fn):
         A, Bt = torch.rand(H, device="cuda", generator=g), torch.rand(H, device="cuda", generator=g)
         O = torch.empty_like(Q)
         KV, KS = torch.empty((B, H, 2 * F, D), device="cuda"), torch.empty((B, H, 2 * F), device="cuda")
-
-        def run():
-            a = []
-            for t in (Q, K, V, W2, W2, A, Bt, O, KV, KS):
-                st = (LL * t.dim())(*t.stride())
-                keep.append(st)
-                a += [P_(t.data_ptr()), st]
-            if fn(*a, LL(B), LL(H), LL(T), P_(stream())):
-                raise RuntimeError("tkc_hedgehog failed")
-        return run, (O, KV, KS)
+        return (lambda: hedgehog.call(fn, Q, K, V, W2, W2, A, Bt, O, KV, KS, stream(), keep)), (O, KV, KS)
     if k == "mamba2":
-        mamba2 = module("mamba2")
+        mamba2 = TKB.bench_module("mamba2")
         m = mamba2.make_inputs(torch, 16, 32, 4096, v["NS"], 1)
         Y = torch.empty_like(m["X"])
         return (lambda: mamba2.call(fn, m["X"], m["Aa"], m["Cm"], m["Bm"], Y, stream(), keep)), (Y,)
     if k == "fftconv":
         import math
-        fftconv = module("fftconv")
+        fftconv = TKB.bench_module("fftconv")
         N, B, D = v["N"], 16, 1024
         _, G, _ = fftconv.shape(N)
         g = torch.Generator(device="cuda").manual_seed(1)
@@ -141,24 +107,18 @@ def run(args):
             if set(sides) != {"old", "new"}:
                 print("%s: only in %s" % (name, ",".join(sides)))
                 continue
-            gs, outs, live = {}, {}, {}
+            impls, outs = {}, {}
             for side in ("old", "new"):
                 fn, v = sides[side]
-                f, o = cases(torch, k, v, fn)
-                gs[side] = graph(torch, f)
-                live[side] = f          # a graph does not hold its tensors: the closure does
-                outs[side] = [x.clone() for x in o]
+                impls[side], outs[side] = cases(torch, k, v, fn)
+            ms = TKB.time_alternated(torch, impls, args.rounds)   # CUDA graphs of 10 launches each
             same = all(torch.equal(a, b) for a, b in zip(outs["old"], outs["new"]))
-            ts = {"old": [], "new": []}
-            for r in range(args.rounds):
-                for side in (("old", "new") if r % 2 == 0 else ("new", "old")):
-                    ts[side].append(timed(torch, gs[side]))
-            mo, mn = statistics.median(ts["old"]), statistics.median(ts["new"])
+            mo, mn = ms["old"], ms["new"]
             row = dict(kernel=k, variant=name, old_ms=mo, new_ms=mn, speed=mo / mn, identical=same)
             rows.append(row)
             print("%-9s %-22s old %8.4f ms  new %8.4f ms  old/new %.3f  outputs %s" % (
                 k, name, mo, mn, mo / mn, "identical" if same else "DIFFER"), flush=True)
-            del gs, outs, live
+            del impls, outs
             torch.cuda.empty_cache()
     if args.out:
         with open(args.out, "w") as f:

@@ -212,6 +212,19 @@ def build(args):
 P_, LL = ctypes.c_void_p, ctypes.c_longlong
 
 
+def call(fn, Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS, stream, keep):
+    """the launcher, in DECL's order: each tensor with its strides (elements), then B, H, T, the stream"""
+    a = []
+    for t in (Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS):
+        st = (LL * t.dim())(*t.stride())
+        keep.append(st)
+        a += [P_(t.data_ptr()), st]
+    B, H, T, _ = Q.shape
+    rc = fn(*a, LL(B), LL(H), LL(T), P_(stream))
+    if rc:
+        raise RuntimeError("tkc_hedgehog returned %d" % rc)
+
+
 def gpu(args):
     """Checks O, KV, KS against a torch fp64 evaluation of the formula (NaN-filled
     outputs, [B, T, H, D] views and contiguous inputs, ragged T) and times the kernel with CUDA events."""
@@ -221,16 +234,8 @@ def gpu(args):
     fn.restype = ctypes.c_int
     failed = 0
 
-    def call(Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS):
-        keep, a = [], []
-        for t in (Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS):
-            st = (LL * t.dim())(*t.stride())
-            keep.append(st)
-            a += [P_(t.data_ptr()), st]
-        B, H, T, _ = Q.shape
-        rc = fn(*a, LL(B), LL(H), LL(T), P_(torch.cuda.current_stream().cuda_stream))
-        if rc:
-            raise RuntimeError("tkc_hedgehog returned %d" % rc)
+    def run(*tensors):
+        call(fn, *tensors, torch.cuda.current_stream().cuda_stream, [])
 
     def ref(Q, K, V, Wq, Wk, A, Bt):
         q, k, v, wq, wk = (x.double() for x in (Q, K, V, Wq, Wk))
@@ -269,7 +274,7 @@ def gpu(args):
             O = torch.full((B, H, T, D), float("nan"), device="cuda").bfloat16()
             KV = torch.full((B, H, 2 * F, D), float("nan"), device="cuda")
             KS = torch.full((B, H, 2 * F), float("nan"), device="cuda")
-            call(Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS)
+            run(Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS)
             torch.cuda.synchronize()
             Or, KVr, KSr = ref(Q, K, V, Wq, Wk, A, Bt)
             errs = [float((x.double() - y).norm() / max(y.norm(), 1e-30)) for x, y in ((O, Or), (KV, KVr), (KS, KSr))]
@@ -286,11 +291,11 @@ def gpu(args):
             O = torch.empty_like(Q)
             KV, KS = torch.empty((B, H, 2 * F, D), device="cuda"), torch.empty((B, H, 2 * F), device="cuda")
             for _ in range(3):
-                call(Q, K, V, W2, W2, A, Bt, O, KV, KS)
+                run(Q, K, V, W2, W2, A, Bt, O, KV, KS)
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             e0.record()
             for _ in range(10):
-                call(Q, K, V, W2, W2, A, Bt, O, KV, KS)
+                run(Q, K, V, W2, W2, A, Bt, O, KV, KS)
             e1.record()
             torch.cuda.synchronize()
             ms = e0.elapsed_time(e1) / 10

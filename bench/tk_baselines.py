@@ -209,17 +209,9 @@ def run_hedgehog(torch, args, emit):
     keep = []
 
     def tkc(Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS, fn=fn_tkc):
-        a = []
-        for t in (Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS):
-            s = (LL * t.dim())(*t.stride())
-            keep.append(s)
-            a += [P_(t.data_ptr()), s]
-        B, H, T, _ = Q.shape
         if len(keep) > 1000:
             del keep[:500]
-        rc = fn(*a, LL(B), LL(H), LL(T), P_(st()))
-        if rc:
-            raise RuntimeError("tkc_hedgehog returned %d" % rc)
+        hm.call(fn, Q, K, V, Wq2, Wk2, A, Bt, O, KV, KS, st(), keep)
 
     def tk(Q, K, V, O, Wq, Wk, KS, KV, A, Bt):
         B, H, T, _ = Q.shape

@@ -9,7 +9,7 @@ variant and M. The first step towards a tuning table: it measures, it does not c
     python3 bench/tune_linear.py run --lib LIB [--ms 4096,16384] [--rounds 5] [--fn linear_auto]  # on the GPU
 
 Variant names and their -D params are in LIB/variants.json (written by build); a variant's key TK
-names another .tk to build instead of kernels.tk/linear.tk (`parts=TK:bench/experiments/linear/decode_parts.tk,ROUTE:3`).
+names another .tk to build instead of kernels.tk/linear.tk (`parts=TK:bench/experiments/linear/decode_parts.tk,XROUTE:3`, timed with --fn linear_exp).
 With --graph, each implementation is a CUDA graph of launches that cycle over copies of W (as many
 as make up three L2s, 180 MB, so no launch finds its weight in the L2), cuBLAS included, and a device
 copy of the same weights (W.copy_, bytes read + written) is timed with them: each row also gives
@@ -17,11 +17,11 @@ every variant's weight bandwidth (N K 2 bytes / time) as a fraction of that copy
 17's M <= 16 target (85%). Without it, 10 back-to-back eager launches of one W (host launch costs
 included, which dominate at M = 1 for the smaller weights).
 """
-import math
 import argparse
 import ctypes
 import importlib.util
 import json
+import math
 import os
 import random
 import statistics
@@ -119,21 +119,16 @@ def run(a):
             print("M %5d N %6d K %5d cublas %6.1f | " % (M, N, K, tf["cublas"]) +
                   " ".join("%s %.3f" % (n, tf[n] / tf["cublas"]) for n in vs), flush=True)
     print("geometric mean of tkc / cuBLAS per variant and M:")
+    for M in sorted({r["M"] for r in rows}):
+        rs = [r for r in rows if r["M"] == M]
+        print("M %5d: %s" % (M, "  ".join("%s %.3f" % (n, gmean([r[n + "_tflops"] / r["cublas_tflops"] for r in rs]))
+                                         for n in vs)))
     if a.graph:
+        print("geometric mean of the weights' bandwidth as a fraction of the copy's, per M:")
         for M in sorted({r["M"] for r in rows}):
             rs = [r for r in rows if r["M"] == M]
-            print("M %5d: copy fraction cublas %.3f  %s" % (M, gmean([r["cublas_copyfrac"] for r in rs]), "  ".join(
-                "%s %.3f / cuBLAS %.3f" % (n, gmean([r[n + "_copyfrac"] for r in rs]),
-                                             gmean([r[n + "_tflops"] / r["cublas_tflops"] for r in rs])) for n in vs)))
-    for M in sorted({r["M"] for r in rows}):
-        parts = []
-        for n in vs:
-            g = 1.0
-            rs = [r[n + "_tflops"] / r["cublas_tflops"] for r in rows if r["M"] == M]
-            for v in rs:
-                g *= v
-            parts.append("%s %.3f" % (n, g ** (1 / len(rs))))
-        print("M %5d: %s" % (M, "  ".join(parts)))
+            print("M %5d: cublas %.3f  %s" % (M, gmean([r["cublas_copyfrac"] for r in rs]), "  ".join(
+                "%s %.3f" % (n, gmean([r[n + "_copyfrac"] for r in rs])) for n in vs)))
     if a.json:
         with open(a.json, "w") as f:
             for r in rows:
