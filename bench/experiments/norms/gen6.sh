@@ -1,0 +1,27 @@
+#!/bin/sh
+# Rotary in rowwise tiles (rotary_rw.tk: threads move 16-byte chunks, tables in registers, HB heads
+# a block) against the shipped TMA-pipeline kernel (kernels.tk/rotary.tk, "base"), built here as
+# OUT/rot_VARIANT_DD.so for abnorms.py --only rot:
+#   sh bench/experiments/norms/gen6.sh TKC [OUT]
+set -eu
+tkc=$1 out=${2:-.carry/nv6}
+here=$(dirname "$0")
+mkdir -p "$out"
+. "$here/nvcc.sh"
+v128="r16b8:RB=16 -D BLOCKS=8|r16b8h4:RB=16 -D BLOCKS=8 -D HB=4|r16b8p:RB=16 -D BLOCKS=8 -D PERSISTENT=1|r32b6:RB=32 -D BLOCKS=6|r32b5h8:RB=32 -D BLOCKS=5 -D HB=8|r64b4:RB=64 -D BLOCKS=4"
+v64="r32b8:RB=32 -D BLOCKS=8|r32b8h4:RB=32 -D BLOCKS=8 -D HB=4|r32b8p:RB=32 -D BLOCKS=8 -D PERSISTENT=1|r64b5:RB=64 -D BLOCKS=5|r64b4h8:RB=64 -D BLOCKS=4 -D HB=8|r64b6t:RB=64 -D BLOCKS=6 -D TL=1"
+for d in 64 128; do
+    "$tkc" -D D=$d kernels.tk/rotary.tk -o "$out/rot_base_D$d.cu"
+    build rot_base_D$d "$out/rot_base_D$d.cu" &
+    if [ $d = 64 ]; then variants=$v64; else variants=$v128; fi
+    IFS='|'
+    for v in $variants; do
+        unset IFS
+        n=${v%%:*}; dd=${v#*:}
+        # shellcheck disable=SC2086
+        "$tkc" -D D=$d -D $dd "$here/rotary_rw.tk" -o "$out/rot_${n}_D$d.cu" || { echo "tkc rejects $n D$d"; continue; }
+        build rot_${n}_D$d "$out/rot_${n}_D$d.cu" &
+    done
+    wait
+done
+ls "$out"/*.so | wc -l
