@@ -768,6 +768,22 @@ FEATURES = {
         strided=[dict(B=2, H=3, N=333)],
         inputs={"Cos": gen_cos, "Sin": gen_sin},
         ref=ref_rotary),
+    "rotary_rows": dict(
+        what="(h) rotary in rowwise tiles (bench/experiments/norms/rotary_rw.tk): rank-4 rows, loads and stores of "
+             "column blocks in a for loop over the heads, tables held in registers",
+        tk="../experiments/norms/rotary_rw.tk",
+        cases=[dict(B=2, H=3, N=n) for n in (16, 100, 333)],
+        strided=[dict(B=2, H=3, N=333)],
+        inputs={"Cos": gen_cos, "Sin": gen_sin},
+        ref=ref_rotary),
+    "rotary_rows_d64": dict(
+        what="(h) rotary in rowwise tiles, D = 64, persistent, heads in groups of 2 (the last group ragged), "
+             "the tables loaded again for every head",
+        tk="../experiments/norms/rotary_rw.tk", defines={"D": 64, "RB": 64, "HB": 2, "PERSISTENT": 1, "TL": 1},
+        cases=[dict(B=2, H=3, N=n) for n in (16, 100, 333)],
+        strided=[dict(B=2, H=3, N=333)],
+        inputs={"Cos": gen_cos, "Sin": gen_sin},
+        ref=ref_rotary),
     "based_feat": dict(
         what="(e) Based's order-2 features: a selector tile from where(row, col) in row blocks of a shared tile, "
              "x @ es[16a:16a+16, :].T (K-major row slice, N = 16), per_row store (exact)",

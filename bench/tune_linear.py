@@ -9,7 +9,9 @@ variant and M. The first step towards a tuning table: it measures, it does not c
     python3 bench/tune_linear.py run --lib LIB [--ms 4096,16384] [--rounds 5] [--fn linear_auto]  # on the GPU
 
 Variant names and their -D params are in LIB/variants.json (written by build); a variant's key TK
-names another .tk to build instead of kernels.tk/linear.tk (`parts=TK:bench/experiments/linear/decode_parts.tk,XROUTE:3`, timed with --fn linear_exp).
+names another .tk to build instead of kernels.tk/linear.tk (`parts=TK:bench/experiments/linear/decode_parts.tk,XROUTE:3`, timed with --fn linear_exp),
+and its key TKC another tkc binary to build it with (`nopdl=ROUTE:2,TKC:.carry/tkc-old`: the same
+source by an older compiler, for a same-run A/B of a compiler change).
 With --graph, each implementation is a CUDA graph of launches that cycle over copies of W (as many
 as make up three L2s, 180 MB, so no launch finds its weight in the L2), cuBLAS included, and a device
 copy of the same weights (W.copy_, bytes read + written) is timed with them: each row also gives
@@ -58,7 +60,7 @@ def build(a):
     for name, d in vs.items():
         cu = os.path.join(a.out, name + ".cu")
         src = d.pop("TK", os.path.join(ROOT, "kernels.tk", "linear.tk"))
-        cmd = [a.tkc, src, "-o", cu]
+        cmd = [d.pop("TKC", a.tkc), src, "-o", cu]
         for k, v in d.items():
             cmd += ["-D", "%s=%s" % (k, v)]
         subprocess.run(cmd, check=True)

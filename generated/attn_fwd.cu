@@ -191,6 +191,14 @@ template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.w
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
+// Programmatic dependent launch: a kernel launched with the programmatic-stream-serialization
+// attribute may start before the kernel queued before it on the stream has ended, once every block
+// of that kernel has called tkc_grid_dep_launch() (or exited). tkc_grid_dep_wait() returns when the
+// grids it depends on have ended and their writes are visible; both do nothing in a plain launch.
+TKC_DEVICE void tkc_grid_dep_launch() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+TKC_DEVICE void tkc_grid_dep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+
 // wgmma ordering: fence before a product whose registers were touched, commit closes a group,
 // wait_group<N> returns when at most N groups are in flight.
 TKC_DEVICE void tkc_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -5063,6 +5071,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 192 of 232 = s 64 + o 64 + m 2 + l 2 + o_operand 32 + temporaries (peak) 4 + overhead 24
 //   grid: q = cdiv(N, SBQ), bh = B * H, s = splits; one block per work tile; order row_major
+//   programmatic dependent launch: lets the next kernel of an entry start (griddepcontrol.launch_dependents, as a block starts)
 //   pipeline: j < max(min(run, nkv - j0), 0); 2 stages; overlap; pingpong
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -5160,6 +5169,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
 //     - 'l' only adds row sums in the loop: each lane keeps its partial sums and finish adds the four of a row's quad once, so the rowsum that feeds it skips the per-step shuffles
+//     - programmatic dependent launch: an entry launches a kernel right after this one that may start early, so every thread lets it launch (griddepcontrol.launch_dependents) as its block starts
 __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_constant__ CUtensorMap tm_K_128x64, const __grid_constant__ CUtensorMap tm_V_128x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, float *__restrict__ Op, const long long Op_st0, const long long Op_st1, const long long Op_st2, float *__restrict__ Lp, const long long Lp_st0, const long long Lp_st1, const int B, const int H, const int N, const int HKV, const int R, const float scale, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -5183,6 +5193,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_launch();  // plan: the kernel an entry launches next may start now (programmatic dependent launch)
     const int tkc_ext_q = tkc_cdiv(N, SBQ);
     const int tkc_wext_q = tkc_ext_q;
     const int tkc_ext_bh = (B * H);
@@ -5563,6 +5574,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
 //   registers: 128 x 56 + 1 x 128 x 256 = 39,936 of 65,536
 //   consumer registers (estimate): 164 of 256 = o 64 + x 64 + m 2 + l 2 + w 2 + temporaries (peak) 6 + overhead 24
 //   grid: q = cdiv(N, 64), bh = B * H; one block per work tile; order row_major
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: t < splits; 2 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -5620,6 +5632,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
+//     - programmatic dependent launch: an entry may start this kernel while the one before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_constant__ CUtensorMap tm_Op_64x32, const __grid_constant__ CUtensorMap tm_Lp_v64, const __grid_constant__ CUtensorMap tm_O_64x64, const float *__restrict__ Op, const float *__restrict__ Lp, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int R, const int N, const int B, const int H, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -5639,6 +5652,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_c
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_q = tkc_cdiv(N, 64);
     const int tkc_wext_q = tkc_ext_q;
     const int tkc_ext_bh = (B * H);
@@ -6088,7 +6102,9 @@ int tkc_attn_fwd_part(const void *Q, const int64_t *Q_strides, const void *K, co
 // the CUDA error of the last launch of tkc_attn_combine() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_attn_combine_cuda = cudaSuccess;
 const char *tkc_attn_combine_error(void) { return cudaGetErrorString(tkc_attn_combine_cuda); }
-int tkc_attn_combine(const void *Op, const int64_t *Op_strides, const void *Lp, const int64_t *Lp_strides, void *O, const int64_t *O_strides, void *L, const int64_t *L_strides, int64_t R, int64_t N, int64_t B, int64_t H, int32_t splits, tkc_stream_t stream) {
+// The launcher's body; an entry passes pdl = true to launch the kernel right after another of its
+// kernels, allowed to start before that one ends (programmatic dependent launch: the plan's notes).
+static int tkc_attn_combine_launch(const void *Op, const int64_t *Op_strides, const void *Lp, const int64_t *Lp_strides, void *O, const int64_t *O_strides, void *L, const int64_t *L_strides, int64_t R, int64_t N, int64_t B, int64_t H, int32_t splits, tkc_stream_t stream, bool tkc_pdl) {
     if (R < 1 || R > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
@@ -6180,10 +6196,23 @@ int tkc_attn_combine(const void *Op, const int64_t *Op_strides, const void *Lp, 
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_attn_combine_kernel<<<grid, 256, 84032, (cudaStream_t)stream>>>(tm_Op_64x32, tm_Lp_v64, tm_O_64x64, (const float *)Op, (const float *)Lp, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)R, (int)N, (int)B, (int)H, splits);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(256);
+    cfg.dynamicSmemBytes = 84032;
+    cfg.stream = (cudaStream_t)stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = tkc_pdl ? 1 : 0;
+    if ((tkc_attn_combine_cuda = cudaLaunchKernelEx(&cfg, tkc_attn_combine_kernel, tm_Op_64x32, tm_Lp_v64, tm_O_64x64, (const float *)Op, (const float *)Lp, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)R, (int)N, (int)B, (int)H, splits)) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_attn_combine_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_attn_combine_cuda = tkc_unstage(&O_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // O's results where the caller's lies
     return TKC_OK;
+}
+int tkc_attn_combine(const void *Op, const int64_t *Op_strides, const void *Lp, const int64_t *Lp_strides, void *O, const int64_t *O_strides, void *L, const int64_t *L_strides, int64_t R, int64_t N, int64_t B, int64_t H, int32_t splits, tkc_stream_t stream) {
+    return tkc_attn_combine_launch(Op, Op_strides, Lp, Lp_strides, O, O_strides, L, L_strides, R, N, B, H, splits, stream, false);
 }
 
 // Entry attention: runs kernels of this file on stream, in order (the plan's steps); each kernel's
@@ -6244,7 +6273,8 @@ int tkc_attention(const void *Q, const int64_t *Q_strides, const void *K, const 
                 return tkc_rc;
             }
             // attn_combine
-            if ((tkc_rc = tkc_v_split::tkc_attn_combine(Op, Op_strides, Lp, Lp_strides, O, O_strides, L, L_strides, (int64_t)(((runs * B) * H)), (int64_t)(N), (int64_t)(B), (int64_t)(H), (int32_t)(runs), stream)) != TKC_OK) {
+            // programmatic dependent launch: may start while the kernel before it runs (the plan's notes)
+            if ((tkc_rc = tkc_v_split::tkc_attn_combine_launch(Op, Op_strides, Lp, Lp_strides, O, O_strides, L, L_strides, (int64_t)(((runs * B) * H)), (int64_t)(N), (int64_t)(B), (int64_t)(H), (int32_t)(runs), stream, true)) != TKC_OK) {
                 tkc_attention_cuda = tkc_attn_combine_cuda;
                 return tkc_rc;
             }
@@ -7055,6 +7085,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 192 of 232 = s 64 + o 64 + m 2 + l 2 + o_operand 32 + temporaries (peak) 4 + overhead 24
 //   grid: q = cdiv(N, SBQ), bh = B * H, s = splits; one block per work tile; order row_major
+//   programmatic dependent launch: lets the next kernel of an entry start (griddepcontrol.launch_dependents, as a block starts)
 //   pipeline: j < max(min(run, nkv - j0), 0); 2 stages; overlap; pingpong
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -7152,6 +7183,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_kernel(const __grid_const
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
 //     - 'l' only adds row sums in the loop: each lane keeps its partial sums and finish adds the four of a row's quad once, so the rowsum that feeds it skips the per-step shuffles
+//     - programmatic dependent launch: an entry launches a kernel right after this one that may start early, so every thread lets it launch (griddepcontrol.launch_dependents) as its block starts
 __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_constant__ CUtensorMap tm_K_128x64, const __grid_constant__ CUtensorMap tm_V_128x64, const __grid_constant__ CUtensorMap tm_Q_128x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, float *__restrict__ Op, const long long Op_st0, const long long Op_st1, const long long Op_st2, float *__restrict__ Lp, const long long Lp_st0, const long long Lp_st1, const int B, const int H, const int N, const int HKV, const int R, const float scale, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -7175,6 +7207,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_launch();  // plan: the kernel an entry launches next may start now (programmatic dependent launch)
     const int tkc_ext_q = tkc_cdiv(N, SBQ);
     const int tkc_wext_q = tkc_ext_q;
     const int tkc_ext_bh = (B * H);
@@ -7555,6 +7588,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
 //   registers: 128 x 56 + 1 x 128 x 256 = 39,936 of 65,536
 //   consumer registers (estimate): 164 of 256 = o 64 + x 64 + m 2 + l 2 + w 2 + temporaries (peak) 6 + overhead 24
 //   grid: q = cdiv(N, 64), bh = B * H; one block per work tile; order row_major
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: t < splits; 2 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -7612,6 +7646,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
+//     - programmatic dependent launch: an entry may start this kernel while the one before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_constant__ CUtensorMap tm_Op_64x32, const __grid_constant__ CUtensorMap tm_Lp_v64, const __grid_constant__ CUtensorMap tm_O_64x64, const float *__restrict__ Op, const float *__restrict__ Lp, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int R, const int N, const int B, const int H, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -7631,6 +7666,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_c
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_q = tkc_cdiv(N, 64);
     const int tkc_wext_q = tkc_ext_q;
     const int tkc_ext_bh = (B * H);
@@ -8080,7 +8116,9 @@ int tkc_attn_fwd_part(const void *Q, const int64_t *Q_strides, const void *K, co
 // the CUDA error of the last launch of tkc_attn_combine() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_attn_combine_cuda = cudaSuccess;
 const char *tkc_attn_combine_error(void) { return cudaGetErrorString(tkc_attn_combine_cuda); }
-int tkc_attn_combine(const void *Op, const int64_t *Op_strides, const void *Lp, const int64_t *Lp_strides, void *O, const int64_t *O_strides, void *L, const int64_t *L_strides, int64_t R, int64_t N, int64_t B, int64_t H, int32_t splits, tkc_stream_t stream) {
+// The launcher's body; an entry passes pdl = true to launch the kernel right after another of its
+// kernels, allowed to start before that one ends (programmatic dependent launch: the plan's notes).
+static int tkc_attn_combine_launch(const void *Op, const int64_t *Op_strides, const void *Lp, const int64_t *Lp_strides, void *O, const int64_t *O_strides, void *L, const int64_t *L_strides, int64_t R, int64_t N, int64_t B, int64_t H, int32_t splits, tkc_stream_t stream, bool tkc_pdl) {
     if (R < 1 || R > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
@@ -8172,10 +8210,23 @@ int tkc_attn_combine(const void *Op, const int64_t *Op_strides, const void *Lp, 
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_attn_combine_kernel<<<grid, 256, 84032, (cudaStream_t)stream>>>(tm_Op_64x32, tm_Lp_v64, tm_O_64x64, (const float *)Op, (const float *)Lp, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)R, (int)N, (int)B, (int)H, splits);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(256);
+    cfg.dynamicSmemBytes = 84032;
+    cfg.stream = (cudaStream_t)stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = tkc_pdl ? 1 : 0;
+    if ((tkc_attn_combine_cuda = cudaLaunchKernelEx(&cfg, tkc_attn_combine_kernel, tm_Op_64x32, tm_Lp_v64, tm_O_64x64, (const float *)Op, (const float *)Lp, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)R, (int)N, (int)B, (int)H, splits)) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_attn_combine_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_attn_combine_cuda = tkc_unstage(&O_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // O's results where the caller's lies
     return TKC_OK;
+}
+int tkc_attn_combine(const void *Op, const int64_t *Op_strides, const void *Lp, const int64_t *Lp_strides, void *O, const int64_t *O_strides, void *L, const int64_t *L_strides, int64_t R, int64_t N, int64_t B, int64_t H, int32_t splits, tkc_stream_t stream) {
+    return tkc_attn_combine_launch(Op, Op_strides, Lp, Lp_strides, O, O_strides, L, L_strides, R, N, B, H, splits, stream, false);
 }
 
 // Entry attention: runs kernels of this file on stream, in order (the plan's steps); each kernel's
@@ -8230,7 +8281,8 @@ int tkc_attention(const void *Q, const int64_t *Q_strides, const void *K, const 
                 return tkc_rc;
             }
             // attn_combine
-            if ((tkc_rc = tkc_v_split64::tkc_attn_combine(Op, Op_strides, Lp, Lp_strides, O, O_strides, L, L_strides, (int64_t)(((runs * B) * H)), (int64_t)(N), (int64_t)(B), (int64_t)(H), (int32_t)(runs), stream)) != TKC_OK) {
+            // programmatic dependent launch: may start while the kernel before it runs (the plan's notes)
+            if ((tkc_rc = tkc_v_split64::tkc_attn_combine_launch(Op, Op_strides, Lp, Lp_strides, O, O_strides, L, L_strides, (int64_t)(((runs * B) * H)), (int64_t)(N), (int64_t)(B), (int64_t)(H), (int32_t)(runs), stream, true)) != TKC_OK) {
                 tkc_attention_cuda = tkc_attn_combine_cuda;
                 return tkc_rc;
             }

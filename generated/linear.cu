@@ -162,6 +162,14 @@ template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.w
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
+// Programmatic dependent launch: a kernel launched with the programmatic-stream-serialization
+// attribute may start before the kernel queued before it on the stream has ended, once every block
+// of that kernel has called tkc_grid_dep_launch() (or exited). tkc_grid_dep_wait() returns when the
+// grids it depends on have ended and their writes are visible; both do nothing in a plain launch.
+TKC_DEVICE void tkc_grid_dep_launch() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+TKC_DEVICE void tkc_grid_dep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+
 // wgmma ordering: fence before a product whose registers were touched, commit closes a group,
 // wait_group<N> returns when at most N groups are in flight.
 TKC_DEVICE void tkc_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -5412,6 +5420,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //   consumer registers (estimate): 88 of 232 = acc 64 + overhead 24
 //   grid: m = cdiv(M, BM), n = cdiv(N, BNS), s = splits; one block per work tile; order row_major
 //   launcher: clears P on the stream before the kernel (zeroed)
+//   programmatic dependent launch: lets the next kernel of an entry start (griddepcontrol.launch_dependents, as a block starts)
 //   pipeline: k < max(min(KS, cdiv(K, BK) - block.s * KS), 0); 4 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -5454,6 +5463,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - programmatic dependent launch: an entry launches a kernel right after this one that may start early, so every thread lets it launch (griddepcontrol.launch_dependents) as its block starts
 __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ P, const long long P_st0, const long long P_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -5468,6 +5478,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_launch();  // plan: the kernel an entry launches next may start now (programmatic dependent launch)
     const int tkc_ext_m = tkc_cdiv(M, BM);
     const int tkc_wext_m = tkc_ext_m;
     const int tkc_ext_n = tkc_cdiv(N, BNS);
@@ -5857,6 +5868,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //   registers: 128 x 56 + 1 x 128 x 256 = 39,936 of 65,536
 //   consumer registers (estimate): 120 of 256 = z 64 + b 32 + overhead 24
 //   grid: m = cdiv(M, 64), n = cdiv(N, 128); one block per work tile; order row_major
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: none (setup, then finish, once per work tile; no ring, no steps)
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -5900,6 +5912,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
+//     - programmatic dependent launch: an entry may start this kernel while the one before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __grid_constant__ CUtensorMap tm_P_64x32, const __grid_constant__ CUtensorMap tm_bias_v128, const __grid_constant__ CUtensorMap tm_Y_64x64, const float *__restrict__ P, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ Y, const int M, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -5915,6 +5928,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_m = tkc_cdiv(M, 64);
     const int tkc_wext_m = tkc_ext_m;
     const int tkc_ext_n = tkc_cdiv(N, 128);
@@ -6539,7 +6553,9 @@ int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, co
 // the CUDA error of the last launch of tkc_linear_splitk_out() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_linear_splitk_out_cuda = cudaSuccess;
 const char *tkc_linear_splitk_out_error(void) { return cudaGetErrorString(tkc_linear_splitk_out_cuda); }
-int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, const void *bias, const int64_t *bias_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t N, tkc_stream_t stream) {
+// The launcher's body; an entry passes pdl = true to launch the kernel right after another of its
+// kernels, allowed to start before that one ends (programmatic dependent launch: the plan's notes).
+static int tkc_linear_splitk_out_launch(const void *P, const int64_t *P_strides, const void *bias, const int64_t *bias_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t N, tkc_stream_t stream, bool tkc_pdl) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
     // P: in fp32[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
@@ -6623,10 +6639,23 @@ int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, const void *b
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_linear_splitk_out_kernel<<<grid, 256, 51216, (cudaStream_t)stream>>>(tm_P_64x32, tm_bias_v128, tm_Y_64x64, (const float *)P, (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)Y, (int)M, (int)N);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(256);
+    cfg.dynamicSmemBytes = 51216;
+    cfg.stream = (cudaStream_t)stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = tkc_pdl ? 1 : 0;
+    if ((tkc_linear_splitk_out_cuda = cudaLaunchKernelEx(&cfg, tkc_linear_splitk_out_kernel, tm_P_64x32, tm_bias_v128, tm_Y_64x64, (const float *)P, (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)Y, (int)M, (int)N)) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_linear_splitk_out_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_linear_splitk_out_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;
+}
+int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, const void *bias, const int64_t *bias_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t N, tkc_stream_t stream) {
+    return tkc_linear_splitk_out_launch(P, P_strides, bias, bias_strides, Y, Y_strides, M, N, stream, false);
 }
 
 // Entry linear_auto: runs kernels of this file on stream, in order (the plan's steps); each kernel's
@@ -6666,7 +6695,8 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
             return tkc_rc;
         }
         // linear_splitk_out
-        if ((tkc_rc = tkc_v_splitk::tkc_linear_splitk_out(P, P_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(N), stream)) != TKC_OK) {
+        // programmatic dependent launch: may start while the kernel before it runs (the plan's notes)
+        if ((tkc_rc = tkc_v_splitk::tkc_linear_splitk_out_launch(P, P_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(N), stream, true)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_splitk_out_cuda;
             return tkc_rc;
         }
@@ -7695,6 +7725,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
 //   grid: n = cdiv(N, BND), s = splits; persistent (min(work tiles, SMs) blocks); order row_major
 //   launcher: clears Pt on the stream before the kernel (zeroed)
+//   programmatic dependent launch: lets the next kernel of an entry start (griddepcontrol.launch_dependents, as a block starts)
 //   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -7739,6 +7770,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
+//     - programmatic dependent launch: an entry launches a kernel right after this one that may start early, so every thread lets it launch (griddepcontrol.launch_dependents) as its block starts
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -7753,6 +7785,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_launch();  // plan: the kernel an entry launches next may start now (programmatic dependent launch)
     const int tkc_ext_n = tkc_cdiv(N, BND);
     const int tkc_wext_n = tkc_ext_n;
     const int tkc_ext_s = splits;
@@ -7918,6 +7951,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //   registers: 128 x 56 + 1 x 128 x 256 = 39,936 of 65,536
 //   consumer registers (estimate): 120 of 256 = z 64 + b 32 + overhead 24
 //   grid: m = cdiv(M, 64), n = cdiv(N, 128); one block per work tile; order row_major
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: none (setup, then finish, once per work tile; no ring, no steps)
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -7961,6 +7995,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
+//     - programmatic dependent launch: an entry may start this kernel while the one before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __grid_constant__ CUtensorMap tm_P_64x32, const __grid_constant__ CUtensorMap tm_bias_v128, const __grid_constant__ CUtensorMap tm_Y_64x64, const float *__restrict__ P, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ Y, const int M, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -7976,6 +8011,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_m = tkc_cdiv(M, 64);
     const int tkc_wext_m = tkc_ext_m;
     const int tkc_ext_n = tkc_cdiv(N, 128);
@@ -8600,7 +8636,9 @@ int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, co
 // the CUDA error of the last launch of tkc_linear_splitk_out() on this thread that returned TKC_ERR_LAUNCH
 static thread_local cudaError_t tkc_linear_splitk_out_cuda = cudaSuccess;
 const char *tkc_linear_splitk_out_error(void) { return cudaGetErrorString(tkc_linear_splitk_out_cuda); }
-int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, const void *bias, const int64_t *bias_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t N, tkc_stream_t stream) {
+// The launcher's body; an entry passes pdl = true to launch the kernel right after another of its
+// kernels, allowed to start before that one ends (programmatic dependent launch: the plan's notes).
+static int tkc_linear_splitk_out_launch(const void *P, const int64_t *P_strides, const void *bias, const int64_t *bias_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t N, tkc_stream_t stream, bool tkc_pdl) {
     if (M < 1 || M > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
     // P: in fp32[M, N], moved by TMA: rows contiguous; staged where not 16-byte aligned
@@ -8684,10 +8722,23 @@ int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, const void *b
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_linear_splitk_out_kernel<<<grid, 256, 51216, (cudaStream_t)stream>>>(tm_P_64x32, tm_bias_v128, tm_Y_64x64, (const float *)P, (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)Y, (int)M, (int)N);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(256);
+    cfg.dynamicSmemBytes = 51216;
+    cfg.stream = (cudaStream_t)stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = tkc_pdl ? 1 : 0;
+    if ((tkc_linear_splitk_out_cuda = cudaLaunchKernelEx(&cfg, tkc_linear_splitk_out_kernel, tm_P_64x32, tm_bias_v128, tm_Y_64x64, (const float *)P, (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)Y, (int)M, (int)N)) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_linear_splitk_out_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_linear_splitk_out_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;
+}
+int tkc_linear_splitk_out(const void *P, const int64_t *P_strides, const void *bias, const int64_t *bias_strides, void *Y, const int64_t *Y_strides, int64_t M, int64_t N, tkc_stream_t stream) {
+    return tkc_linear_splitk_out_launch(P, P_strides, bias, bias_strides, Y, Y_strides, M, N, stream, false);
 }
 
 // Entry linear_auto: runs kernels of this file on stream, in order (the plan's steps); each kernel's
@@ -8736,7 +8787,8 @@ int tkc_linear_auto(const void *X, const int64_t *X_strides, const void *W, cons
             return tkc_rc;
         }
         // linear_splitk_out
-        if ((tkc_rc = tkc_v_decode::tkc_linear_splitk_out(P, P_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(N), stream)) != TKC_OK) {
+        // programmatic dependent launch: may start while the kernel before it runs (the plan's notes)
+        if ((tkc_rc = tkc_v_decode::tkc_linear_splitk_out_launch(P, P_strides, bias, bias_strides, Y, Y_strides, (int64_t)(M), (int64_t)(N), stream, true)) != TKC_OK) {
             tkc_linear_auto_cuda = tkc_linear_splitk_out_cuda;
             return tkc_rc;
         }

@@ -587,6 +587,11 @@ static void emit_kernel(Em *e) {
         L("const uint32_t tkc_rank = tkc_cluster_rank();  // this block's place in its cluster of %d", pk->cluster);
         L("tkc_cluster_sync();  // every block's barriers exist before any multicast lands");
     }
+    if (pk->pdl_trigger || pk->pdl_wait) need(e, "tkc_ptx.cuh", "grid_dep");
+    if (pk->pdl_trigger)
+        L("tkc_grid_dep_launch();  // plan: the kernel an entry launches next may start now (programmatic dependent launch)");
+    if (pk->pdl_wait)
+        L("tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here");
     for (int i = 0; i < sk->axes.n; i++) {
         const char *nm = sk->axes.v[i]->name;
         L("const int tkc_ext_%s = %s;", nm, scalar_str(e, e->pk->extents.v[i], false));
@@ -661,7 +666,7 @@ void emit_cuda_head(StrBuf *out, const Plan *p, const EmitOptions *o, const char
  * shapes sorted by name) and the host helpers of the launchers: once per file, whatever the
  * number of variants that use them */
 void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
-    static const char *const order[] = {"smem",       "mbarrier",   "tma_load",      "tma_load_1d", "cluster",  "tma_store", "proxy_fence",
+    static const char *const order[] = {"smem",       "mbarrier",   "tma_load",      "tma_load_1d", "cluster",  "tma_store", "proxy_fence", "grid_dep",
                                         "tma_reduce", "wgmma_sync", "setmaxnreg",    "named_barrier", "shared_f32", "stmatrix",
                                         "ldmatrix",   "shared_v2",  "math",          "red",         "rows_edge", "zero",      "scratch",   "host",
                                         "stage"};

@@ -54,7 +54,12 @@ static void emit_call(EE *x, const PEStep *s) {
         sb_printf(&args, "%s(%s)(%s)", args.len ? ", " : "", ck->scalars.v[i]->ty.kind == TY_FLOAT ? "float" : "int32_t",
                   scalar_str(e, s->scalar_values.v[i], true));
     sb_printf(&args, "%sstream", args.len ? ", " : "");
-    L("if ((tkc_rc = %s%stkc_%s(%s)) != TKC_OK) {", e->ns ? e->ns : "", e->ns ? "::" : "", s->name, args.s);
+    if (s->pdl) {
+        L("// programmatic dependent launch: may start while the kernel before it runs (the plan's notes)");
+        L("if ((tkc_rc = %s%stkc_%s_launch(%s, true)) != TKC_OK) {", e->ns ? e->ns : "", e->ns ? "::" : "", s->name, args.s);
+    } else {
+        L("if ((tkc_rc = %s%stkc_%s(%s)) != TKC_OK) {", e->ns ? e->ns : "", e->ns ? "::" : "", s->name, args.s);
+    }
     L("    tkc_%s_cuda = tkc_%s_cuda;", pe->name, s->name);
     L("    return tkc_rc;");
     L("}");

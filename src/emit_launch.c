@@ -56,6 +56,33 @@ void emit_sm_count(Em *e, const char *who) {
     L("if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);");
 }
 
+/* attr[i]: the launch may overlap the kernel queued before it (when the entry asks: tkc_pdl) */
+static void emit_pdl_attr(Em *e, int i) {
+    L("attr[%d].id = cudaLaunchAttributeProgrammaticStreamSerialization;", i);
+    L("attr[%d].val.programmaticStreamSerializationAllowed = 1;", i);
+}
+
+/* a kernel an entry launches programmatically has its launcher's body in tkc_NAME_launch(...,
+ * pdl); the public launcher calls it with pdl = false */
+static void emit_public_launcher(Em *e, const KernelApi *api) {
+    const PlanKernel *pk = e->pk;
+    if (!pk->pdl_wait) return;
+    StrBuf sig, names;
+    sb_init(&sig);
+    sb_init(&names);
+    api_c_params(&sig, api);
+    for (int i = 0; i < api->params.n; i++) {
+        const ApiParam *a = &api->params.v[i];
+        if (a->kind == API_TENSOR) sb_printf(&names, "%s, %s_strides, ", a->name, a->name);
+        else sb_printf(&names, "%s, ", a->name);
+    }
+    L("%sint tkc_%s(%s) {", e->ns ? "" : "extern \"C\" ", pk->name, sig.s);
+    L("    return tkc_%s_launch(%sstream, false);", pk->name, names.s ? names.s : "");
+    L("}");
+    sb_free(&sig);
+    sb_free(&names);
+}
+
 void emit_launcher(Em *e) {
     const PlanKernel *pk = e->pk;
     const SemaKernel *sk = e->sk;
@@ -72,7 +99,13 @@ void emit_launcher(Em *e) {
     L("static thread_local cudaError_t tkc_%s_cuda = cudaSuccess;", pk->name);
     const char *ext = e->ns ? "" : "extern \"C\" ";
     L("%sconst char *tkc_%s_error(void) { return cudaGetErrorString(tkc_%s_cuda); }", ext, pk->name, pk->name);
-    L("%sint tkc_%s(%s) {", ext, pk->name, sig.s);
+    if (pk->pdl_wait) {
+        L("// The launcher's body; an entry passes pdl = true to launch the kernel right after another of its");
+        L("// kernels, allowed to start before that one ends (programmatic dependent launch: the plan's notes).");
+        L("static int tkc_%s_launch(%s, bool tkc_pdl) {", pk->name, sig.s);
+    } else {
+        L("%sint tkc_%s(%s) {", ext, pk->name, sig.s);
+    }
     sb_free(&sig);
     IN();
     for (int i = 0; i < sk->dims.n; i++)
@@ -192,16 +225,17 @@ void emit_launcher(Em *e) {
     if (pk->cluster > 1) {
         int c = pk->cluster;
         L("cudaLaunchConfig_t cfg = {};");
-        L("cudaLaunchAttribute attr[1];");
+        L("cudaLaunchAttribute attr[%d];", pk->pdl_wait ? 2 : 1);
         L("attr[0].id = cudaLaunchAttributeClusterDimension;");
         L("attr[0].val.clusterDim.x = %d;", c);
         L("attr[0].val.clusterDim.y = 1;");
         L("attr[0].val.clusterDim.z = 1;");
+        if (pk->pdl_wait) emit_pdl_attr(e, 1);
         L("cfg.blockDim = dim3(%d);", pk->threads);
         L("cfg.dynamicSmemBytes = %d;", pk->smem_total);
         L("cfg.stream = (cudaStream_t)stream;");
         L("cfg.attrs = attr;");
-        L("cfg.numAttrs = 1;");
+        L("cfg.numAttrs = %s;", pk->pdl_wait ? "tkc_pdl ? 2 : 1" : "1");
         const PExpr *cx = pk->extents.v[pk->cluster_axis];
         L("const long long units = tkc_h_cdiv(%s, %d) * (tiles / (%s));  // work tiles, one per cluster",
           scalar_str(e, cx, true), c, scalar_str(e, cx, true));
@@ -234,13 +268,28 @@ void emit_launcher(Em *e) {
               slots, slots, per);
         else if (pk->persistent) L("const unsigned grid = (unsigned)(tiles < %s ? tiles : %s);  // persistent: %s", slots, slots, per);
         else L("const unsigned grid = (unsigned)tiles;  // one block per work tile");
-        L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
+        if (pk->pdl_wait) {
+            L("cudaLaunchConfig_t cfg = {};");
+            L("cudaLaunchAttribute attr[1];");
+            emit_pdl_attr(e, 0);
+            L("cfg.gridDim = dim3(grid);");
+            L("cfg.blockDim = dim3(%d);", pk->threads);
+            L("cfg.dynamicSmemBytes = %d;", pk->smem_total);
+            L("cfg.stream = (cudaStream_t)stream;");
+            L("cfg.attrs = attr;");
+            L("cfg.numAttrs = tkc_pdl ? 1 : 0;");
+            L("if ((tkc_%s_cuda = cudaLaunchKernelEx(&cfg, tkc_%s_kernel, %s)) != cudaSuccess) return TKC_ERR_LAUNCH;", pk->name,
+              pk->name, args.s);
+        } else {
+            L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
+        }
     }
     sb_free(&args);
     if (!copy_back) {
         L("return (tkc_%s_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;", pk->name);
         OUT();
         L("}");
+        emit_public_launcher(e, api);
         return;
     }
     L("if ((tkc_%s_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;", pk->name);
@@ -253,4 +302,5 @@ void emit_launcher(Em *e) {
     L("return TKC_OK;");
     OUT();
     L("}");
+    emit_public_launcher(e, api);
 }

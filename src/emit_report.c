@@ -257,13 +257,14 @@ static void report_launcher(Json *j, Arena *a, const KernelApi *k) {
     j_close(j, '}');
 }
 
-/* the kernels an entry's steps launch, in order (both branches of an if decided at run time) */
-static void entry_calls(Json *j, const PESteps *l) {
+/* the kernels an entry's steps launch, in order (both branches of an if decided at run time);
+ * pdl_only: those launched programmatically (pass_pdl.c) */
+static void entry_calls(Json *j, const PESteps *l, bool pdl_only) {
     for (int i = 0; i < l->n; i++) {
-        if (l->v[i]->kind == PE_CALL) j_str(j, l->v[i]->name);
+        if (l->v[i]->kind == PE_CALL && (!pdl_only || l->v[i]->pdl)) j_str(j, l->v[i]->name);
         if (l->v[i]->kind == PE_IF) {
-            entry_calls(j, &l->v[i]->then_s);
-            entry_calls(j, &l->v[i]->else_s);
+            entry_calls(j, &l->v[i]->then_s, pdl_only);
+            entry_calls(j, &l->v[i]->else_s, pdl_only);
         }
     }
 }
@@ -273,7 +274,10 @@ static void report_entry(Json *j, Arena *a, const PlanEntry *pe) {
     jk_str(j, "name", pe->name);
     report_launcher(j, a, api_of_entry(a, pe));
     jk_arr(j, "launches");
-    entry_calls(j, &pe->body);
+    entry_calls(j, &pe->body, false);
+    j_close(j, ']');
+    jk_arr(j, "programmatic_launches");
+    entry_calls(j, &pe->body, true);
     j_close(j, ']');
     jk_int(j, "scratch_tensors", pe->nscratch);
     jk_arr(j, "decisions");
@@ -375,6 +379,10 @@ static void report_kernel(Json *j, Arena *a, const PlanKernel *pk) {
     j_key(j, "axis");
     if (pk->cluster > 1 && sk->axes.n) j_str(j, sk->axes.v[pk->cluster_axis]->name);
     else j_null(j);
+    j_close(j, '}');
+    jk_obj(j, "programmatic_launch");
+    jk_bool(j, "waits", pk->pdl_wait);
+    jk_bool(j, "lets_next_start", pk->pdl_trigger);
     j_close(j, '}');
     j_close(j, '}');
 

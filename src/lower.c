@@ -610,5 +610,6 @@ bool lower_program(Arena *a, Diag *d, Program *p, SemaResult *sr, Plan *out) {
         vec_push(a, &out->kernels, pk);
     }
     for (int i = 0; i < sr->entries.n; i++) vec_push(a, &out->entries, lower_entry(a, sr->entries.v[i], out));
+    plan_pdl(a, out);
     return d->nerrors == L.errors0;
 }

@@ -417,6 +417,13 @@ typedef struct PlanKernel {
     /* `zeroed` outputs: the launcher clears each on the kernel's stream before the launch, with
      * cudaMemsetAsync when its strides are contiguous, else with a clearing kernel through them */
     Vec(const Arg *) zeroed;
+    /* programmatic dependent launch (pass_pdl.c): an entry launches this kernel right after
+     * another of its kernels, allowed to start before that one ends, so every thread waits for the
+     * grid before it (griddepcontrol.wait) before it touches global memory (pdl_wait); an entry
+     * launches another kernel that way right after this one, so every thread lets it launch
+     * (griddepcontrol.launch_dependents) as soon as the block starts (pdl_trigger). Both are no-ops
+     * in a launch without the attribute. */
+    bool pdl_wait, pdl_trigger;
     /* column reductions (colsum, colmax, colmin): after the shuffles inside each warp, the 4 warps
      * of a warpgroup (and the consumer warpgroups, for row-split tiles) meet in a shared scratch
      * buffer: colred_buf (-1: no column reductions), colred_bar (row-split tiles: all consumer
@@ -488,6 +495,7 @@ struct PEStep {
     Vec(PExpr *) dim_values;
     Vec(PExpr *) scalar_values;
     Vec(PECheck) checks;
+    bool pdl;                   /* call: launched with programmatic stream serialization (pass_pdl.c) */
     bool decided;               /* if: the condition is known at compile time; then_s holds the branch taken */
     bool taken;                 /* decided: whether the condition holds */
     PESteps then_s, else_s;
@@ -512,6 +520,8 @@ typedef struct Plan {
 
 /* lower.c: AST + sema -> plan. Reports budget and back-end errors through d. */
 bool lower_program(Arena *a, Diag *d, Program *p, SemaResult *sr, Plan *out);
+/* pass_pdl.c: programmatic dependent launch between consecutive kernels of each entry */
+void plan_pdl(Arena *a, Plan *p);
 /* verify.c: the plan's invariants; a failure is a compiler bug, reported as such. */
 bool plan_verify(const Plan *p, Diag *d);
 /* verify_protocol.c: the barrier protocol, explored exhaustively on small configurations (trip

@@ -188,6 +188,12 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
         for (int i = 0; i < pk->zeroed.n; i++) sb_printf(b, "%s %s", i ? "," : "", pk->zeroed.v[i]->name);
         sb_puts(b, " on the stream before the kernel (zeroed)\n");
     }
+    if (pk->pdl_wait || pk->pdl_trigger)
+        sb_printf(b, "  programmatic dependent launch:%s%s\n",
+                  pk->pdl_trigger ? " lets the next kernel of an entry start (griddepcontrol.launch_dependents, as a block starts)" : "",
+                  pk->pdl_wait ? (pk->pdl_trigger ? "; waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)"
+                                                  : " waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)")
+                               : "");
     if (pk->no_pipeline) {
         sb_puts(b, "  pipeline: none (setup, then finish, once per work tile; no ring, no steps)\n");
     } else {
@@ -397,7 +403,7 @@ static void dump_steps(StrBuf *b, const PESteps *l, int depth) {
                 sb_printf(b, ", %s = ", ck->scalars.v[d]->name);
                 px_print(b, s->scalar_values.v[d]);
             }
-            sb_puts(b, ")\n");
+            sb_puts(b, s->pdl ? ") (programmatic: may start while the kernel before it runs)\n" : ")\n");
             for (int c = 0; c < s->checks.n; c++) {
                 sb_printf(b, "%*s  check ", 2 * depth, "");
                 px_print(b, s->checks.v[c].a);

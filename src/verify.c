@@ -301,11 +301,28 @@ static void verify_kernel(V *v) {
     }
 }
 
+/* an entry's call launched programmatically (pass_pdl.c) may start before the kernel queued
+ * before it ends: its kernel must wait for that grid before it touches global memory */
+static void verify_entry_steps(V *v, const PESteps *l) {
+    for (int i = 0; i < l->n; i++) {
+        const PEStep *s = l->v[i];
+        if (s->kind == PE_IF) {
+            verify_entry_steps(v, &s->then_s);
+            verify_entry_steps(v, &s->else_s);
+        } else if (s->kind == PE_CALL && s->pdl && !s->callee->pdl_wait) {
+            v->pk = s->callee;
+            fail(v, "an entry launches it programmatically, but its kernel does not wait for the grid before it "
+                    "(griddepcontrol.wait)");
+        }
+    }
+}
+
 bool plan_verify(const Plan *p, Diag *d) {
     V v = {.d = d, .ok = true};
     for (int i = 0; i < p->kernels.n; i++) {
         v.pk = p->kernels.v[i];
         verify_kernel(&v);
     }
+    for (int i = 0; i < p->entries.n; i++) verify_entry_steps(&v, &p->entries.v[i]->body);
     return v.ok;
 }

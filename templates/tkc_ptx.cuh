@@ -175,6 +175,14 @@ template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.w
 // after it is seen (without it such a refill can land under the reads: bench/RESULTS.md, run 179).
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
+// @fragment grid_dep
+// Programmatic dependent launch: a kernel launched with the programmatic-stream-serialization
+// attribute may start before the kernel queued before it on the stream has ended, once every block
+// of that kernel has called tkc_grid_dep_launch() (or exited). tkc_grid_dep_wait() returns when the
+// grids it depends on have ended and their writes are visible; both do nothing in a plain launch.
+TKC_DEVICE void tkc_grid_dep_launch() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+TKC_DEVICE void tkc_grid_dep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
 // @fragment tma_reduce
 // TMA reduce-adds: global += shared, element by element, atomically per element; the element
 // type is the tensor map's. Out-of-bounds parts of the box are clipped.

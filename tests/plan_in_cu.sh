@@ -68,6 +68,14 @@ check() { # name tk args...
     if ! cmp -s "$tmp/cu_strides" "$tmp/plan_strides"; then
         bad="$bad; strides in the .cu: $(tr '\n' ' ' <"$tmp/cu_strides")in the plan: $(tr '\n' ' ' <"$tmp/plan_strides")"
     fi
+    # programmatic dependent launch: the kernels that wait for the grid before them or let the next
+    # one start, and the entry calls launched so, as many in the .cu as the plan names
+    n_cu=$(grep -c 'tkc_grid_dep_wait();' "$tmp/cu"); n_plan=$(grep -c '^  programmatic dependent launch:.*waits' "$tmp/plan")
+    [ "$n_cu" = "$n_plan" ] || bad="$bad; $n_cu kernels wait for the grid before them in the .cu, $n_plan in the plan"
+    n_cu=$(grep -c 'tkc_grid_dep_launch();' "$tmp/cu"); n_plan=$(grep -c '^  programmatic dependent launch: lets' "$tmp/plan")
+    [ "$n_cu" = "$n_plan" ] || bad="$bad; $n_cu kernels let the next one start in the .cu, $n_plan in the plan"
+    n_cu=$(grep -c '_launch(.*, true)) != TKC_OK' "$tmp/cu"); n_plan=$(grep -c '(programmatic: may start' "$tmp/plan")
+    [ "$n_cu" = "$n_plan" ] || bad="$bad; $n_cu programmatic launches in the .cu, $n_plan in the plan"
     if [ -n "$bad" ]; then
         echo "FAIL $name${bad#;}" | sed 's/FAIL \([^ ]*\) /FAIL \1: /'
         failed=$((failed + 1))

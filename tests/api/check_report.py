@@ -53,9 +53,13 @@ def common(rep, decls, where):
         keys = ["dispatch"] + keys
     check(list(rep) == keys, f"{where}: top-level keys {list(rep)}")
     for e in rep["entries"]:  # an entry: its launcher, the kernels it launches (each one of the report's), decisions
-        check(list(e) == ["name", "launcher", "launches", "scratch_tensors", "decisions"] and
+        check(list(e) == ["name", "launcher", "launches", "programmatic_launches", "scratch_tensors", "decisions"] and
               all(k in [kk["name"] for kk in rep["kernels"]] for k in e["launches"]) and
               e["launcher"]["function"] == "tkc_" + e["name"], f"{where}: entry {e.get('name')}")
+        # a kernel launched programmatically waits for the grid before it (src/pass_pdl.c)
+        waits = {kk["name"]: kk["grid"]["programmatic_launch"]["waits"] for kk in rep["kernels"]}
+        check(all(k in e["launches"] and waits[k] for k in e["programmatic_launches"]),
+              f"{where}: entry {e['name']}: programmatic launches {e['programmatic_launches']}")
     check(rep["limits"] == {"shared_memory": 232448, "shared_memory_base_slack": 1024, "register_file": 65536},
           f"{where}: limits {rep['limits']}")
     check([(s["name"], s["value"]) for s in rep["status_codes"]] == STATUS, f"{where}: status codes")
@@ -153,7 +157,8 @@ def main():
     check([(x["name"], x["extent"], x["reversed"]) for x in g["axes"]] ==
           [("m", "cdiv(M, BM)", False), ("n", "cdiv(N, BN)", False)], f"gemm: axes {g['axes']}")
     check(g["persistent"] and g["tiles_per_turn"] == 1 and g["order"] == "super_m" and g["order_group"] == 8 and
-          g["cluster"] == {"size": 1, "axis": None}, f"gemm: grid {g}")
+          g["cluster"] == {"size": 1, "axis": None} and
+          g["programmatic_launch"] == {"waits": False, "lets_next_start": False}, f"gemm: grid {g}")
     check(k["pipeline"] == {"variable": "k", "trips": "cdiv(K, BK)", "stages": 4, "overlap": False, "pingpong": False,
                             "lookahead": False,
                             "no_lookahead": "the first step's products stay in flight into the next step, as in a GEMM main loop",

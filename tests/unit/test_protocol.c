@@ -270,6 +270,45 @@ static void rowred_one_copy(void **state) {
     done(&f);
 }
 
+/* the first call of an entry's steps (depth first) launched programmatically, or NULL */
+static PEStep *pdl_step(PESteps *l) {
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i]->kind == PE_CALL && l->v[i]->pdl) return l->v[i];
+        PEStep *s = l->v[i]->kind == PE_IF ? pdl_step(&l->v[i]->then_s) : NULL;
+        if (s) return s;
+    }
+    return NULL;
+}
+
+/* attn_bwd_main at D = 128 launches attn_bwd_dq programmatically right after attn_bwd (src/pass_pdl.c):
+ * attn_bwd lets it start, attn_bwd_dq waits for attn_bwd's grid; a plan whose programmatically
+ * launched kernel does not wait would race with the kernel before it, so the verifier rejects it */
+static void pdl_without_wait(void **state) {
+    (void)state;
+    Fix f;
+    lower(&f, "kernels.tk/attn_bwd.tk", "D=128");
+    assert_int_equal(f.plan.entries.n, 1);
+    PEStep *s = pdl_step(&f.plan.entries.v[0]->body);
+    assert_non_null(s);
+    assert_string_equal(s->name, "attn_bwd_dq");
+    PlanKernel *dq = NULL, *main_k = NULL;
+    for (int i = 0; i < f.plan.kernels.n; i++) {
+        if (!strcmp(f.plan.kernels.v[i]->name, "attn_bwd_dq")) dq = f.plan.kernels.v[i];
+        if (!strcmp(f.plan.kernels.v[i]->name, "attn_bwd")) main_k = f.plan.kernels.v[i];
+    }
+    assert_true(dq && main_k && dq->pdl_wait && !dq->pdl_trigger && main_k->pdl_trigger && !main_k->pdl_wait);
+    FILE *sink = fopen("/dev/null", "w");
+    Diag d;
+    diag_init(&d, &f.a, sink);
+    assert_true(plan_verify(&f.plan, &d));
+    dq->pdl_wait = false;
+    Diag d1;
+    diag_init(&d1, &f.a, sink);
+    assert_false(plan_verify(&f.plan, &d1));
+    fclose(sink);
+    done(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(suite_kernels_pass),       cmocka_unit_test(arrivals_count_too_high),
@@ -277,7 +316,7 @@ int main(void) {
         cmocka_unit_test(bytes_expected),           cmocka_unit_test(release_before_product),
         cmocka_unit_test(release_refilled),         cmocka_unit_test(phases_skipped),
         cmocka_unit_test(progress_missing_release), cmocka_unit_test(arrivals_barrier_under_wg),
-        cmocka_unit_test(rowred_one_copy),
+        cmocka_unit_test(rowred_one_copy),          cmocka_unit_test(pdl_without_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,49 @@
+#!/bin/sh
+# The measurements the thirteenth session (2026-12-05) could not make (no device was lent), in one
+# device call. Build here (nvcc, no GPU), carry .carry/pend, run there:
+#   sh bench/experiments/pending.sh build OLD_TKC    # OLD_TKC: a tkc of af2edfe (before programmatic launches)
+#   sh bench/experiments/pending.sh run              # on the GPU machine; logs in $OUT (default bench/out)
+# What it measures:
+#   1. rotary in rowwise tiles (norms/rotary_rw.tk, 12 variants) against kernels.tk/rotary.tk, tkc
+#      alone, alternated (abnorms.py): issue 13, rotary at 0.89-0.96x quack;
+#   2. programmatic dependent launch between an entry's kernels (src/pass_pdl.c): linear_auto's decode
+#      route (ROUTE 2) and split-K route (ROUTE 1) built by this tkc and by OLD_TKC, CUDA graphs over
+#      rotating weights (tune_linear.py --graph): issue 17, decode at 0.81 / 0.76 of the copy's bandwidth;
+#   3. the decode variants of linear/decode_parts.tk: linear.tk's pair (XROUTE 2), per-split partials
+#      (3), and one kernel storing Y.T from registers where N fills the SMs (4, staging = 0);
+#   4. correctness on the GPU of what is new: the feature programs entry (a programmatic launch in each
+#      branch), rotary_rows and rotary_rows_d64 (features.py against PyTorch, ragged and strided).
+# Record the rows in bench/RESULTS.md; adopt what wins by the issues' measures.
+set -eu
+cmd=${1:?usage: pending.sh build OLD_TKC | run}
+P=.carry/pend
+case $cmd in
+build)
+    old=${2:?usage: pending.sh build OLD_TKC}
+    mkdir -p $P
+    cp build/tkc $P/tkc
+    cp "$old" $P/tkc-old
+    sh bench/experiments/norms/gen6.sh $P/tkc $P/nv6
+    rm -f $P/nv6/*.cu
+    python3 bench/tune_linear.py build --tkc $P/tkc --out $P/pdl \
+        --variants "pdl2=ROUTE:2;old2=ROUTE:2,TKC:$P/tkc-old;pdl1=ROUTE:1;old1=ROUTE:1,TKC:$P/tkc-old"
+    t=bench/experiments/linear/decode_parts.tk
+    python3 bench/tune_linear.py build --tkc $P/tkc --out $P/dec \
+        --variants "pair=TK:$t,XROUTE:2;parts=TK:$t,XROUTE:3;direct=TK:$t,XROUTE:4"
+    python3 bench/features.py build --tkc $P/tkc --out $P/features --only entry,rotary_rows,rotary_rows_d64
+    du -sh $P
+    ;;
+run)
+    OUT=${OUT:-bench/out}
+    mkdir -p "$OUT"
+    nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader || true
+    python3 bench/features.py run --lib $P/features --only entry,rotary_rows,rotary_rows_d64 2>&1 | tee "$OUT/features.txt"
+    python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 2>&1 | tee "$OUT/rotary.txt"
+    python3 bench/tune_linear.py run --lib $P/pdl --graph --fn linear_auto --ms 1,16,128 --rounds 7 2>&1 | tee "$OUT/pdl.txt"
+    python3 bench/tune_linear.py run --lib $P/dec --graph --fn linear_exp --ms 1,16 --rounds 7 2>&1 | tee "$OUT/decode.txt"
+    ;;
+*)
+    echo "usage: pending.sh build OLD_TKC | run" >&2
+    exit 2
+    ;;
+esac
