@@ -350,6 +350,25 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
 }
 
 
+// Host side: launches kernel k, grid blocks of threads threads with smem bytes of dynamic shared
+// memory, on stream s; with pdl the launch may start before the kernel queued before it ends
+// (programmatic stream serialization; k waits for that grid: tkc_grid_dep_wait).
+template <typename... P, typename... A>
+static cudaError_t tkc_launch_pdl(void (*k)(P...), unsigned grid, int threads, int smem, cudaStream_t s, bool pdl, A... args) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.dynamicSmemBytes = (size_t)smem;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, k, args...);
+}
+
+
 // A tensor TMA cannot use where it lies (its address, or a row pitch, not a 16-byte multiple; its
 // last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,
 // rows of the tensor's last dimension rounded up to 16 bytes, leading dimensions packed. The
@@ -6196,17 +6215,8 @@ static int tkc_attn_combine_launch(const void *Op, const int64_t *Op_strides, co
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(256);
-    cfg.dynamicSmemBytes = 84032;
-    cfg.stream = (cudaStream_t)stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = tkc_pdl ? 1 : 0;
-    if ((tkc_attn_combine_cuda = cudaLaunchKernelEx(&cfg, tkc_attn_combine_kernel, tm_Op_64x32, tm_Lp_v64, tm_O_64x64, (const float *)Op, (const float *)Lp, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)R, (int)N, (int)B, (int)H, splits)) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if ((tkc_attn_combine_cuda = tkc_launch_pdl(tkc_attn_combine_kernel, grid, 256, 84032, (cudaStream_t)stream, tkc_pdl, tm_Op_64x32, tm_Lp_v64, tm_O_64x64, (const float *)Op, (const float *)Lp, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)R, (int)N, (int)B, (int)H, splits)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     if ((tkc_attn_combine_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_attn_combine_cuda = tkc_unstage(&O_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // O's results where the caller's lies
     return TKC_OK;
@@ -8210,17 +8220,8 @@ static int tkc_attn_combine_launch(const void *Op, const int64_t *Op_strides, co
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(256);
-    cfg.dynamicSmemBytes = 84032;
-    cfg.stream = (cudaStream_t)stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = tkc_pdl ? 1 : 0;
-    if ((tkc_attn_combine_cuda = cudaLaunchKernelEx(&cfg, tkc_attn_combine_kernel, tm_Op_64x32, tm_Lp_v64, tm_O_64x64, (const float *)Op, (const float *)Lp, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)R, (int)N, (int)B, (int)H, splits)) != cudaSuccess) return TKC_ERR_LAUNCH;
+    if ((tkc_attn_combine_cuda = tkc_launch_pdl(tkc_attn_combine_kernel, grid, 256, 84032, (cudaStream_t)stream, tkc_pdl, tm_Op_64x32, tm_Lp_v64, tm_O_64x64, (const float *)Op, (const float *)Lp, (__nv_bfloat16 *)O, (float *)L, L_st[0], L_st[1], L_st[2], (int)R, (int)N, (int)B, (int)H, splits)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     if ((tkc_attn_combine_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_attn_combine_cuda = tkc_unstage(&O_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // O's results where the caller's lies
     return TKC_OK;

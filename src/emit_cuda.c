@@ -669,7 +669,7 @@ void emit_cuda_shared(Arena *a, StrBuf *out, const FragVec *frags) {
     static const char *const order[] = {"smem",       "mbarrier",   "tma_load",      "tma_load_1d", "cluster",  "tma_store", "proxy_fence", "grid_dep",
                                         "tma_reduce", "wgmma_sync", "setmaxnreg",    "named_barrier", "shared_f32", "stmatrix",
                                         "ldmatrix",   "shared_v2",  "math",          "red",         "rows_edge", "zero",      "scratch",   "host",
-                                        "stage"};
+                                        "launch_pdl", "stage"};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (int i = 0; i < frags->n; i++)
             if (!strcmp(frags->v[i].name, order[k]) && !strcmp(frags->v[i].file, "tkc_ptx.cuh")) {

@@ -56,12 +56,6 @@ void emit_sm_count(Em *e, const char *who) {
     L("if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);");
 }
 
-/* attr[i]: the launch may overlap the kernel queued before it (when the entry asks: tkc_pdl) */
-static void emit_pdl_attr(Em *e, int i) {
-    L("attr[%d].id = cudaLaunchAttributeProgrammaticStreamSerialization;", i);
-    L("attr[%d].val.programmaticStreamSerializationAllowed = 1;", i);
-}
-
 /* a kernel an entry launches programmatically has its launcher's body in tkc_NAME_launch(...,
  * pdl); the public launcher calls it with pdl = false */
 static void emit_public_launcher(Em *e, const KernelApi *api) {
@@ -230,7 +224,10 @@ void emit_launcher(Em *e) {
         L("attr[0].val.clusterDim.x = %d;", c);
         L("attr[0].val.clusterDim.y = 1;");
         L("attr[0].val.clusterDim.z = 1;");
-        if (pk->pdl_wait) emit_pdl_attr(e, 1);
+        if (pk->pdl_wait) {
+            L("attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;  // with tkc_pdl (numAttrs below)");
+            L("attr[1].val.programmaticStreamSerializationAllowed = 1;");
+        }
         L("cfg.blockDim = dim3(%d);", pk->threads);
         L("cfg.dynamicSmemBytes = %d;", pk->smem_total);
         L("cfg.stream = (cudaStream_t)stream;");
@@ -269,17 +266,10 @@ void emit_launcher(Em *e) {
         else if (pk->persistent) L("const unsigned grid = (unsigned)(tiles < %s ? tiles : %s);  // persistent: %s", slots, slots, per);
         else L("const unsigned grid = (unsigned)tiles;  // one block per work tile");
         if (pk->pdl_wait) {
-            L("cudaLaunchConfig_t cfg = {};");
-            L("cudaLaunchAttribute attr[1];");
-            emit_pdl_attr(e, 0);
-            L("cfg.gridDim = dim3(grid);");
-            L("cfg.blockDim = dim3(%d);", pk->threads);
-            L("cfg.dynamicSmemBytes = %d;", pk->smem_total);
-            L("cfg.stream = (cudaStream_t)stream;");
-            L("cfg.attrs = attr;");
-            L("cfg.numAttrs = tkc_pdl ? 1 : 0;");
-            L("if ((tkc_%s_cuda = cudaLaunchKernelEx(&cfg, tkc_%s_kernel, %s)) != cudaSuccess) return TKC_ERR_LAUNCH;", pk->name,
-              pk->name, args.s);
+            need(e, "tkc_ptx.cuh", "launch_pdl");
+            L("if ((tkc_%s_cuda = tkc_launch_pdl(tkc_%s_kernel, grid, %d, %d, (cudaStream_t)stream, tkc_pdl, %s)) != cudaSuccess)",
+              pk->name, pk->name, pk->threads, pk->smem_total, args.s);
+            L("    return TKC_ERR_LAUNCH;");
         } else {
             L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);
         }

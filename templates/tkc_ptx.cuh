@@ -467,6 +467,25 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
     return r == CUDA_SUCCESS;
 }
 
+// @fragment launch_pdl
+// Host side: launches kernel k, grid blocks of threads threads with smem bytes of dynamic shared
+// memory, on stream s; with pdl the launch may start before the kernel queued before it ends
+// (programmatic stream serialization; k waits for that grid: tkc_grid_dep_wait).
+template <typename... P, typename... A>
+static cudaError_t tkc_launch_pdl(void (*k)(P...), unsigned grid, int threads, int smem, cudaStream_t s, bool pdl, A... args) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.dynamicSmemBytes = (size_t)smem;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, k, args...);
+}
+
 // @fragment stage
 // A tensor TMA cannot use where it lies (its address, or a row pitch, not a 16-byte multiple; its
 // last stride 1) goes through a copy with padded rows: a buffer from the stream-ordered allocator,

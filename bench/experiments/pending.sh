@@ -2,7 +2,7 @@
 # The measurements the thirteenth session (2026-12-05) could not make (no device was lent), in one
 # device call. Build here (nvcc, no GPU), carry .carry/pend, run there:
 #   sh bench/experiments/pending.sh build OLD_TKC    # OLD_TKC: a tkc of af2edfe (before programmatic launches)
-#   sh bench/experiments/pending.sh run              # on the GPU machine; logs in $OUT (default bench/out)
+#   sh bench/experiments/pending.sh run [PART...]    # on the GPU machine; logs in $OUT (default bench/out)
 # What it measures:
 #   1. rotary in rowwise tiles (norms/rotary_rw.tk, 12 variants) against kernels.tk/rotary.tk, tkc
 #      alone, alternated (abnorms.py): issue 13, rotary at 0.89-0.96x quack;
@@ -12,7 +12,12 @@
 #   3. the decode variants of linear/decode_parts.tk: linear.tk's pair (XROUTE 2), per-split partials
 #      (3), and one kernel storing Y.T from registers where N fills the SMs (4, staging = 0);
 #   4. correctness on the GPU of what is new: the feature programs entry (a programmatic launch in each
-#      branch), rotary_rows and rotary_rows_d64 (features.py against PyTorch, ragged and strided).
+#      branch), rotary_rows and rotary_rows_d64 (features.py against PyTorch, ragged and strided);
+#   5. Mamba-2, Based, Hedgehog and FFT conv against ThunderKittens in the same process
+#      (tk_baselines.py; issue 16's Mamba-2 after the proxy fence of 3ab0786, last measured against TK
+#      before it). Needs ThunderKittens at .carry/tk/src (bench/tk/build.sh says how); the build step
+#      makes .carry/tk/lib and .carry/tk/tkclib. Carry .carry/pend, .carry/tk/lib and .carry/tk/tkclib
+#      (about 45 MB with the tree's 12).
 # Record the rows in bench/RESULTS.md; adopt what wins by the issues' measures.
 set -eu
 cmd=${1:?usage: pending.sh build OLD_TKC | run}
@@ -31,16 +36,29 @@ build)
     python3 bench/tune_linear.py build --tkc $P/tkc --out $P/dec \
         --variants "pair=TK:$t,XROUTE:2;parts=TK:$t,XROUTE:3;direct=TK:$t,XROUTE:4"
     python3 bench/features.py build --tkc $P/tkc --out $P/features --only entry,rotary_rows,rotary_rows_d64
-    du -sh $P
+    bash bench/tk/build.sh
+    TKC=$PWD/$P/tkc bash bench/tk/build.sh tkc
+    du -sh $P .carry/tk/lib .carry/tk/tkclib
     ;;
 run)
+    # parts (default all; a device command has 10 minutes, so two calls may be needed):
+    # features rotary pdl decode tk
+    shift
+    parts=${*:-features rotary pdl decode tk}
     OUT=${OUT:-bench/out}
     mkdir -p "$OUT"
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader || true
-    python3 bench/features.py run --lib $P/features --only entry,rotary_rows,rotary_rows_d64 2>&1 | tee "$OUT/features.txt"
-    python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 2>&1 | tee "$OUT/rotary.txt"
-    python3 bench/tune_linear.py run --lib $P/pdl --graph --fn linear_auto --ms 1,16,128 --rounds 7 2>&1 | tee "$OUT/pdl.txt"
-    python3 bench/tune_linear.py run --lib $P/dec --graph --fn linear_exp --ms 1,16 --rounds 7 2>&1 | tee "$OUT/decode.txt"
+    for part in $parts; do
+        echo "== $part"
+        case $part in
+        features) python3 bench/features.py run --lib $P/features --only entry,rotary_rows,rotary_rows_d64 ;;
+        rotary) python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 ;;
+        pdl) python3 bench/tune_linear.py run --lib $P/pdl --graph --fn linear_auto --ms 1,16,128 --rounds 7 ;;
+        decode) python3 bench/tune_linear.py run --lib $P/dec --graph --fn linear_exp --ms 1,16 --rounds 7 ;;
+        tk) python3 bench/tk_baselines.py --out "$OUT/tk" --rounds 5 --only mamba2 based hedgehog fftconv ;;
+        *) echo "unknown part $part" >&2; exit 2 ;;
+        esac 2>&1 | tee "$OUT/$part.txt"
+    done
     ;;
 *)
     echo "usage: pending.sh build OLD_TKC | run" >&2
