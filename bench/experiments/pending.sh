@@ -13,6 +13,7 @@
 #      (3), and one kernel storing Y.T from registers where N fills the SMs (4, staging = 0);
 #   4. correctness on the GPU of what is new: the feature programs entry (a programmatic launch in each
 #      branch), rotary_rows and rotary_rows_d64 (features.py against PyTorch, ragged and strided);
+#   4b. layernorm at D = 8192 with three blocks an SM (gen7.sh) against the shipped two;
 #   5. Mamba-2, Based, Hedgehog and FFT conv against ThunderKittens in the same process
 #      (tk_baselines.py; issue 16's Mamba-2 after the proxy fence of 3ab0786, last measured against TK
 #      before it). Needs ThunderKittens at .carry/tk/src (bench/tk/build.sh says how); the build step
@@ -30,6 +31,7 @@ build)
     cp "$old" $P/tkc-old
     sh bench/experiments/norms/gen6.sh $P/tkc $P/nv6
     rm -f $P/nv6/*.cu
+    sh bench/experiments/norms/gen7.sh $P/tkc $P/nv7
     python3 bench/tune_linear.py build --tkc $P/tkc --out $P/pdl \
         --variants "pdl2=ROUTE:2;old2=ROUTE:2,TKC:$P/tkc-old;pdl1=ROUTE:1;old1=ROUTE:1,TKC:$P/tkc-old"
     t=bench/experiments/linear/decode_parts.tk
@@ -42,9 +44,9 @@ build)
     ;;
 run)
     # parts (default all; a device command has 10 minutes, so two calls may be needed):
-    # features rotary pdl decode tk
+    # features rotary ln8192 pdl decode tk
     shift
-    parts=${*:-features rotary pdl decode tk}
+    parts=${*:-features rotary ln8192 pdl decode tk}
     OUT=${OUT:-bench/out}
     mkdir -p "$OUT"
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader || true
@@ -53,6 +55,7 @@ run)
         case $part in
         features) python3 bench/features.py run --lib $P/features --only entry,rotary_rows,rotary_rows_d64 ;;
         rotary) python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 ;;
+        ln8192) python3 bench/experiments/norms/abnorms.py --lib $P/nv7 --only ln --rounds 9 ;;
         pdl) python3 bench/tune_linear.py run --lib $P/pdl --graph --fn linear_auto --ms 1,16,128 --rounds 7 ;;
         decode) python3 bench/tune_linear.py run --lib $P/dec --graph --fn linear_exp --ms 1,16 --rounds 7 ;;
         tk) python3 bench/tk_baselines.py --out "$OUT/tk" --rounds 5 --only mamba2 based hedgehog fftconv ;;

@@ -149,6 +149,8 @@ def rel_diff(ref, got):
 
 def time_group(title, group, rounds):
     variants, launchers, sets, outputs, bytes_ = group
+    if not variants:  # no library of this group was built
+        return
     ts = {v: [] for v in variants}
     timers = {v: graph_time(launchers[v], sets, ts[v]) for v in variants}
     # the outputs compared: every variant launched once more on every set, after all the captures
