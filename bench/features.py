@@ -478,6 +478,13 @@ FEATURES = {
         strided=[dict(M=333, N=256, K=1024)],
         scalars={"splits": 0},
         ref=ref_entry),
+    "entry_large": dict(
+        what="(g) the entry on shapes that fill the GPU: round is launched programmatically after partial in both "
+             "branches (src/pass_pdl.c), so its blocks start while partial's last ones run and must wait for P",
+        tk="entry.tk",
+        cases=[dict(M=64, N=8192, K=8192), dict(M=2000, N=4096, K=4096)],
+        scalars={"splits": 0},
+        ref=ref_entry),
     "entry_split3": dict(
         what="(g) the entry with splits = 3 from the caller (ragged runs of K)",
         tk="entry.tk",

@@ -37,7 +37,7 @@ build)
     t=bench/experiments/linear/decode_parts.tk
     python3 bench/tune_linear.py build --tkc $P/tkc --out $P/dec \
         --variants "pair=TK:$t,XROUTE:2;parts=TK:$t,XROUTE:3;direct=TK:$t,XROUTE:4"
-    python3 bench/features.py build --tkc $P/tkc --out $P/features --only entry,rotary_rows,rotary_rows_d64
+    python3 bench/features.py build --tkc $P/tkc --out $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64
     bash bench/tk/build.sh
     TKC=$PWD/$P/tkc bash bench/tk/build.sh tkc
     du -sh $P .carry/tk/lib .carry/tk/tkclib
@@ -53,7 +53,7 @@ run)
     for part in $parts; do
         echo "== $part"
         case $part in
-        features) python3 bench/features.py run --lib $P/features --only entry,rotary_rows,rotary_rows_d64 ;;
+        features) python3 bench/features.py run --lib $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64 ;;
         rotary) python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 ;;
         ln8192) python3 bench/experiments/norms/abnorms.py --lib $P/nv7 --only ln --rounds 9 ;;
         pdl) python3 bench/tune_linear.py run --lib $P/pdl --graph --fn linear_auto --ms 1,16,128 --rounds 7 ;;
