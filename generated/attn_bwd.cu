@@ -162,6 +162,14 @@ template <int N> TKC_DEVICE void tkc_bulk_wait() { asm volatile("cp.async.bulk.w
 TKC_DEVICE void tkc_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 
+// Programmatic dependent launch: a kernel launched with the programmatic-stream-serialization
+// attribute may start before the kernel queued before it on the stream has ended, once every block
+// of that kernel has called tkc_grid_dep_launch() (or exited). tkc_grid_dep_wait() returns when the
+// grids it depends on have ended and their writes are visible; both do nothing in a plain launch.
+TKC_DEVICE void tkc_grid_dep_launch() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+TKC_DEVICE void tkc_grid_dep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+
 // TMA reduce-adds: global += shared, element by element, atomically per element; the element
 // type is the tensor map's. Out-of-bounds parts of the box are clipped.
 TKC_DEVICE void tkc_tma_add_2d(const CUtensorMap *map, int c0, int c1, uint32_t src) {
@@ -320,13 +328,29 @@ TKC_DEVICE void tkc_red_add_fp16x2(__half *p, uint32_t v) {
 }
 
 
-// Host side: clears a `zeroed` output on the stream before the kernel runs. A contiguous tensor
-// is one cudaMemsetAsync; any other strides (a view into a larger tensor) get a small kernel that
-// writes a zero to each element through the strides, so nothing outside the view is touched.
-// The kernel sees 4 dimensions d0..d3 and strides s0..s3 (elements, outermost first; a tensor of
-// lower rank is padded in front with size-1 dimensions); elem is 2 or 4 bytes.
+// Host side: clears a `zeroed` output on the stream before the kernel runs, with a kernel that
+// lets the next one launch as it starts (tkc_grid_dep_launch): the launcher launches the kernel
+// that adds into the output programmatically after it, so that kernel's launch and its blocks'
+// start overlap the clearing, and it waits for the cleared bytes (tkc_grid_dep_wait). A contiguous
+// tensor is cleared 16 bytes a store (its first and last bytes, outside the 16-byte aligned middle,
+// one a thread); any other strides (a view into a larger tensor) element by element through the
+// strides, so nothing outside the view is touched. The strided kernel sees 4 dimensions d0..d3
+// and strides s0..s3 (elements, outermost first; a tensor of lower rank is padded in front with
+// size-1 dimensions); elem is 2 or 4 bytes.
+__global__ void tkc_zero_bytes_kernel(unsigned char *p, long long bytes) {
+    tkc_grid_dep_launch();
+    const uintptr_t a = (uintptr_t)p, b = (a + 15) & ~(uintptr_t)15;
+    const long long head = (long long)(b - a) < bytes ? (long long)(b - a) : bytes, body = (bytes - head) / 16,
+                    tail = head + 16 * body;
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    uint4 *q = reinterpret_cast<uint4 *>(p + head);
+    for (long long i = t; i < body; i += (long long)gridDim.x * blockDim.x) q[i] = make_uint4(0u, 0u, 0u, 0u);
+    if (t < head) p[t] = 0;
+    if (t < bytes - tail) p[tail + t] = 0;
+}
 __global__ void tkc_zero_kernel(unsigned char *p, long long n, int elem, long long d1, long long d2, long long d3,
                                 long long s0, long long s1, long long s2, long long s3) {
+    tkc_grid_dep_launch();
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         const long long i3 = i % d3, r3 = i / d3, i2 = r3 % d2, r2 = r3 / d2, i1 = r2 % d1, i0 = r2 / d1;
         const long long off = i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3;
@@ -343,7 +367,12 @@ static bool tkc_zero(void *p, const int64_t *dims, const int64_t *st, int rank, 
         c *= dims[d];
         n *= dims[d];
     }
-    if (contiguous) return cudaMemsetAsync(p, 0, (size_t)n * (size_t)elem, stream) == cudaSuccess;
+    if (contiguous) {
+        const long long bytes = n * elem, blocks = (bytes / 16 + 255) / 256;
+        tkc_zero_bytes_kernel<<<(unsigned)(blocks < 1 ? 1 : blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
+            static_cast<unsigned char *>(p), bytes);
+        return cudaGetLastError() == cudaSuccess;
+    }
     long long d4[4] = {1, 1, 1, 1}, s4[4] = {0, 0, 0, 0};
     for (int i = 0; i < rank; ++i) d4[4 - rank + i] = dims[i], s4[4 - rank + i] = st[i];
     const long long blocks = (n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096;
@@ -377,6 +406,25 @@ static bool tkc_make_map(CUtensorMap *map, CUtensorMapDataType type, int rank, c
                      CU_TENSOR_MAP_INTERLEAVE_NONE, (CUtensorMapSwizzle)swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS;
+}
+
+
+// Host side: launches kernel k, grid blocks of threads threads with smem bytes of dynamic shared
+// memory, on stream s; with pdl the launch may start before the kernel queued before it ends
+// (programmatic stream serialization; k waits for that grid: tkc_grid_dep_wait).
+template <typename... P, typename... A>
+static cudaError_t tkc_launch_pdl(void (*k)(P...), unsigned grid, int threads, int smem, cudaStream_t s, bool pdl, A... args) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.dynamicSmemBytes = (size_t)smem;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, k, args...);
 }
 
 
@@ -1363,7 +1411,8 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
 //   consumer registers (estimate): 156 of 232 = p 32 + dp 32 + dk 32 + dv 32 + lse 2 + dd 2 + overhead 24
 //   grid: b = B, h = H, kb = cdiv(N, BWD_BKV); one block per work tile; order row_major
-//   launcher: clears dK, dV on the stream before the kernel (zeroed)
+//   launcher: clears dK, dV on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts; the launch is programmatic
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: i < cdiv(N, BWD_BQ) - first; 2 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -1478,8 +1527,8 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //   store (finish): dV[block.b, kv, block.kb, 0] += dv  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
 //     - blocks_per_sm = 2: each block gets 32,768 registers (256 threads x 128, __launch_bounds__(256, 2)), so setmaxnreg gives the producer 24 and each consumer thread 232
-//     - 'dK' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
-//     - 'dV' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
+//     - 'dK' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
+//     - 'dV' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'k': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'q': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
@@ -1493,6 +1542,8 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
+//     - programmatic dependent launch: the launcher clears dK (and the other zeroed outputs) with a kernel that lets this one launch as it starts, then launches this one programmatically
+//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_constant__ CUtensorMap tm_Q_64x64, const __grid_constant__ CUtensorMap tm_dO_64x64, const __grid_constant__ CUtensorMap tm_L_v64, const __grid_constant__ CUtensorMap tm_Dl_v64, const __grid_constant__ CUtensorMap tm_K_64x64, const __grid_constant__ CUtensorMap tm_V_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ dO, const float *__restrict__ L, const float *__restrict__ Dl, float *__restrict__ dK, const long long dK_st0, const long long dK_st1, const long long dK_st2, const long long dK_st3, float *__restrict__ dV, const long long dV_st0, const long long dV_st1, const long long dV_st2, const long long dV_st3, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -1528,6 +1579,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_b = B;
     const int tkc_wext_b = tkc_ext_b;
     const int tkc_ext_h = H;
@@ -1980,7 +2032,8 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //   registers: 128 x 24 + 2 x 128 x 240 = 64,512 of 65,536
 //   consumer registers (estimate): 220 of 240 = p 64 + dp0 32 + dp1 32 + dk 32 + dv 32 + lse 2 + dd 2 + overhead 24
 //   grid: b = B, h = H, kb = cdiv(N, FBKV); one block per work tile; order row_major
-//   launcher: clears dK, dV, dQ on the stream before the kernel (zeroed)
+//   launcher: clears dK, dV, dQ on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts; the launch is programmatic
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: i < cdiv(N, FBQ) - first; 2 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -2117,9 +2170,9 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //   store (finish): dK[block.b, kv, block.kb, 0] += dk * scale  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   store (finish): dV[block.b, kv, block.kb, 0] += dv  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - 'dK' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
-//     - 'dV' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
-//     - 'dQ' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
+//     - 'dK' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
+//     - 'dV' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
+//     - 'dQ' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'k': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'q': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
@@ -2137,6 +2190,8 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
+//     - programmatic dependent launch: the launcher clears dK (and the other zeroed outputs) with a kernel that lets this one launch as it starts, then launches this one programmatically
+//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_dO_128x64, const __grid_constant__ CUtensorMap tm_L_v128, const __grid_constant__ CUtensorMap tm_Dl_v128, const __grid_constant__ CUtensorMap tm_K_128x64, const __grid_constant__ CUtensorMap tm_V_128x64, const __grid_constant__ CUtensorMap tm_dQ_128x32, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ dO, const float *__restrict__ L, const float *__restrict__ Dl, float *__restrict__ dK, const long long dK_st0, const long long dK_st1, const long long dK_st2, const long long dK_st3, float *__restrict__ dV, const long long dV_st0, const long long dV_st1, const long long dV_st2, const long long dV_st3, float *__restrict__ dQ, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -2174,6 +2229,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_b = B;
     const int tkc_wext_b = tkc_ext_b;
     const int tkc_ext_h = H;
@@ -3561,7 +3617,9 @@ extern "C" int tkc_attn_bwd(const void *Q, const int64_t *Q_strides, const void 
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_attn_bwd_kernel<<<grid, 256, 59536, (cudaStream_t)stream>>>(tm_Q_64x64, tm_dO_64x64, tm_L_v64, tm_Dl_v64, tm_K_64x64, tm_V_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (const __nv_bfloat16 *)dO, (const float *)L, (const float *)Dl, (float *)dK, dK_st[0], dK_st[1], dK_st[2], dK_st[3], (float *)dV, dV_st[0], dV_st[1], dV_st[2], dV_st[3], (int)B, (int)H, (int)N, (int)HKV, scale);
+    // programmatically after the clearing kernel, which lets it launch as it starts
+    if ((tkc_attn_bwd_cuda = tkc_launch_pdl(tkc_attn_bwd_kernel, grid, 256, 59536, (cudaStream_t)stream, true, tm_Q_64x64, tm_dO_64x64, tm_L_v64, tm_Dl_v64, tm_K_64x64, tm_V_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (const __nv_bfloat16 *)dO, (const float *)L, (const float *)Dl, (float *)dK, dK_st[0], dK_st[1], dK_st[2], dK_st[3], (float *)dV, dV_st[0], dV_st[1], dV_st[2], dV_st[3], (int)B, (int)H, (int)N, (int)HKV, scale)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     return (tkc_attn_bwd_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
@@ -3770,7 +3828,9 @@ extern "C" int tkc_attn_bwd_fused(const void *Q, const int64_t *Q_strides, const
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_attn_bwd_fused_kernel<<<grid, 384, 199824, (cudaStream_t)stream>>>(tm_Q_128x64, tm_dO_128x64, tm_L_v128, tm_Dl_v128, tm_K_128x64, tm_V_128x64, tm_dQ_128x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (const __nv_bfloat16 *)dO, (const float *)L, (const float *)Dl, (float *)dK, dK_st[0], dK_st[1], dK_st[2], dK_st[3], (float *)dV, dV_st[0], dV_st[1], dV_st[2], dV_st[3], (float *)dQ, (int)B, (int)H, (int)N, (int)HKV, scale);
+    // programmatically after the clearing kernel, which lets it launch as it starts
+    if ((tkc_attn_bwd_fused_cuda = tkc_launch_pdl(tkc_attn_bwd_fused_kernel, grid, 384, 199824, (cudaStream_t)stream, true, tm_Q_128x64, tm_dO_128x64, tm_L_v128, tm_Dl_v128, tm_K_128x64, tm_V_128x64, tm_dQ_128x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (const __nv_bfloat16 *)dO, (const float *)L, (const float *)Dl, (float *)dK, dK_st[0], dK_st[1], dK_st[2], dK_st[3], (float *)dV, dV_st[0], dV_st[1], dV_st[2], dV_st[3], (float *)dQ, (int)B, (int)H, (int)N, (int)HKV, scale)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     if ((tkc_attn_bwd_fused_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_attn_bwd_fused_cuda = tkc_unstage(&dQ_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // dQ's results where the caller's lies
     return TKC_OK;

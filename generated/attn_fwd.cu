@@ -5651,7 +5651,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
-//     - programmatic dependent launch: an entry may start this kernel while the one before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
+//     - programmatic dependent launch: an entry may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_constant__ CUtensorMap tm_Op_64x32, const __grid_constant__ CUtensorMap tm_Lp_v64, const __grid_constant__ CUtensorMap tm_O_64x64, const float *__restrict__ Op, const float *__restrict__ Lp, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int R, const int N, const int B, const int H, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -7656,7 +7656,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_fwd_part_kernel(const __grid_
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
-//     - programmatic dependent launch: an entry may start this kernel while the one before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
+//     - programmatic dependent launch: an entry may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(256, 1) tkc_attn_combine_kernel(const __grid_constant__ CUtensorMap tm_Op_64x32, const __grid_constant__ CUtensorMap tm_Lp_v64, const __grid_constant__ CUtensorMap tm_O_64x64, const float *__restrict__ Op, const float *__restrict__ Lp, __nv_bfloat16 *__restrict__ O, float *__restrict__ L, const long long L_st0, const long long L_st1, const long long L_st2, const int R, const int N, const int B, const int H, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);

@@ -296,13 +296,29 @@ TKC_DEVICE void tkc_red_add_fp16x2(__half *p, uint32_t v) {
 }
 
 
-// Host side: clears a `zeroed` output on the stream before the kernel runs. A contiguous tensor
-// is one cudaMemsetAsync; any other strides (a view into a larger tensor) get a small kernel that
-// writes a zero to each element through the strides, so nothing outside the view is touched.
-// The kernel sees 4 dimensions d0..d3 and strides s0..s3 (elements, outermost first; a tensor of
-// lower rank is padded in front with size-1 dimensions); elem is 2 or 4 bytes.
+// Host side: clears a `zeroed` output on the stream before the kernel runs, with a kernel that
+// lets the next one launch as it starts (tkc_grid_dep_launch): the launcher launches the kernel
+// that adds into the output programmatically after it, so that kernel's launch and its blocks'
+// start overlap the clearing, and it waits for the cleared bytes (tkc_grid_dep_wait). A contiguous
+// tensor is cleared 16 bytes a store (its first and last bytes, outside the 16-byte aligned middle,
+// one a thread); any other strides (a view into a larger tensor) element by element through the
+// strides, so nothing outside the view is touched. The strided kernel sees 4 dimensions d0..d3
+// and strides s0..s3 (elements, outermost first; a tensor of lower rank is padded in front with
+// size-1 dimensions); elem is 2 or 4 bytes.
+__global__ void tkc_zero_bytes_kernel(unsigned char *p, long long bytes) {
+    tkc_grid_dep_launch();
+    const uintptr_t a = (uintptr_t)p, b = (a + 15) & ~(uintptr_t)15;
+    const long long head = (long long)(b - a) < bytes ? (long long)(b - a) : bytes, body = (bytes - head) / 16,
+                    tail = head + 16 * body;
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    uint4 *q = reinterpret_cast<uint4 *>(p + head);
+    for (long long i = t; i < body; i += (long long)gridDim.x * blockDim.x) q[i] = make_uint4(0u, 0u, 0u, 0u);
+    if (t < head) p[t] = 0;
+    if (t < bytes - tail) p[tail + t] = 0;
+}
 __global__ void tkc_zero_kernel(unsigned char *p, long long n, int elem, long long d1, long long d2, long long d3,
                                 long long s0, long long s1, long long s2, long long s3) {
+    tkc_grid_dep_launch();
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         const long long i3 = i % d3, r3 = i / d3, i2 = r3 % d2, r2 = r3 / d2, i1 = r2 % d1, i0 = r2 / d1;
         const long long off = i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3;
@@ -319,7 +335,12 @@ static bool tkc_zero(void *p, const int64_t *dims, const int64_t *st, int rank, 
         c *= dims[d];
         n *= dims[d];
     }
-    if (contiguous) return cudaMemsetAsync(p, 0, (size_t)n * (size_t)elem, stream) == cudaSuccess;
+    if (contiguous) {
+        const long long bytes = n * elem, blocks = (bytes / 16 + 255) / 256;
+        tkc_zero_bytes_kernel<<<(unsigned)(blocks < 1 ? 1 : blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
+            static_cast<unsigned char *>(p), bytes);
+        return cudaGetLastError() == cudaSuccess;
+    }
     long long d4[4] = {1, 1, 1, 1}, s4[4] = {0, 0, 0, 0};
     for (int i = 0; i < rank; ++i) d4[4 - rank + i] = dims[i], s4[4 - rank + i] = st[i];
     const long long blocks = (n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096;
@@ -1368,7 +1389,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 88 of 232 = acc 64 + overhead 24
 //   grid: m = cdiv(M, BM), n = cdiv(N, BNS), s = splits; one block per work tile; order row_major
-//   launcher: clears P on the stream before the kernel (zeroed)
+//   launcher: clears P on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts; the launch is programmatic
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: k < max(min(KS, cdiv(K, BK) - block.s * KS), 0); 4 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -1404,13 +1426,15 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //       store P[block.m, block.n] += acc  [red]
 //   store (finish): P[block.m, block.n] += acc  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - 'P' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
+//     - 'P' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically
+//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ P, const long long P_st0, const long long P_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -1425,6 +1449,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_m = tkc_cdiv(M, BM);
     const int tkc_wext_m = tkc_ext_m;
     const int tkc_ext_n = tkc_cdiv(N, BNS);
@@ -1590,7 +1615,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
 //   grid: n = cdiv(N, BND), s = splits; persistent (min(work tiles, SMs) blocks); order row_major
-//   launcher: clears Pt on the stream before the kernel (zeroed)
+//   launcher: clears Pt on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts; the launch is programmatic
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -1626,7 +1652,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //       store Pt[block.n, 0] += acc  [red]
 //   store (finish): Pt[block.n, 0] += acc  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - 'Pt' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
+//     - 'Pt' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
@@ -1635,6 +1661,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
+//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically
+//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -1649,6 +1677,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_n = tkc_cdiv(N, BND);
     const int tkc_wext_n = tkc_ext_n;
     const int tkc_ext_s = splits;
@@ -2398,7 +2427,9 @@ int tkc_linear_splitk(const void *X, const int64_t *X_strides, const void *W, co
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_linear_splitk_kernel<<<grid, 384, 132160, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_128x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)P, P_st[0], P_st[1], (int)M, (int)K, (int)N, splits);
+    // programmatically after the clearing kernel, which lets it launch as it starts
+    if ((tkc_linear_splitk_cuda = tkc_launch_pdl(tkc_linear_splitk_kernel, grid, 384, 132160, (cudaStream_t)stream, true, tm_X_128x64, tm_W_128x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)P, P_st[0], P_st[1], (int)M, (int)K, (int)N, splits)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     return (tkc_linear_splitk_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
@@ -2485,7 +2516,9 @@ int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, co
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
-    tkc_linear_decode_kernel<<<grid, 384, 210016, (cudaStream_t)stream>>>(tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits);
+    // programmatically after the clearing kernel, which lets it launch as it starts
+    if ((tkc_linear_decode_cuda = tkc_launch_pdl(tkc_linear_decode_kernel, grid, 384, 210016, (cudaStream_t)stream, true, tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     return (tkc_linear_decode_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
@@ -3403,7 +3436,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 88 of 232 = acc 64 + overhead 24
 //   grid: m = cdiv(M, BM), n = cdiv(N, BNS), s = splits; one block per work tile; order row_major
-//   launcher: clears P on the stream before the kernel (zeroed)
+//   launcher: clears P on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts; the launch is programmatic
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: k < max(min(KS, cdiv(K, BK) - block.s * KS), 0); 4 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -3439,13 +3473,15 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //       store P[block.m, block.n] += acc  [red]
 //   store (finish): P[block.m, block.n] += acc  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - 'P' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
+//     - 'P' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically
+//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ P, const long long P_st0, const long long P_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -3460,6 +3496,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_m = tkc_cdiv(M, BM);
     const int tkc_wext_m = tkc_ext_m;
     const int tkc_ext_n = tkc_cdiv(N, BNS);
@@ -3625,7 +3662,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
 //   grid: n = cdiv(N, BND), s = splits; persistent (min(work tiles, SMs) blocks); order row_major
-//   launcher: clears Pt on the stream before the kernel (zeroed)
+//   launcher: clears Pt on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts; the launch is programmatic
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -3661,7 +3699,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //       store Pt[block.n, 0] += acc  [red]
 //   store (finish): Pt[block.n, 0] += acc  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - 'Pt' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
+//     - 'Pt' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
@@ -3670,6 +3708,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
+//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically
+//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -3684,6 +3724,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_n = tkc_cdiv(N, BND);
     const int tkc_wext_n = tkc_ext_n;
     const int tkc_ext_s = splits;
@@ -4433,7 +4474,9 @@ int tkc_linear_splitk(const void *X, const int64_t *X_strides, const void *W, co
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_linear_splitk_kernel<<<grid, 384, 132160, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_128x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)P, P_st[0], P_st[1], (int)M, (int)K, (int)N, splits);
+    // programmatically after the clearing kernel, which lets it launch as it starts
+    if ((tkc_linear_splitk_cuda = tkc_launch_pdl(tkc_linear_splitk_kernel, grid, 384, 132160, (cudaStream_t)stream, true, tm_X_128x64, tm_W_128x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)P, P_st[0], P_st[1], (int)M, (int)K, (int)N, splits)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     return (tkc_linear_splitk_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
@@ -4520,7 +4563,9 @@ int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, co
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
-    tkc_linear_decode_kernel<<<grid, 384, 210016, (cudaStream_t)stream>>>(tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits);
+    // programmatically after the clearing kernel, which lets it launch as it starts
+    if ((tkc_linear_decode_cuda = tkc_launch_pdl(tkc_linear_decode_kernel, grid, 384, 210016, (cudaStream_t)stream, true, tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     return (tkc_linear_decode_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
@@ -5438,8 +5483,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 88 of 232 = acc 64 + overhead 24
 //   grid: m = cdiv(M, BM), n = cdiv(N, BNS), s = splits; one block per work tile; order row_major
-//   launcher: clears P on the stream before the kernel (zeroed)
-//   programmatic dependent launch: lets the next kernel of an entry start (griddepcontrol.launch_dependents, as a block starts)
+//   launcher: clears P on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts; the launch is programmatic
+//   programmatic dependent launch: lets the next kernel of an entry start (griddepcontrol.launch_dependents, as a block starts); waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: k < max(min(KS, cdiv(K, BK) - block.s * KS), 0); 4 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -5475,14 +5520,16 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //       store P[block.m, block.n] += acc  [red]
 //   store (finish): P[block.m, block.n] += acc  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - 'P' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
+//     - 'P' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically
 //     - programmatic dependent launch: an entry launches a kernel right after this one that may start early, so every thread lets it launch (griddepcontrol.launch_dependents) as its block starts
+//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ P, const long long P_st0, const long long P_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -5498,6 +5545,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
     }
     __syncthreads();
     tkc_grid_dep_launch();  // plan: the kernel an entry launches next may start now (programmatic dependent launch)
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_m = tkc_cdiv(M, BM);
     const int tkc_wext_m = tkc_ext_m;
     const int tkc_ext_n = tkc_cdiv(N, BNS);
@@ -5663,7 +5711,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
 //   grid: n = cdiv(N, BND), s = splits; persistent (min(work tiles, SMs) blocks); order row_major
-//   launcher: clears Pt on the stream before the kernel (zeroed)
+//   launcher: clears Pt on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts; the launch is programmatic
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -5699,7 +5748,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //       store Pt[block.n, 0] += acc  [red]
 //   store (finish): Pt[block.n, 0] += acc  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - 'Pt' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
+//     - 'Pt' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
@@ -5708,6 +5757,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
+//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically
+//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -5722,6 +5773,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_n = tkc_cdiv(N, BND);
     const int tkc_wext_n = tkc_ext_n;
     const int tkc_ext_s = splits;
@@ -5931,7 +5983,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
-//     - programmatic dependent launch: an entry may start this kernel while the one before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
+//     - programmatic dependent launch: an entry may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __grid_constant__ CUtensorMap tm_P_64x32, const __grid_constant__ CUtensorMap tm_bias_v128, const __grid_constant__ CUtensorMap tm_Y_64x64, const float *__restrict__ P, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ Y, const int M, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -6474,7 +6526,9 @@ int tkc_linear_splitk(const void *X, const int64_t *X_strides, const void *W, co
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_linear_splitk_kernel<<<grid, 384, 132160, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_128x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)P, P_st[0], P_st[1], (int)M, (int)K, (int)N, splits);
+    // programmatically after the clearing kernel, which lets it launch as it starts
+    if ((tkc_linear_splitk_cuda = tkc_launch_pdl(tkc_linear_splitk_kernel, grid, 384, 132160, (cudaStream_t)stream, true, tm_X_128x64, tm_W_128x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)P, P_st[0], P_st[1], (int)M, (int)K, (int)N, splits)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     return (tkc_linear_splitk_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
@@ -6561,7 +6615,9 @@ int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, co
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
-    tkc_linear_decode_kernel<<<grid, 384, 210016, (cudaStream_t)stream>>>(tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits);
+    // programmatically after the clearing kernel, which lets it launch as it starts
+    if ((tkc_linear_decode_cuda = tkc_launch_pdl(tkc_linear_decode_kernel, grid, 384, 210016, (cudaStream_t)stream, true, tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     return (tkc_linear_decode_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
@@ -7512,7 +7568,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 152 of 232 = acc 128 + overhead 24
 //   grid: m = cdiv(M, BM), n = cdiv(N, BNS), s = splits; one block per work tile; order row_major
-//   launcher: clears P on the stream before the kernel (zeroed)
+//   launcher: clears P on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts; the launch is programmatic
+//   programmatic dependent launch: waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: k < max(min(KS, cdiv(K, BK) - block.s * KS), 0); 4 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -7548,13 +7605,15 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //       store P[block.m, block.n] += acc  [red]
 //   store (finish): P[block.m, block.n] += acc  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - 'P' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
+//     - 'P' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically
+//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_256x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ P, const long long P_st0, const long long P_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -7569,6 +7628,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
         tkc_mbar_init_fence();
     }
     __syncthreads();
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_m = tkc_cdiv(M, BM);
     const int tkc_wext_m = tkc_ext_m;
     const int tkc_ext_n = tkc_cdiv(N, BNS);
@@ -7734,8 +7794,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //   registers: 128 x 40 + 2 x 128 x 232 = 64,512 of 65,536
 //   consumer registers (estimate): 40 of 232 = acc 16 + overhead 24
 //   grid: n = cdiv(N, BND), s = splits; persistent (min(work tiles, SMs) blocks); order row_major
-//   launcher: clears Pt on the stream before the kernel (zeroed)
-//   programmatic dependent launch: lets the next kernel of an entry start (griddepcontrol.launch_dependents, as a block starts)
+//   launcher: clears Pt on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts; the launch is programmatic
+//   programmatic dependent launch: lets the next kernel of an entry start (griddepcontrol.launch_dependents, as a block starts); waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)
 //   pipeline: k < max(min(KS, cdiv(K, DBK) - block.s * KS), 0); 6 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
@@ -7771,7 +7831,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //       store Pt[block.n, 0] += acc  [red]
 //   store (finish): Pt[block.n, 0] += acc  [atomic add from registers: red.global.add.f32, v2 where the strides allow]
 //   decisions:
-//     - 'Pt' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when its strides are contiguous, else a small kernel that writes zeros through its strides, touching nothing outside the view)
+//     - 'Pt' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel (16-byte stores when its strides are contiguous, else zeros written through its strides, touching nothing outside the view)
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
@@ -7780,7 +7840,9 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
+//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically
 //     - programmatic dependent launch: an entry launches a kernel right after this one that may start early, so every thread lets it launch (griddepcontrol.launch_dependents) as its block starts
+//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -7796,6 +7858,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
     }
     __syncthreads();
     tkc_grid_dep_launch();  // plan: the kernel an entry launches next may start now (programmatic dependent launch)
+    tkc_grid_dep_wait();  // plan: an entry may start this kernel early; the grid before it has ended past here
     const int tkc_ext_n = tkc_cdiv(N, BND);
     const int tkc_wext_n = tkc_ext_n;
     const int tkc_ext_s = splits;
@@ -8005,7 +8068,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
-//     - programmatic dependent launch: an entry may start this kernel while the one before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
+//     - programmatic dependent launch: an entry may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __grid_constant__ CUtensorMap tm_P_64x32, const __grid_constant__ CUtensorMap tm_bias_v128, const __grid_constant__ CUtensorMap tm_Y_64x64, const float *__restrict__ P, const __nv_bfloat16 *__restrict__ bias, __nv_bfloat16 *__restrict__ Y, const int M, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -8548,7 +8611,9 @@ int tkc_linear_splitk(const void *X, const int64_t *X_strides, const void *W, co
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_linear_splitk_kernel<<<grid, 384, 197696, (cudaStream_t)stream>>>(tm_X_128x64, tm_W_256x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)P, P_st[0], P_st[1], (int)M, (int)K, (int)N, splits);
+    // programmatically after the clearing kernel, which lets it launch as it starts
+    if ((tkc_linear_splitk_cuda = tkc_launch_pdl(tkc_linear_splitk_kernel, grid, 384, 197696, (cudaStream_t)stream, true, tm_X_128x64, tm_W_256x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)P, P_st[0], P_st[1], (int)M, (int)K, (int)N, splits)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     return (tkc_linear_splitk_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
@@ -8635,7 +8700,9 @@ int tkc_linear_decode(const void *X, const int64_t *X_strides, const void *W, co
         return TKC_ERR_LAUNCH;
     }
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);  // persistent: one block per SM
-    tkc_linear_decode_kernel<<<grid, 384, 210016, (cudaStream_t)stream>>>(tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits);
+    // programmatically after the clearing kernel, which lets it launch as it starts
+    if ((tkc_linear_decode_cuda = tkc_launch_pdl(tkc_linear_decode_kernel, grid, 384, 210016, (cudaStream_t)stream, true, tm_W_256x64, tm_X_16x64, (const __nv_bfloat16 *)X, (const __nv_bfloat16 *)W, (float *)Pt, Pt_st[0], Pt_st[1], (int)M, (int)K, (int)N, splits)) != cudaSuccess)
+        return TKC_ERR_LAUNCH;
     return (tkc_linear_decode_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 

@@ -87,8 +87,9 @@ static void explain_launcher(StrBuf *b, Arena *a, const PlanKernel *pk) {
                           "to one element (%d bytes); any strides work.",
                  p->name, role, nbx(a, arena_printf(a, "%s[%s]", dtype_name[p->dt], shape.s)), verb, dtype_bytes[p->dt]);
         if (p->zeroed)
-            para(b, 4, 0, "%s is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync "
-                          "when its strides are contiguous, else a small kernel that writes zeros through them).",
+            para(b, 4, 0, "%s is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel "
+                          "(16-byte stores when its strides are contiguous, else zeros written through them) after which "
+                          "it launches the kernel programmatically.",
                  p->name);
         sb_free(&shape);
     }

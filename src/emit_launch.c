@@ -60,7 +60,7 @@ void emit_sm_count(Em *e, const char *who) {
  * pdl); the public launcher calls it with pdl = false */
 static void emit_public_launcher(Em *e, const KernelApi *api) {
     const PlanKernel *pk = e->pk;
-    if (!pk->pdl_wait) return;
+    if (!pk->pdl_entry) return;
     StrBuf sig, names;
     sb_init(&sig);
     sb_init(&names);
@@ -93,7 +93,7 @@ void emit_launcher(Em *e) {
     L("static thread_local cudaError_t tkc_%s_cuda = cudaSuccess;", pk->name);
     const char *ext = e->ns ? "" : "extern \"C\" ";
     L("%sconst char *tkc_%s_error(void) { return cudaGetErrorString(tkc_%s_cuda); }", ext, pk->name, pk->name);
-    if (pk->pdl_wait) {
+    if (pk->pdl_entry) {
         L("// The launcher's body; an entry passes pdl = true to launch the kernel right after another of its");
         L("// kernels, allowed to start before that one ends (programmatic dependent launch: the plan's notes).");
         L("static int tkc_%s_launch(%s, bool tkc_pdl) {", pk->name, sig.s);
@@ -206,6 +206,7 @@ void emit_launcher(Em *e) {
     for (int i = 0; i < pk->zeroed.n; i++) {
         const Arg *a = pk->zeroed.v[i];
         need(e, "tkc_ptx.cuh", "zero");
+        need(e, "tkc_ptx.cuh", "grid_dep");
         L("// %s is zeroed: cleared on the stream before the kernel runs", a->name);
         L("if (!tkc_zero(%s, %s_dims, %s_st, %d, %d, (cudaStream_t)stream)) {", a->name, a->name, a->name, a->ts.ndims,
           dtype_bytes[a->ts.dt]);
@@ -225,14 +226,15 @@ void emit_launcher(Em *e) {
         L("attr[0].val.clusterDim.y = 1;");
         L("attr[0].val.clusterDim.z = 1;");
         if (pk->pdl_wait) {
-            L("attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;  // with tkc_pdl (numAttrs below)");
+            L("attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;  // %s",
+              pk->zeroed.n ? "after the clearing kernel" : "with tkc_pdl (numAttrs below)");
             L("attr[1].val.programmaticStreamSerializationAllowed = 1;");
         }
         L("cfg.blockDim = dim3(%d);", pk->threads);
         L("cfg.dynamicSmemBytes = %d;", pk->smem_total);
         L("cfg.stream = (cudaStream_t)stream;");
         L("cfg.attrs = attr;");
-        L("cfg.numAttrs = %s;", pk->pdl_wait ? "tkc_pdl ? 2 : 1" : "1");
+        L("cfg.numAttrs = %s;", !pk->pdl_wait ? "1" : pk->zeroed.n ? "2" : "tkc_pdl ? 2 : 1");
         const PExpr *cx = pk->extents.v[pk->cluster_axis];
         L("const long long units = tkc_h_cdiv(%s, %d) * (tiles / (%s));  // work tiles, one per cluster",
           scalar_str(e, cx, true), c, scalar_str(e, cx, true));
@@ -267,8 +269,9 @@ void emit_launcher(Em *e) {
         else L("const unsigned grid = (unsigned)tiles;  // one block per work tile");
         if (pk->pdl_wait) {
             need(e, "tkc_ptx.cuh", "launch_pdl");
-            L("if ((tkc_%s_cuda = tkc_launch_pdl(tkc_%s_kernel, grid, %d, %d, (cudaStream_t)stream, tkc_pdl, %s)) != cudaSuccess)",
-              pk->name, pk->name, pk->threads, pk->smem_total, args.s);
+            if (pk->zeroed.n) L("// programmatically after the clearing kernel, which lets it launch as it starts");
+            L("if ((tkc_%s_cuda = tkc_launch_pdl(tkc_%s_kernel, grid, %d, %d, (cudaStream_t)stream, %s, %s)) != cudaSuccess)",
+              pk->name, pk->name, pk->threads, pk->smem_total, pk->zeroed.n ? "true" : "tkc_pdl", args.s);
             L("    return TKC_ERR_LAUNCH;");
         } else {
             L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);

@@ -153,8 +153,8 @@ void lower_zeroed(Lower *L) {
         for (int j = 0; j < a->ts.nattrs; j++) z |= !strcmp(a->ts.attrs[j], "zeroed");
         if (!z || !a->ts.ndims) continue;
         vec_push(L->a, &pk->zeroed, a);
-        lower_note(L, "'%s' is zeroed: the launcher clears it on the stream before the kernel runs (one cudaMemsetAsync when "
-                "its strides are contiguous, else a small kernel that writes zeros through its strides, touching "
+        lower_note(L, "'%s' is zeroed: the launcher clears it on the stream before the kernel runs, with a small kernel "
+                "(16-byte stores when its strides are contiguous, else zeros written through its strides, touching "
                 "nothing outside the view)",
              a->name);
     }

@@ -15,7 +15,11 @@
  *   - the callee's launcher queues nothing before its kernel: no `zeroed` output (cleared on the
  *     stream first). A padded TMA copy, decided at run time, may still come between: then the
  *     attribute refers to that copy, and the wait keeps the launch correct.
- * A call where one fails is launched as before, and the entry's notes say why. */
+ * A call where one fails is launched as before, and the entry's notes say why.
+ *
+ * A kernel with `zeroed` outputs is launched programmatically by its own launcher, always: the
+ * clearing kernel before it (templates/tkc_ptx.cuh, zero) lets it launch as it starts, so its
+ * launch and its blocks' start overlap the clearing, and it waits for the cleared outputs. */
 #include "plan.h"
 #include "util.h"
 
@@ -67,7 +71,7 @@ static PEStep *walk(PP *x, PESteps *l, PEStep *prev) {
                 PlanKernel *k = mutable_kernel(x->p, s->callee), *pk = mutable_kernel(x->p, prev->callee);
                 if (k && pk) {
                     s->pdl = true;
-                    k->pdl_wait = true;
+                    k->pdl_wait = k->pdl_entry = true;
                     pk->pdl_trigger = true;
                     vec_push(x->a, &x->pe->notes,
                              arena_printf(x->a, "%s is launched programmatically after %s (programmatic stream serialization): "
@@ -99,13 +103,22 @@ void plan_pdl(Arena *a, Plan *p) {
     }
     for (int i = 0; i < p->kernels.n; i++) {
         PlanKernel *k = p->kernels.v[i];
+        if (k->zeroed.n) {
+            k->pdl_wait = true;
+            vec_push(a, &k->notes, arena_printf(a, "programmatic dependent launch: the launcher clears %s%s with a kernel that "
+                                                "lets this one launch as it starts, then launches this one programmatically",
+                                                k->zeroed.v[0]->name, k->zeroed.n > 1 ? " (and the other zeroed outputs)" : ""));
+        }
         if (k->pdl_trigger)
             vec_push(a, &k->notes, "programmatic dependent launch: an entry launches a kernel right after this one that may "
                                    "start early, so every thread lets it launch (griddepcontrol.launch_dependents) as its "
                                    "block starts");
         if (k->pdl_wait)
-            vec_push(a, &k->notes, "programmatic dependent launch: an entry may start this kernel while the one before it still "
-                                   "runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set "
-                                   "up, before it touches global memory");
+            vec_push(a, &k->notes, arena_printf(a, "programmatic dependent launch: %s may start this kernel while the kernel "
+                                                "before it still runs, so every thread waits for that grid (griddepcontrol.wait) "
+                                                "after the barriers are set up, before it touches global memory",
+                                                k->pdl_entry && k->zeroed.n ? "an entry or its launcher"
+                                                : k->pdl_entry              ? "an entry"
+                                                                            : "its launcher"));
     }
 }

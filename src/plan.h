@@ -415,15 +415,17 @@ typedef struct PlanKernel {
     int nbar_scratch_wg;        /* a warpgroup's own scratch tiles (pass_wg_bars.c): id + wg, or -1 */
     bool tma_stores;    /* some thread issues TMA stores of shared tiles: wait for them before exit */
     /* `zeroed` outputs: the launcher clears each on the kernel's stream before the launch, with
-     * cudaMemsetAsync when its strides are contiguous, else with a clearing kernel through them */
+     * a clearing kernel (16-byte stores when its strides are contiguous, else through them), and
+     * launches the kernel programmatically after it (pass_pdl.c) */
     Vec(const Arg *) zeroed;
-    /* programmatic dependent launch (pass_pdl.c): an entry launches this kernel right after
-     * another of its kernels, allowed to start before that one ends, so every thread waits for the
-     * grid before it (griddepcontrol.wait) before it touches global memory (pdl_wait); an entry
+    /* programmatic dependent launch (pass_pdl.c): the kernel may start before the kernel queued
+     * before it ends - an entry launches it right after another of its kernels (pdl_entry), or its
+     * launcher right after the kernel that clears its `zeroed` outputs - so every thread waits for
+     * the grid before it (griddepcontrol.wait) before it touches global memory (pdl_wait); an entry
      * launches another kernel that way right after this one, so every thread lets it launch
      * (griddepcontrol.launch_dependents) as soon as the block starts (pdl_trigger). Both are no-ops
      * in a launch without the attribute. */
-    bool pdl_wait, pdl_trigger;
+    bool pdl_wait, pdl_trigger, pdl_entry;
     /* column reductions (colsum, colmax, colmin): after the shuffles inside each warp, the 4 warps
      * of a warpgroup (and the consumer warpgroups, for row-split tiles) meet in a shared scratch
      * buffer: colred_buf (-1: no column reductions), colred_bar (row-split tiles: all consumer

@@ -186,7 +186,8 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     if (pk->zeroed.n) {
         sb_puts(b, "  launcher: clears");
         for (int i = 0; i < pk->zeroed.n; i++) sb_printf(b, "%s %s", i ? "," : "", pk->zeroed.v[i]->name);
-        sb_puts(b, " on the stream before the kernel (zeroed)\n");
+        sb_puts(b, " on the stream before the kernel (zeroed), with a kernel that lets this one launch as it starts;"
+                   " the launch is programmatic\n");
     }
     if (pk->pdl_wait || pk->pdl_trigger)
         sb_printf(b, "  programmatic dependent launch:%s%s\n",
@@ -194,6 +195,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
                   pk->pdl_wait ? (pk->pdl_trigger ? "; waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)"
                                                   : " waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)")
                                : "");
+
     if (pk->no_pipeline) {
         sb_puts(b, "  pipeline: none (setup, then finish, once per work tile; no ring, no steps)\n");
     } else {

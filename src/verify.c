@@ -309,7 +309,7 @@ static void verify_entry_steps(V *v, const PESteps *l) {
         if (s->kind == PE_IF) {
             verify_entry_steps(v, &s->then_s);
             verify_entry_steps(v, &s->else_s);
-        } else if (s->kind == PE_CALL && s->pdl && !s->callee->pdl_wait) {
+        } else if (s->kind == PE_CALL && s->pdl && !(s->callee->pdl_wait && s->callee->pdl_entry)) {
             v->pk = s->callee;
             fail(v, "an entry launches it programmatically, but its kernel does not wait for the grid before it "
                     "(griddepcontrol.wait)");
@@ -322,6 +322,10 @@ bool plan_verify(const Plan *p, Diag *d) {
     for (int i = 0; i < p->kernels.n; i++) {
         v.pk = p->kernels.v[i];
         verify_kernel(&v);
+        /* its launcher launches it programmatically after the kernel that clears its zeroed outputs */
+        if (v.pk->zeroed.n && !v.pk->pdl_wait)
+            fail(&v, "its launcher launches it programmatically after clearing its zeroed outputs, but the kernel does "
+                     "not wait for that grid (griddepcontrol.wait)");
     }
     for (int i = 0; i < p->entries.n; i++) verify_entry_steps(&v, &p->entries.v[i]->body);
     return v.ok;

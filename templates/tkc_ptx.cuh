@@ -382,13 +382,29 @@ __device__ __noinline__ void tkc_rows_store4_32(float *p, long long ro, long lon
 }
 
 // @fragment zero
-// Host side: clears a `zeroed` output on the stream before the kernel runs. A contiguous tensor
-// is one cudaMemsetAsync; any other strides (a view into a larger tensor) get a small kernel that
-// writes a zero to each element through the strides, so nothing outside the view is touched.
-// The kernel sees 4 dimensions d0..d3 and strides s0..s3 (elements, outermost first; a tensor of
-// lower rank is padded in front with size-1 dimensions); elem is 2 or 4 bytes.
+// Host side: clears a `zeroed` output on the stream before the kernel runs, with a kernel that
+// lets the next one launch as it starts (tkc_grid_dep_launch): the launcher launches the kernel
+// that adds into the output programmatically after it, so that kernel's launch and its blocks'
+// start overlap the clearing, and it waits for the cleared bytes (tkc_grid_dep_wait). A contiguous
+// tensor is cleared 16 bytes a store (its first and last bytes, outside the 16-byte aligned middle,
+// one a thread); any other strides (a view into a larger tensor) element by element through the
+// strides, so nothing outside the view is touched. The strided kernel sees 4 dimensions d0..d3
+// and strides s0..s3 (elements, outermost first; a tensor of lower rank is padded in front with
+// size-1 dimensions); elem is 2 or 4 bytes.
+__global__ void tkc_zero_bytes_kernel(unsigned char *p, long long bytes) {
+    tkc_grid_dep_launch();
+    const uintptr_t a = (uintptr_t)p, b = (a + 15) & ~(uintptr_t)15;
+    const long long head = (long long)(b - a) < bytes ? (long long)(b - a) : bytes, body = (bytes - head) / 16,
+                    tail = head + 16 * body;
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    uint4 *q = reinterpret_cast<uint4 *>(p + head);
+    for (long long i = t; i < body; i += (long long)gridDim.x * blockDim.x) q[i] = make_uint4(0u, 0u, 0u, 0u);
+    if (t < head) p[t] = 0;
+    if (t < bytes - tail) p[tail + t] = 0;
+}
 __global__ void tkc_zero_kernel(unsigned char *p, long long n, int elem, long long d1, long long d2, long long d3,
                                 long long s0, long long s1, long long s2, long long s3) {
+    tkc_grid_dep_launch();
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         const long long i3 = i % d3, r3 = i / d3, i2 = r3 % d2, r2 = r3 / d2, i1 = r2 % d1, i0 = r2 / d1;
         const long long off = i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3;
@@ -405,7 +421,12 @@ static bool tkc_zero(void *p, const int64_t *dims, const int64_t *st, int rank, 
         c *= dims[d];
         n *= dims[d];
     }
-    if (contiguous) return cudaMemsetAsync(p, 0, (size_t)n * (size_t)elem, stream) == cudaSuccess;
+    if (contiguous) {
+        const long long bytes = n * elem, blocks = (bytes / 16 + 255) / 256;
+        tkc_zero_bytes_kernel<<<(unsigned)(blocks < 1 ? 1 : blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
+            static_cast<unsigned char *>(p), bytes);
+        return cudaGetLastError() == cudaSuccess;
+    }
     long long d4[4] = {1, 1, 1, 1}, s4[4] = {0, 0, 0, 0};
     for (int i = 0; i < rank; ++i) d4[4 - rank + i] = dims[i], s4[4 - rank + i] = st[i];
     const long long blocks = (n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096;

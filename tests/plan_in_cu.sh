@@ -69,10 +69,12 @@ check() { # name tk args...
         bad="$bad; strides in the .cu: $(tr '\n' ' ' <"$tmp/cu_strides")in the plan: $(tr '\n' ' ' <"$tmp/plan_strides")"
     fi
     # programmatic dependent launch: the kernels that wait for the grid before them or let the next
-    # one start, and the entry calls launched so, as many in the .cu as the plan names
-    n_cu=$(grep -c 'tkc_grid_dep_wait();' "$tmp/cu"); n_plan=$(grep -c '^  programmatic dependent launch:.*waits' "$tmp/plan")
+    # one start, and the entry calls launched so, as many in the .cu as the plan names (the kernels'
+    # calls, which the emitter marks '// plan:', not the clearing kernel's of the template)
+    grep -v '^[[:space:]]*//' "$tmp/full.cu" | grep -E 'tkc_grid_dep_(wait|launch)\(\);  // plan:' >"$tmp/cu_pdl" || true
+    n_cu=$(grep -c 'tkc_grid_dep_wait();' "$tmp/cu_pdl"); n_plan=$(grep -c '^  programmatic dependent launch:.*waits' "$tmp/plan")
     [ "$n_cu" = "$n_plan" ] || bad="$bad; $n_cu kernels wait for the grid before them in the .cu, $n_plan in the plan"
-    n_cu=$(grep -c 'tkc_grid_dep_launch();' "$tmp/cu"); n_plan=$(grep -c '^  programmatic dependent launch: lets' "$tmp/plan")
+    n_cu=$(grep -c 'tkc_grid_dep_launch();' "$tmp/cu_pdl"); n_plan=$(grep -c '^  programmatic dependent launch: lets' "$tmp/plan")
     [ "$n_cu" = "$n_plan" ] || bad="$bad; $n_cu kernels let the next one start in the .cu, $n_plan in the plan"
     n_cu=$(grep -c '_launch(.*, true)) != TKC_OK' "$tmp/cu"); n_plan=$(grep -c '(programmatic: may start' "$tmp/plan")
     [ "$n_cu" = "$n_plan" ] || bad="$bad; $n_cu programmatic launches in the .cu, $n_plan in the plan"

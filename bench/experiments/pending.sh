@@ -6,9 +6,11 @@
 # What it measures:
 #   1. rotary in rowwise tiles (norms/rotary_rw.tk, 12 variants) against kernels.tk/rotary.tk, tkc
 #      alone, alternated (abnorms.py): issue 13, rotary at 0.89-0.96x quack;
-#   2. programmatic dependent launch between an entry's kernels (src/pass_pdl.c): linear_auto's decode
-#      route (ROUTE 2) and split-K route (ROUTE 1) built by this tkc and by OLD_TKC, CUDA graphs over
-#      rotating weights (tune_linear.py --graph): issue 17, decode at 0.81 / 0.76 of the copy's bandwidth;
+#   2. programmatic dependent launch (src/pass_pdl.c) between an entry's kernels and after the kernel
+#      that clears a zeroed output (which replaced cudaMemsetAsync): linear_auto's decode route (ROUTE
+#      2: clear P, linear_decode, linear_splitk_out) and split-K route (ROUTE 1) built by this tkc and
+#      by OLD_TKC, CUDA graphs over rotating weights (tune_linear.py --graph): issue 17, decode at
+#      0.81 / 0.76 of the copy's bandwidth;
 #   3. the decode variants of linear/decode_parts.tk: linear.tk's pair (XROUTE 2), per-split partials
 #      (3), and one kernel storing Y.T from registers where N fills the SMs (4, staging = 0);
 #   4. correctness on the GPU of what is new: the feature programs entry (a programmatic launch in each

@@ -281,8 +281,9 @@ static PEStep *pdl_step(PESteps *l) {
 }
 
 /* attn_bwd_main at D = 128 launches attn_bwd_dq programmatically right after attn_bwd (src/pass_pdl.c):
- * attn_bwd lets it start, attn_bwd_dq waits for attn_bwd's grid; a plan whose programmatically
- * launched kernel does not wait would race with the kernel before it, so the verifier rejects it */
+ * attn_bwd lets it start, attn_bwd_dq waits for attn_bwd's grid; attn_bwd's own launcher launches it
+ * programmatically after clearing dK and dV. A plan whose programmatically launched kernel does not
+ * wait would race with the kernel before it, so the verifier rejects it, in both cases */
 static void pdl_without_wait(void **state) {
     (void)state;
     Fix f;
@@ -296,7 +297,9 @@ static void pdl_without_wait(void **state) {
         if (!strcmp(f.plan.kernels.v[i]->name, "attn_bwd_dq")) dq = f.plan.kernels.v[i];
         if (!strcmp(f.plan.kernels.v[i]->name, "attn_bwd")) main_k = f.plan.kernels.v[i];
     }
-    assert_true(dq && main_k && dq->pdl_wait && !dq->pdl_trigger && main_k->pdl_trigger && !main_k->pdl_wait);
+    assert_true(dq && main_k && dq->pdl_wait && dq->pdl_entry && !dq->pdl_trigger && main_k->pdl_trigger);
+    /* attn_bwd's launcher clears dK and dV with a kernel, then launches it programmatically */
+    assert_true(main_k->zeroed.n == 2 && main_k->pdl_wait && !main_k->pdl_entry);
     FILE *sink = fopen("/dev/null", "w");
     Diag d;
     diag_init(&d, &f.a, sink);
@@ -305,6 +308,11 @@ static void pdl_without_wait(void **state) {
     Diag d1;
     diag_init(&d1, &f.a, sink);
     assert_false(plan_verify(&f.plan, &d1));
+    dq->pdl_wait = true;
+    main_k->pdl_wait = false;
+    Diag d2;
+    diag_init(&d2, &f.a, sink);
+    assert_false(plan_verify(&f.plan, &d2));
     fclose(sink);
     done(&f);
 }
