@@ -1,7 +1,9 @@
 #!/bin/sh
 # The measurements the thirteenth session (2026-12-05) could not make (no device was lent), in one
 # device call. Build here (nvcc, no GPU), carry .carry/pend, run there:
-#   sh bench/experiments/pending.sh build OLD_TKC    # OLD_TKC: a tkc of af2edfe (before programmatic launches)
+#   sh bench/experiments/pending.sh oldtkc           # builds a tkc of af2edfe (before programmatic launches)
+#                                                    # at .carry/oldtkc/b/tkc (a git worktree)
+#   sh bench/experiments/pending.sh build OLD_TKC    # OLD_TKC: that tkc
 #   sh bench/experiments/pending.sh run [PART...]    # on the GPU machine; logs in $OUT (default bench/out)
 # What it measures:
 #   1. rotary in rowwise tiles (norms/rotary_rw.tk, 12 variants) against kernels.tk/rotary.tk, tkc
@@ -18,14 +20,24 @@
 #   4b. layernorm at D = 8192 with three blocks an SM (gen7.sh) against the shipped two;
 #   5. Mamba-2, Based, Hedgehog and FFT conv against ThunderKittens in the same process
 #      (tk_baselines.py; issue 16's Mamba-2 after the proxy fence of 3ab0786, last measured against TK
-#      before it). Needs ThunderKittens at .carry/tk/src (bench/tk/build.sh says how); the build step
+#      before it). Needs ThunderKittens at .carry/tk/src (the fetch tool's github:HazyResearch/ThunderKittens,
+#      then git -C MIRROR archive HEAD include prototype kernels | tar -x -C .carry/tk/src; 0b55588d was
+#      used before, bench/RESULTS.md run 111); the build step
 #      makes .carry/tk/lib and .carry/tk/tkclib. Carry .carry/pend, .carry/tk/lib and .carry/tk/tkclib
 #      (about 45 MB with the tree's 12).
 # Record the rows in bench/RESULTS.md; adopt what wins by the issues' measures.
 set -eu
-cmd=${1:?usage: pending.sh build OLD_TKC | run}
+cmd=${1:?usage: pending.sh oldtkc | build OLD_TKC | run [PART...]}
 P=.carry/pend
 case $cmd in
+oldtkc)
+    rm -rf .carry/oldtkc
+    git worktree prune
+    git worktree add -f .carry/oldtkc af2edfe >/dev/null
+    cmake -S .carry/oldtkc -B .carry/oldtkc/b -DCMAKE_BUILD_TYPE=Release -DTKC_BUILD_TESTS=OFF -DTKC_WITH_SANITIZED=OFF >/dev/null
+    cmake --build .carry/oldtkc/b >/dev/null
+    ls -la .carry/oldtkc/b/tkc
+    ;;
 build)
     old=${2:?usage: pending.sh build OLD_TKC}
     mkdir -p $P
@@ -66,7 +78,7 @@ run)
     done
     ;;
 *)
-    echo "usage: pending.sh build OLD_TKC | run" >&2
+    echo "usage: pending.sh oldtkc | build OLD_TKC | run [PART...]" >&2
     exit 2
     ;;
 esac
