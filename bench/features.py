@@ -325,6 +325,12 @@ def ref_rotary(t, d):
     return {"O": torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1)}
 
 
+def rotary_feature(what, ns=(64, 100, 333), large=(), **kw):
+    """a rotary feature: B = 2, H = 3, N in ns (and the large cases), one strided case, the tables, ref_rotary"""
+    return dict(what=what, cases=[dict(B=2, H=3, N=n) for n in ns] + list(large), strided=[dict(B=2, H=3, N=333)],
+                inputs={"Cos": gen_cos, "Sin": gen_sin}, ref=ref_rotary, **kw)
+
+
 def ref_linear_attn(t, d):
     """o_i = sum_{j <= i} exp(-s_h (i - j)) (q_i . k_j) v_j, s_h = 2^(-8 (h + 1) / H), in fp64."""
     import torch
@@ -755,42 +761,21 @@ FEATURES = {
         strided=[dict(M=333)],
         ref=ref_zeroed),
     # (h) suite kernels
-    "rotary": dict(
-        what="(h) rotary (rotate-half), D = 128: setup tables, moves, column slices, store block",
-        cases=[dict(B=2, H=3, N=n) for n in (64, 100, 333)],
-        strided=[dict(B=2, H=3, N=333)],
-        inputs={"Cos": gen_cos, "Sin": gen_sin},
-        ref=ref_rotary),
-    "rotary_d64": dict(
-        what="(h) rotary, D = 64",
-        tk="rotary.tk", defines={"D": 64},
-        cases=[dict(B=2, H=3, N=n) for n in (64, 100, 333)],
-        strided=[dict(B=2, H=3, N=333)],
-        inputs={"Cos": gen_cos, "Sin": gen_sin},
-        ref=ref_rotary),
-    "rotary_direct": dict(
-        what="(h) rotary, D = 64, two consumer warpgroups, staging = 0: each warp's reads of a ring stage fenced "
-             "before its release (the large case caught the race of runs 178-179)",
-        cases=[dict(B=2, H=3, N=n) for n in (64, 333)] + [dict(B=16, H=16, N=4096)],
-        strided=[dict(B=2, H=3, N=333)],
-        inputs={"Cos": gen_cos, "Sin": gen_sin},
-        ref=ref_rotary),
-    "rotary_rows": dict(
-        what="(h) rotary in rowwise tiles (bench/experiments/norms/rotary_rw.tk): rank-4 rows, loads and stores of "
-             "column blocks in a for loop over the heads, tables held in registers",
-        tk="../experiments/norms/rotary_rw.tk",
-        cases=[dict(B=2, H=3, N=n) for n in (16, 100, 333)],
-        strided=[dict(B=2, H=3, N=333)],
-        inputs={"Cos": gen_cos, "Sin": gen_sin},
-        ref=ref_rotary),
-    "rotary_rows_d64": dict(
-        what="(h) rotary in rowwise tiles, D = 64, persistent, heads in groups of 2 (the last group ragged), "
-             "the tables loaded again for every head",
-        tk="../experiments/norms/rotary_rw.tk", defines={"D": 64, "RB": 64, "HB": 2, "PERSISTENT": 1, "TL": 1},
-        cases=[dict(B=2, H=3, N=n) for n in (16, 100, 333)],
-        strided=[dict(B=2, H=3, N=333)],
-        inputs={"Cos": gen_cos, "Sin": gen_sin},
-        ref=ref_rotary),
+    "rotary": rotary_feature("(h) rotary (rotate-half), D = 128: setup tables, moves, column slices, store block"),
+    "rotary_d64": rotary_feature("(h) rotary, D = 64", tk="rotary.tk", defines={"D": 64}),
+    "rotary_direct": rotary_feature(
+        "(h) rotary, D = 64, two consumer warpgroups, staging = 0: each warp's reads of a ring stage fenced "
+        "before its release (the large case caught the race of runs 178-179)",
+        ns=(64, 333), large=[dict(B=16, H=16, N=4096)]),
+    "rotary_rows": rotary_feature(
+        "(h) rotary in rowwise tiles (bench/experiments/norms/rotary_rw.tk): rank-4 rows, loads and stores of "
+        "column blocks in a for loop over the heads, tables held in registers",
+        ns=(16, 100, 333), tk="../experiments/norms/rotary_rw.tk"),
+    "rotary_rows_d64": rotary_feature(
+        "(h) rotary in rowwise tiles, D = 64, persistent, heads in groups of 2 (the last group ragged), "
+        "the tables loaded again for every head",
+        ns=(16, 100, 333), tk="../experiments/norms/rotary_rw.tk",
+        defines={"D": 64, "RB": 64, "HB": 2, "PERSISTENT": 1, "TL": 1}),
     "based_feat": dict(
         what="(e) Based's order-2 features: a selector tile from where(row, col) in row blocks of a shared tile, "
              "x @ es[16a:16a+16, :].T (K-major row slice, N = 16), per_row store (exact)",
