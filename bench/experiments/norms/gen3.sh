@@ -11,14 +11,7 @@ mkdir -p "$out"
 # VARIANTS (optional, the third argument) replaces the list: "name:-D args ..." entries
 variants=${3:-"base:BLK=1|b2:BLK=2|b2s2:BLK=2 -D STAGES=2|b2s4:BLK=2 -D STAGES=4|b3s2:BLK=3 -D STAGES=2"}
 for d in 64 128; do
-    IFS='|'
-    for v in $variants; do
-        unset IFS
-        n=${v%%:*}; dd=${v#*:}
-        # shellcheck disable=SC2086
-        "$tkc" -D D=$d -D $dd "$here/rotary_var.tk" -o "$out/rot_${n}_D$d.cu" || { echo "tkc rejects $n D$d"; continue; }
-        build rot_${n}_D$d "$out/rot_${n}_D$d.cu" &
-    done
+    build_variants "$tkc" "$here/rotary_var.tk" $d "$variants"
 done
 wait
 ls "$out"/*.so | wc -l

@@ -14,14 +14,7 @@ for d in 64 128; do
     "$tkc" -D D=$d kernels.tk/rotary.tk -o "$out/rot_base_D$d.cu"
     build rot_base_D$d "$out/rot_base_D$d.cu" &
     if [ $d = 64 ]; then variants=$v64; else variants=$v128; fi
-    IFS='|'
-    for v in $variants; do
-        unset IFS
-        n=${v%%:*}; dd=${v#*:}
-        # shellcheck disable=SC2086
-        "$tkc" -D D=$d -D $dd "$here/rotary_rw.tk" -o "$out/rot_${n}_D$d.cu" || { echo "tkc rejects $n D$d"; continue; }
-        build rot_${n}_D$d "$out/rot_${n}_D$d.cu" &
-    done
+    build_variants "$tkc" "$here/rotary_rw.tk" $d "$variants"
     wait
 done
 ls "$out"/*.so | wc -l
