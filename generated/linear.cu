@@ -1433,8 +1433,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
-//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically
-//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
+//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically; every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ P, const long long P_st0, const long long P_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -1661,8 +1660,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
-//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically
-//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
+//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically; every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -3480,8 +3478,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
-//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically
-//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
+//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically; every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ P, const long long P_st0, const long long P_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -3708,8 +3705,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
-//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically
-//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
+//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically; every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -5527,9 +5523,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
-//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically
+//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically; every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 //     - programmatic dependent launch: an entry launches a kernel right after this one that may start early, so every thread lets it launch (griddepcontrol.launch_dependents) as its block starts
-//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_128x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ P, const long long P_st0, const long long P_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -5757,8 +5752,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
-//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically
-//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
+//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically; every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -7612,8 +7606,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the first warpgroup only
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
-//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically
-//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
+//     - programmatic dependent launch: the launcher clears P with a kernel that lets this one launch as it starts, then launches this one programmatically; every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_constant__ CUtensorMap tm_X_128x64, const __grid_constant__ CUtensorMap tm_W_256x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ P, const long long P_st0, const long long P_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -7840,9 +7833,8 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_splitk_kernel(const __grid_
 //     - pipeline: 6 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - no lookahead (the next work tile's first products under this tile's finish): the first step's products stay in flight into the next step, as in a GEMM main loop
-//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically
+//     - programmatic dependent launch: the launcher clears Pt with a kernel that lets this one launch as it starts, then launches this one programmatically; every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 //     - programmatic dependent launch: an entry launches a kernel right after this one that may start early, so every thread lets it launch (griddepcontrol.launch_dependents) as its block starts
-//     - programmatic dependent launch: its launcher may start this kernel while the kernel before it still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_constant__ CUtensorMap tm_W_256x64, const __grid_constant__ CUtensorMap tm_X_16x64, const __nv_bfloat16 *__restrict__ X, const __nv_bfloat16 *__restrict__ W, float *__restrict__ Pt, const long long Pt_st0, const long long Pt_st1, const int M, const int K, const int N, const int splits) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);

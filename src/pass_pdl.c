@@ -106,19 +106,18 @@ void plan_pdl(Arena *a, Plan *p) {
         if (k->zeroed.n) {
             k->pdl_wait = true;
             vec_push(a, &k->notes, arena_printf(a, "programmatic dependent launch: the launcher clears %s%s with a kernel that "
-                                                "lets this one launch as it starts, then launches this one programmatically",
+                                                "lets this one launch as it starts, then launches this one programmatically; "
+                                                "every thread waits for that grid (griddepcontrol.wait) after the barriers are "
+                                                "set up, before it touches global memory",
                                                 k->zeroed.v[0]->name, k->zeroed.n > 1 ? " (and the other zeroed outputs)" : ""));
         }
         if (k->pdl_trigger)
             vec_push(a, &k->notes, "programmatic dependent launch: an entry launches a kernel right after this one that may "
                                    "start early, so every thread lets it launch (griddepcontrol.launch_dependents) as its "
                                    "block starts");
-        if (k->pdl_wait)
-            vec_push(a, &k->notes, arena_printf(a, "programmatic dependent launch: %s may start this kernel while the kernel "
-                                                "before it still runs, so every thread waits for that grid (griddepcontrol.wait) "
-                                                "after the barriers are set up, before it touches global memory",
-                                                k->pdl_entry && k->zeroed.n ? "an entry or its launcher"
-                                                : k->pdl_entry              ? "an entry"
-                                                                            : "its launcher"));
+        if (k->pdl_entry)
+            vec_push(a, &k->notes, "programmatic dependent launch: an entry may start this kernel while the kernel before it "
+                                   "still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers "
+                                   "are set up, before it touches global memory");
     }
 }
