@@ -48,6 +48,7 @@ constexpr int RB = 4;
 constexpr int BLOCKS = 5;
 constexpr int PERSISTENT = 0;
 constexpr int DROPOUT = 1;
+constexpr int ROWV = 0;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.

@@ -46,6 +46,7 @@ namespace {
 constexpr int D = 1024;
 constexpr int RB = 4;
 constexpr int BLOCKS = 5;
+constexpr int ROWV = 0;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.

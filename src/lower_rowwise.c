@@ -36,15 +36,26 @@ void plan_rowwise(Lower *L) {
     const SemaKernel *sk = L->sk;
     PlanKernel *pk = L->pk;
     pk->rowred_buf = pk->rowred_bar = -1;
-    if (!sk->rowwise) return;
+    if (!sk->rowwise) {
+        if (sk->row_values)
+            diag_error(L->d, sk->row_values_span, "row_values applies to kernels whose register tiles are rowwise; this "
+                                                  "kernel's are in the wgmma accumulator layout");
+        return;
+    }
     pk->rowwise = true;
     int cols = rowwise_cols(L);
     if (!cols) return;
-    /* spread a row over split warps so that a thread holds at most ROW_VALUES_MAX of it: 16-byte
-     * chunks of 8 columns, lanes of a warp side by side (a warp instruction moves 512 contiguous
-     * bytes of bf16), more warps and consumer warpgroups for wide rows */
+    /* spread a row over split warps so that a thread holds at most ROW_VALUES_MAX of it (or the
+     * program's row_values): 16-byte chunks of 8 columns, lanes of a warp side by side (a warp
+     * instruction moves 512 contiguous bytes of bf16), more warps and consumer warpgroups for
+     * wide rows. More values a thread: fewer warps share a row (fewer barriers in its reductions)
+     * and more bytes in flight a thread, at more registers. */
+    const int most = sk->row_values ? sk->row_values : ROW_VALUES_MAX;
     int split = 1;
-    while (cols / (32 * split) > ROW_VALUES_MAX && split < 16) split *= 2;
+    while (cols / (32 * split) > most && split < 16) split *= 2;
+    if (sk->row_values)
+        lower_note(L, "row_values = %d (the program): a thread holds at most %d values of a row (the default is %d)",
+                   sk->row_values, sk->row_values, ROW_VALUES_MAX);
     int consumers = pk->consumers;
     if (4 * consumers < split) {
         consumers = split / 4;

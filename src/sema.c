@@ -187,7 +187,7 @@ static void check_grid(Sema *s, KItem *it) {
         if (ax->extent->is_const && ax->extent->cval <= 0)
             diag_error(s->d, ax->extent->span, "a grid extent must be positive, not %" PRId64, ax->extent->cval);
     }
-    static const char *const known[] = {"persistent", "order", "cluster", "blocks_per_sm"};
+    static const char *const known[] = {"persistent", "order", "cluster", "blocks_per_sm", "row_values"};
     for (int i = 0; i < it->u.grid.opts.n; i++) {
         Option *o = &it->u.grid.opts.v[i];
         if (!strcmp(o->key, "persistent")) {
@@ -197,6 +197,16 @@ static void check_grid(Sema *s, KItem *it) {
             int64_t v;
             if (opt_int(s, o, 0, 16, &v, "blocks_per_sm")) sk->blocks_per_sm = (int)v; /* 0: the plan decides */
             sk->blocks_span = o->span;
+        } else if (!strcmp(o->key, "row_values")) {
+            int64_t v;
+            sk->row_values_span = o->span;
+            if (opt_int(s, o, 0, 128, &v, "row_values")) { /* 0: the plan's default */
+                if (v & (v - 1) || (v && v < 8))
+                    diag_error(s->d, o->value->span, "row_values = %" PRId64 " is not 8, 16, 32, 64 or 128 (or 0: the default)",
+                               v);
+                else
+                    sk->row_values = (int)v;
+            }
         } else if (!strcmp(o->key, "cluster")) {
             int64_t v;
             if (opt_int(s, o, 1, 2, &v, "the cluster size")) sk->cluster = (int)v;

@@ -70,6 +70,10 @@ typedef struct SemaKernel {
      * (__launch_bounds__; ptxas fits the registers to it); 0 (or absent): the plan's estimate decides */
     int blocks_per_sm;
     Span blocks_span;
+    /* row_values = N on the grid (rowwise kernels): a thread holds at most N values of a row before a
+     * row is spread over more warps; 0 (or absent): the plan's default, 32 */
+    int row_values;
+    Span row_values_span;
     Span stages_span, consumers_span, regs_span;
     /* its source text and the values of the params it names (check_cache.c), or NULL */
     const char *check_key;

@@ -254,7 +254,7 @@ fi
 grep -q "the .tk name 'xor' is written 'xor_'" names_torch/*.cu 2>/dev/null || { checks=$((checks + 1)); fail "renamed names: the plan in the module's CUDA does not note xor -> xor_"; }
 
 # a persistent grid with blocks_per_sm = 2 starts two blocks per SM, not one
-sed 's/grid (m: cdiv(M, RB)), blocks_per_sm = BLOCKS, persistent = PERSISTENT;/grid (m: cdiv(M, RB)), persistent, blocks_per_sm = 2;/' \
+sed 's/grid (m: cdiv(M, RB)), blocks_per_sm = BLOCKS, persistent = PERSISTENT,/grid (m: cdiv(M, RB)), persistent, blocks_per_sm = 2,/' \
     "$root/kernels.tk/layernorm.tk" >persistent2.tk
 run "persistent, blocks_per_sm = 2" persistent2.tk
 if [ $rc -ne 0 ] || ! grep -q "tiles < sms \* 2 ? tiles : sms \* 2);  // persistent: 2 blocks per SM" out; then

@@ -17,7 +17,8 @@
 #      (3), and one kernel storing Y.T from registers where N fills the SMs (4, staging = 0);
 #   4. correctness on the GPU of what is new: the feature programs entry (a programmatic launch in each
 #      branch), rotary_rows and rotary_rows_d64 (features.py against PyTorch, ragged and strided);
-#   4b. layernorm at D = 8192 with three blocks an SM (gen7.sh) against the shipped two;
+#   4b. layernorm and rmsnorm with 64 values of a row a thread (row_values = 64) at three blocks an SM,
+#      and layernorm D8192 at three blocks (gen7.sh), against the shipped kernels;
 #   5. Mamba-2, Based, Hedgehog and FFT conv against ThunderKittens in the same process
 #      (tk_baselines.py; issue 16's Mamba-2 after the proxy fence of 3ab0786, last measured against TK
 #      before it). Needs ThunderKittens at .carry/tk/src (the fetch tool's github:HazyResearch/ThunderKittens,
@@ -58,9 +59,9 @@ build)
     ;;
 run)
     # parts (default all; a device command has 10 minutes, so two calls may be needed):
-    # features rotary ln8192 pdl decode tk
+    # features rotary rowvalues pdl decode tk
     shift
-    parts=${*:-features rotary ln8192 pdl decode tk}
+    parts=${*:-features rotary rowvalues pdl decode tk}
     OUT=${OUT:-bench/out}
     mkdir -p "$OUT"
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader || true
@@ -69,7 +70,7 @@ run)
         case $part in
         features) python3 bench/features.py run --lib $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64 ;;
         rotary) python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 ;;
-        ln8192) python3 bench/experiments/norms/abnorms.py --lib $P/nv7 --only ln --rounds 9 ;;
+        rowvalues) python3 bench/experiments/norms/abnorms.py --lib $P/nv7 --only ln,rms --rounds 9 ;;
         pdl) python3 bench/tune_linear.py run --lib $P/pdl --graph --fn linear_auto --ms 1,16,128 --rounds 7 ;;
         decode) python3 bench/tune_linear.py run --lib $P/dec --graph --fn linear_exp --ms 1,16 --rounds 7 ;;
         tk) python3 bench/tk_baselines.py --out "$OUT/tk" --rounds 5 --only mamba2 based hedgehog fftconv ;;
