@@ -361,7 +361,16 @@ void cover_free_dims(const SemaKernel *sk, bool *free) {
  * the requirements that name it hold; false if there is none */
 static bool set_free(Cover *c, const bool *free) {
     const SemaKernel *sk = c->sk;
+    const int nr = sk->requires.n;
     c->env.nv = 0;
+    if (!c->req_names && nr) {
+        c->req_names = ARENA_NEW_N(c->s->a, bool, (size_t)sk->dims.n * (size_t)nr);
+        for (int r = 0; r < nr; r++) {
+            Deps d = {.n = 0};
+            cover_deps_of(&d, sk->requires.v[r], 0);
+            for (int i = 0; i < sk->dims.n; i++) c->req_names[i * nr + r] = free[i] && deps_has(&d, sk->dims.v[i]);
+        }
+    }
     for (int i = 0; i < sk->dims.n; i++)
         if (free[i]) c->env.dims[i] = dim_align(sk, sk->dims.v[i]);
     for (int i = 0; i < sk->dims.n; i++) {
@@ -371,10 +380,8 @@ static bool set_free(Cover *c, const bool *free) {
         for (int64_t v = al; v <= 65536 && !ok; v += al) {
             c->env.dims[i] = v;
             ok = true;
-            for (int r = 0; r < sk->requires.n && ok; r++) {
-                Deps d = {.n = 0};
-                cover_deps_of(&d, sk->requires.v[r], 0);
-                if (!deps_has(&d, sk->dims.v[i])) continue;
+            for (int r = 0; r < nr && ok; r++) {
+                if (!c->req_names[i * nr + r]) continue;
                 int64_t x;
                 ok = cover_eval(&c->env, sk->requires.v[r], &x, 0) && x;
             }

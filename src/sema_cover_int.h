@@ -63,6 +63,9 @@ typedef struct Cover {
     int64_t evals;
     bool unknown;
     bool *free;                 /* per dimension: it only sizes outputs (free_dims) */
+    /* per free dimension i and requirement r, [i * requires + r]: r names dimension i (set_free's
+     * question for every value it tries, answered once); NULL until set_free first runs */
+    bool *req_names;
 } Cover;
 
 static inline bool cover_is_at(const Expr *e) { return e && e->kind == EX_CALL && e->fn == FN_AT && e->u.call.nargs == 1; }
