@@ -65,15 +65,18 @@ run)
     OUT=${OUT:-bench/out}
     mkdir -p "$OUT"
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader || true
+    # each part under its own time limit (T seconds, default 280), so a hang costs one part, not the call
+    T=${T:-280}
+    export PYTHONUNBUFFERED=1
     for part in $parts; do
         echo "== $part"
         case $part in
-        features) python3 bench/features.py run --lib $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64 ;;
-        rotary) python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 ;;
-        rowvalues) python3 bench/experiments/norms/abnorms.py --lib $P/nv7 --only ln,rms --rounds 9 ;;
-        pdl) python3 bench/tune_linear.py run --lib $P/pdl --graph --fn linear_auto --ms 1,16,128 --rounds 7 ;;
-        decode) python3 bench/tune_linear.py run --lib $P/dec --graph --fn linear_exp --ms 1,16 --rounds 7 ;;
-        tk) python3 bench/tk_baselines.py --out "$OUT/tk" --rounds 5 --only mamba2 based hedgehog fftconv ;;
+        features) timeout "$T" python3 bench/features.py run --lib $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64 ;;
+        rotary) timeout "$T" python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 ;;
+        rowvalues) timeout "$T" python3 bench/experiments/norms/abnorms.py --lib $P/nv7 --only ln,rms --rounds 9 ;;
+        pdl) timeout "$T" python3 bench/tune_linear.py run --lib $P/pdl --graph --fn linear_auto --ms 1,16,128 --rounds 7 ;;
+        decode) timeout "$T" python3 bench/tune_linear.py run --lib $P/dec --graph --fn linear_exp --ms 1,16 --rounds 7 ;;
+        tk) timeout "$T" python3 bench/tk_baselines.py --out "$OUT/tk" --rounds 5 --only mamba2 based hedgehog fftconv ;;
         *) echo "unknown part $part" >&2; exit 2 ;;
         esac 2>&1 | tee "$OUT/$part.txt"
     done
