@@ -227,14 +227,14 @@ void emit_launcher(Em *e) {
         L("attr[0].val.clusterDim.z = 1;");
         if (pk->pdl_wait) {
             L("attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;  // %s",
-              pk->zeroed.n ? "after the clearing kernel" : "with tkc_pdl (numAttrs below)");
+              pk->pdl_after_clear ? "after the clearing kernel" : "with tkc_pdl (numAttrs below)");
             L("attr[1].val.programmaticStreamSerializationAllowed = 1;");
         }
         L("cfg.blockDim = dim3(%d);", pk->threads);
         L("cfg.dynamicSmemBytes = %d;", pk->smem_total);
         L("cfg.stream = (cudaStream_t)stream;");
         L("cfg.attrs = attr;");
-        L("cfg.numAttrs = %s;", !pk->pdl_wait ? "1" : pk->zeroed.n ? "2" : "tkc_pdl ? 2 : 1");
+        L("cfg.numAttrs = %s;", !pk->pdl_wait ? "1" : pk->pdl_after_clear ? "2" : "tkc_pdl ? 2 : 1");
         const PExpr *cx = pk->extents.v[pk->cluster_axis];
         L("const long long units = tkc_h_cdiv(%s, %d) * (tiles / (%s));  // work tiles, one per cluster",
           scalar_str(e, cx, true), c, scalar_str(e, cx, true));
@@ -269,9 +269,9 @@ void emit_launcher(Em *e) {
         else L("const unsigned grid = (unsigned)tiles;  // one block per work tile");
         if (pk->pdl_wait) {
             need(e, "tkc_ptx.cuh", "launch_pdl");
-            if (pk->zeroed.n) L("// programmatically after the clearing kernel, which lets it launch as it starts");
+            if (pk->pdl_after_clear) L("// programmatically after the clearing kernel, which lets it launch as it starts");
             L("if ((tkc_%s_cuda = tkc_launch_pdl(tkc_%s_kernel, grid, %d, %d, (cudaStream_t)stream, %s, %s)) != cudaSuccess)",
-              pk->name, pk->name, pk->threads, pk->smem_total, pk->zeroed.n ? "true" : "tkc_pdl", args.s);
+              pk->name, pk->name, pk->threads, pk->smem_total, pk->pdl_after_clear ? "true" : "tkc_pdl", args.s);
             L("    return TKC_ERR_LAUNCH;");
         } else {
             L("tkc_%s_kernel<<<grid, %d, %d, (cudaStream_t)stream>>>(%s);", pk->name, pk->threads, pk->smem_total, args.s);

@@ -104,7 +104,7 @@ void plan_pdl(Arena *a, Plan *p) {
     for (int i = 0; i < p->kernels.n; i++) {
         PlanKernel *k = p->kernels.v[i];
         if (k->zeroed.n) {
-            k->pdl_wait = true;
+            k->pdl_wait = k->pdl_after_clear = true;
             vec_push(a, &k->notes, arena_printf(a, "programmatic dependent launch: the launcher clears %s%s with a kernel that "
                                                 "lets this one launch as it starts, then launches this one programmatically; "
                                                 "every thread waits for that grid (griddepcontrol.wait) after the barriers are "

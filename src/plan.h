@@ -426,6 +426,7 @@ typedef struct PlanKernel {
      * (griddepcontrol.launch_dependents) as soon as the block starts (pdl_trigger). Both are no-ops
      * in a launch without the attribute. */
     bool pdl_wait, pdl_trigger, pdl_entry;
+    bool pdl_after_clear;   /* the launcher launches it programmatically after the kernel clearing its zeroed outputs */
     /* column reductions (colsum, colmax, colmin): after the shuffles inside each warp, the 4 warps
      * of a warpgroup (and the consumer warpgroups, for row-split tiles) meet in a shared scratch
      * buffer: colred_buf (-1: no column reductions), colred_bar (row-split tiles: all consumer

@@ -323,9 +323,10 @@ bool plan_verify(const Plan *p, Diag *d) {
         v.pk = p->kernels.v[i];
         verify_kernel(&v);
         /* its launcher launches it programmatically after the kernel that clears its zeroed outputs */
-        if (v.pk->zeroed.n && !v.pk->pdl_wait)
-            fail(&v, "its launcher launches it programmatically after clearing its zeroed outputs, but the kernel does "
-                     "not wait for that grid (griddepcontrol.wait)");
+        if ((v.pk->zeroed.n && !v.pk->pdl_after_clear) || (v.pk->pdl_after_clear && !v.pk->pdl_wait))
+            fail(&v, "a kernel with zeroed outputs is launched programmatically after the kernel that clears them "
+                     "(pdl_after_clear) and waits for that grid (griddepcontrol.wait); this one %s",
+                 v.pk->pdl_after_clear ? "does not wait" : "is not marked so");
     }
     for (int i = 0; i < p->entries.n; i++) verify_entry_steps(&v, &p->entries.v[i]->body);
     return v.ok;
