@@ -328,17 +328,28 @@ TKC_DEVICE void tkc_red_add_fp16x2(__half *p, uint32_t v) {
 }
 
 
-// Host side: clears a `zeroed` output on the stream before the kernel runs, with a kernel that
-// lets the next one launch as it starts (tkc_grid_dep_launch): the launcher launches the kernel
-// that adds into the output programmatically after it, so that kernel's launch and its blocks'
-// start overlap the clearing, and it waits for the cleared bytes (tkc_grid_dep_wait). A contiguous
-// tensor is cleared 16 bytes a store (its first and last bytes, outside the 16-byte aligned middle,
-// one a thread); any other strides (a view into a larger tensor) element by element through the
-// strides, so nothing outside the view is touched. The strided kernel sees 4 dimensions d0..d3
-// and strides s0..s3 (elements, outermost first; a tensor of lower rank is padded in front with
-// size-1 dimensions); elem is 2 or 4 bytes.
-__global__ void tkc_zero_bytes_kernel(unsigned char *p, long long bytes) {
+// Host side: clears the `zeroed` outputs of a kernel on the stream before it runs, with one kernel
+// for all that are contiguous (16 bytes a store; the first and last bytes outside the 16-byte
+// aligned middle one a thread; a row of blocks per tensor) and one for each view with other strides
+// (a zero to each element through the strides, so nothing outside the view is touched). Each
+// clearing kernel lets the next kernel launch as it starts (tkc_grid_dep_launch): the launcher
+// launches the kernel that adds into the outputs programmatically after them, so its launch and its
+// blocks' start overlap the clearing, and it waits for the cleared bytes (tkc_grid_dep_wait). The
+// strided kernel sees 4 dimensions d0..d3 and strides s0..s3 (elements, outermost first; a tensor of
+// lower rank is padded in front with size-1 dimensions); elem is 2 or 4 bytes.
+struct tkc_zero_arg {
+    void *p;
+    const int64_t *dims, *st;  // rank entries, outermost first (the launcher's checked dimensions and strides)
+    int rank, elem;
+};
+struct tkc_zero_spans {
+    unsigned char *p[8];
+    long long bytes[8];
+};
+__global__ void tkc_zero_bytes_kernel(const __grid_constant__ tkc_zero_spans s) {  // indexed in place: no local copy
     tkc_grid_dep_launch();
+    unsigned char *const p = s.p[blockIdx.y];
+    const long long bytes = s.bytes[blockIdx.y];
     const uintptr_t a = (uintptr_t)p, b = (a + 15) & ~(uintptr_t)15;
     const long long head = (long long)(b - a) < bytes ? (long long)(b - a) : bytes, body = (bytes - head) / 16,
                     tail = head + 16 * body;
@@ -358,27 +369,40 @@ __global__ void tkc_zero_kernel(unsigned char *p, long long n, int elem, long lo
         else reinterpret_cast<unsigned int *>(p)[off] = 0u;
     }
 }
-// dims and st: rank entries, outermost first (the launcher's checked dimensions and strides)
-static bool tkc_zero(void *p, const int64_t *dims, const int64_t *st, int rank, int elem, cudaStream_t stream) {
-    long long n = 1, c = 1;
-    bool contiguous = true;
-    for (int d = rank - 1; d >= 0; --d) {
-        contiguous &= dims[d] == 1 || st[d] == c;
-        c *= dims[d];
-        n *= dims[d];
+static bool tkc_zero(const tkc_zero_arg *z, int n, cudaStream_t stream) {
+    tkc_zero_spans spans = {};
+    int nspans = 0;
+    long long most = 0;  // the largest contiguous tensor's 16-byte stores
+    for (int k = 0; k < n; ++k) {
+        long long count = 1, c = 1;
+        bool contiguous = true;
+        for (int d = z[k].rank - 1; d >= 0; --d) {
+            contiguous &= z[k].dims[d] == 1 || z[k].st[d] == c;
+            c *= z[k].dims[d];
+            count *= z[k].dims[d];
+        }
+        if (contiguous && nspans < 8) {
+            spans.p[nspans] = static_cast<unsigned char *>(z[k].p);
+            spans.bytes[nspans] = count * z[k].elem;
+            if (spans.bytes[nspans] / 16 > most) most = spans.bytes[nspans] / 16;
+            nspans++;
+            continue;
+        }
+        // a view through its strides (or a ninth contiguous tensor: the same kernel serves)
+        long long d4[4] = {1, 1, 1, 1}, s4[4] = {0, 0, 0, 0};
+        for (int i = 0; i < z[k].rank; ++i) d4[4 - z[k].rank + i] = z[k].dims[i], s4[4 - z[k].rank + i] = z[k].st[i];
+        const long long blocks = (count + 255) / 256 < 4096 ? (count + 255) / 256 : 4096;
+        tkc_zero_kernel<<<(unsigned)blocks, 256, 0, stream>>>(static_cast<unsigned char *>(z[k].p), count, z[k].elem, d4[1],
+                                                             d4[2], d4[3], s4[0], s4[1], s4[2], s4[3]);
+        if (cudaGetLastError() != cudaSuccess) return false;
     }
-    if (contiguous) {
-        const long long bytes = n * elem, blocks = (bytes / 16 + 255) / 256;
-        tkc_zero_bytes_kernel<<<(unsigned)(blocks < 1 ? 1 : blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
-            static_cast<unsigned char *>(p), bytes);
-        return cudaGetLastError() == cudaSuccess;
+    if (nspans) {
+        const long long blocks = (most + 255) / 256;
+        tkc_zero_bytes_kernel<<<dim3((unsigned)(blocks < 1 ? 1 : blocks < 4096 ? blocks : 4096), (unsigned)nspans), 256, 0,
+                                stream>>>(spans);
+        if (cudaGetLastError() != cudaSuccess) return false;
     }
-    long long d4[4] = {1, 1, 1, 1}, s4[4] = {0, 0, 0, 0};
-    for (int i = 0; i < rank; ++i) d4[4 - rank + i] = dims[i], s4[4 - rank + i] = st[i];
-    const long long blocks = (n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096;
-    tkc_zero_kernel<<<(unsigned)blocks, 256, 0, stream>>>(static_cast<unsigned char *>(p), n, elem, d4[1], d4[2], d4[3], s4[0],
-                                                         s4[1], s4[2], s4[3]);
-    return cudaGetLastError() == cudaSuccess;
+    return true;
 }
 
 
@@ -3604,13 +3628,9 @@ extern "C" int tkc_attn_bwd(const void *Q, const int64_t *Q_strides, const void 
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
-    // dK is zeroed: cleared on the stream before the kernel runs
-    if (!tkc_zero(dK, dK_dims, dK_st, 4, 4, (cudaStream_t)stream)) {
-        tkc_attn_bwd_cuda = cudaGetLastError();
-        return TKC_ERR_LAUNCH;
-    }
-    // dV is zeroed: cleared on the stream before the kernel runs
-    if (!tkc_zero(dV, dV_dims, dV_st, 4, 4, (cudaStream_t)stream)) {
+    // dK and dV are zeroed: cleared on the stream before the kernel runs (one clearing kernel for the contiguous ones)
+    const tkc_zero_arg tkc_zeroed[2] = {{dK, dK_dims, dK_st, 4, 4}, {dV, dV_dims, dV_st, 4, 4}};
+    if (!tkc_zero(tkc_zeroed, 2, (cudaStream_t)stream)) {
         tkc_attn_bwd_cuda = cudaGetLastError();
         return TKC_ERR_LAUNCH;
     }
@@ -3810,18 +3830,9 @@ extern "C" int tkc_attn_bwd_fused(const void *Q, const int64_t *Q_strides, const
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
-    // dK is zeroed: cleared on the stream before the kernel runs
-    if (!tkc_zero(dK, dK_dims, dK_st, 4, 4, (cudaStream_t)stream)) {
-        tkc_attn_bwd_fused_cuda = cudaGetLastError();
-        return TKC_ERR_LAUNCH;
-    }
-    // dV is zeroed: cleared on the stream before the kernel runs
-    if (!tkc_zero(dV, dV_dims, dV_st, 4, 4, (cudaStream_t)stream)) {
-        tkc_attn_bwd_fused_cuda = cudaGetLastError();
-        return TKC_ERR_LAUNCH;
-    }
-    // dQ is zeroed: cleared on the stream before the kernel runs
-    if (!tkc_zero(dQ, dQ_dims, dQ_st, 4, 4, (cudaStream_t)stream)) {
+    // dK, dV and dQ are zeroed: cleared on the stream before the kernel runs (one clearing kernel for the contiguous ones)
+    const tkc_zero_arg tkc_zeroed[3] = {{dK, dK_dims, dK_st, 4, 4}, {dV, dV_dims, dV_st, 4, 4}, {dQ, dQ_dims, dQ_st, 4, 4}};
+    if (!tkc_zero(tkc_zeroed, 3, (cudaStream_t)stream)) {
         tkc_attn_bwd_fused_cuda = cudaGetLastError();
         return TKC_ERR_LAUNCH;
     }

@@ -203,16 +203,27 @@ void emit_launcher(Em *e) {
     L("if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);");
     OUT();
     L("}");
-    for (int i = 0; i < pk->zeroed.n; i++) {
-        const Arg *a = pk->zeroed.v[i];
+    if (pk->zeroed.n) {
         need(e, "tkc_ptx.cuh", "zero");
         need(e, "tkc_ptx.cuh", "grid_dep");
-        L("// %s is zeroed: cleared on the stream before the kernel runs", a->name);
-        L("if (!tkc_zero(%s, %s_dims, %s_st, %d, %d, (cudaStream_t)stream)) {", a->name, a->name, a->name, a->ts.ndims,
-          dtype_bytes[a->ts.dt]);
+        StrBuf names, zs;
+        sb_init(&names);
+        sb_init(&zs);
+        for (int i = 0; i < pk->zeroed.n; i++) {
+            const Arg *a = pk->zeroed.v[i];
+            sb_printf(&names, "%s%s", i ? (i + 1 == pk->zeroed.n ? " and " : ", ") : "", a->name);
+            sb_printf(&zs, "%s{%s, %s_dims, %s_st, %d, %d}", i ? ", " : "", a->name, a->name, a->name, a->ts.ndims,
+                      dtype_bytes[a->ts.dt]);
+        }
+        L("// %s %s zeroed: cleared on the stream before the kernel runs (one clearing kernel for the contiguous ones)",
+          names.s, pk->zeroed.n > 1 ? "are" : "is");
+        L("const tkc_zero_arg tkc_zeroed[%d] = {%s};", pk->zeroed.n, zs.s);
+        L("if (!tkc_zero(tkc_zeroed, %d, (cudaStream_t)stream)) {", pk->zeroed.n);
         L("    tkc_%s_cuda = cudaGetLastError();", pk->name);
         L("    return TKC_ERR_LAUNCH;");
         L("}");
+        sb_free(&names);
+        sb_free(&zs);
     }
     StrBuf args;
     sb_init(&args);

@@ -97,10 +97,12 @@ extern "C" int tkc_templates_probe_map(void *ptr) {
     return tkc_make_map(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, ptr, dims, strides, box, 3) ? 0 : 1;
 }
 
-// the host side: clear a zeroed output the way the launchers do (never called here)
-extern "C" int tkc_templates_probe_zero(void *ptr, cudaStream_t stream) {
-    const int64_t dims[2] = {64, 128}, st[2] = {256, 1};
-    return tkc_zero(ptr, dims, st, 2, 4, stream) ? 0 : 1;
+// the host side: clear zeroed outputs the way the launchers do, a view and a contiguous tensor
+// (never called here)
+extern "C" int tkc_templates_probe_zero(void *ptr, void *ptr2, cudaStream_t stream) {
+    const int64_t dims[2] = {64, 128}, st[2] = {256, 1}, st2[2] = {128, 1};
+    const tkc_zero_arg z[2] = {{ptr, dims, st, 2, 4}, {ptr2, dims, st2, 2, 2}};
+    return tkc_zero(z, 2, stream) ? 0 : 1;
 }
 
 // dropout's generator (tkc_philox.cuh): one Philox call per four consecutive elements, the
