@@ -1,6 +1,6 @@
 #!/bin/sh
-# The measurements the thirteenth session (2026-12-05) could not make (no device was lent), in one
-# device call. Build here (nvcc, no GPU), carry .carry/pend, run there:
+# The measurements the thirteenth session (2026-12-05) could not make (no device was lent), in two
+# device calls (below). Build here (nvcc, no GPU), carry the libraries, run there:
 #   sh bench/experiments/pending.sh oldtkc           # builds a tkc of af2edfe (before programmatic launches)
 #                                                    # at .carry/oldtkc/b/tkc (a git worktree)
 #   sh bench/experiments/pending.sh build OLD_TKC    # OLD_TKC: that tkc
@@ -24,8 +24,10 @@
 #      before it). Needs ThunderKittens at .carry/tk/src (the fetch tool's github:HazyResearch/ThunderKittens,
 #      then git -C MIRROR archive HEAD include prototype kernels | tar -x -C .carry/tk/src; 0b55588d was
 #      used before, bench/RESULTS.md run 111); the build step
-#      makes .carry/tk/lib and .carry/tk/tkclib. Carry .carry/pend, .carry/tk/lib and .carry/tk/tkclib
-#      (about 45 MB with the tree's 12).
+#      makes .carry/tk/lib and .carry/tk/tkclib.
+# Two device calls, under the 64 MB a call carries (the tree is about 12 MB):
+#   run features rotary rowvalues   carry .carry/pend/features .carry/pend/nv6 .carry/pend/nv7     (35 MB)
+#   run pdl decode tk               carry .carry/pend/pdl .carry/pend/dec .carry/tk/lib .carry/tk/tkclib (23 MB)
 # Record the rows in bench/RESULTS.md; adopt what wins by the issues' measures.
 set -eu
 cmd=${1:?usage: pending.sh oldtkc | build OLD_TKC | run [PART...]}
