@@ -89,6 +89,16 @@ void api_c_params_for(StrBuf *b, const KernelApi *k, bool header) {
 
 void api_c_params(StrBuf *b, const KernelApi *k) { api_c_params_for(b, k, false); }
 
+void api_call_args(StrBuf *b, const KernelApi *k) {
+    for (int i = 0; i < k->params.n; i++) {
+        const ApiParam *p = &k->params.v[i];
+        if (i) sb_puts(b, ", ");
+        if (p->kind == API_TENSOR) sb_printf(b, "%s, %s_strides", p->name, p->name);
+        else sb_puts(b, p->name);
+    }
+    sb_puts(b, k->params.n ? ", stream" : "stream");
+}
+
 char *api_params_text(Arena *a, const Program *prog) {
     StrBuf ps;
     sb_init(&ps);

@@ -44,6 +44,8 @@ KernelApi *api_of_entry(Arena *a, const PlanEntry *pe);
 
 /* "const void *A, const int64_t *A_strides, ..., int64_t M, ..., float scale, tkc_stream_t stream" */
 void api_c_params(StrBuf *b, const KernelApi *k);
+/* "A, A_strides, ..., M, ..., scale, stream": a call passing the launcher's parameters on */
+void api_call_args(StrBuf *b, const KernelApi *k);
 /* the same for a C header (header = true): a name that is a C or C++ keyword gets a '_' (in a
  * declaration the names are documentation only) */
 void api_c_params_for(StrBuf *b, const KernelApi *k, bool header);

@@ -8,23 +8,12 @@
 #include "dispatch.h"
 #include "emit_int.h"
 
-/* "A, A_strides, ..., M, ..., scale, stream": the launcher's arguments, passed on */
-static void call_args(StrBuf *b, const KernelApi *k) {
-    for (int i = 0; i < k->params.n; i++) {
-        const ApiParam *p = &k->params.v[i];
-        if (i) sb_puts(b, ", ");
-        if (p->kind == API_TENSOR) sb_printf(b, "%s, %s_strides", p->name, p->name);
-        else sb_puts(b, p->name);
-    }
-    sb_puts(b, k->params.n ? ", stream" : "stream");
-}
-
 static void put_launcher(Arena *a, StrBuf *out, const Dispatch *ds, const KernelApi *api) {
     StrBuf sig, args;
     sb_init(&sig);
     sb_init(&args);
     api_c_params(&sig, api);
-    call_args(&args, api);
+    api_call_args(&args, api);
     const char *k = api->kernel;
     const DispatchVariant *last = &ds->variants.v[ds->rules.v[ds->rules.n - 1].variant];
     if (!dispatch_covers(ds, k)) {

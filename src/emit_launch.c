@@ -65,13 +65,9 @@ static void emit_public_launcher(Em *e, const KernelApi *api) {
     sb_init(&sig);
     sb_init(&names);
     api_c_params(&sig, api);
-    for (int i = 0; i < api->params.n; i++) {
-        const ApiParam *a = &api->params.v[i];
-        if (a->kind == API_TENSOR) sb_printf(&names, "%s, %s_strides, ", a->name, a->name);
-        else sb_printf(&names, "%s, ", a->name);
-    }
+    api_call_args(&names, api);
     L("%sint tkc_%s(%s) {", e->ns ? "" : "extern \"C\" ", pk->name, sig.s);
-    L("    return tkc_%s_launch(%sstream, false);", pk->name, names.s ? names.s : "");
+    L("    return tkc_%s_launch(%s, false);", pk->name, names.s);
     L("}");
     sb_free(&sig);
     sb_free(&names);

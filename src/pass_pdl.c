@@ -96,6 +96,9 @@ static PEStep *walk(PP *x, PESteps *l, PEStep *prev) {
     return prev;
 }
 
+/* what the wait of a kernel launched programmatically does, for its notes */
+#define WAIT_NOTE "every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory"
+
 void plan_pdl(Arena *a, Plan *p) {
     for (int i = 0; i < p->entries.n; i++) {
         PP x = {.a = a, .p = p, .pe = p->entries.v[i]};
@@ -107,8 +110,7 @@ void plan_pdl(Arena *a, Plan *p) {
             k->pdl_wait = k->pdl_after_clear = true;
             vec_push(a, &k->notes, arena_printf(a, "programmatic dependent launch: the launcher clears %s%s with a kernel that "
                                                 "lets this one launch as it starts, then launches this one programmatically; "
-                                                "every thread waits for that grid (griddepcontrol.wait) after the barriers are "
-                                                "set up, before it touches global memory",
+                                                WAIT_NOTE,
                                                 k->zeroed.v[0]->name, k->zeroed.n > 1 ? " (and the other zeroed outputs)" : ""));
         }
         if (k->pdl_trigger)
@@ -117,7 +119,6 @@ void plan_pdl(Arena *a, Plan *p) {
                                    "block starts");
         if (k->pdl_entry)
             vec_push(a, &k->notes, "programmatic dependent launch: an entry may start this kernel while the kernel before it "
-                                   "still runs, so every thread waits for that grid (griddepcontrol.wait) after the barriers "
-                                   "are set up, before it touches global memory");
+                                   "still runs, so " WAIT_NOTE);
     }
 }

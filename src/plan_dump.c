@@ -190,12 +190,10 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
                    " the launch is programmatic\n");
     }
     if (pk->pdl_wait || pk->pdl_trigger)
-        sb_printf(b, "  programmatic dependent launch:%s%s\n",
+        sb_printf(b, "  programmatic dependent launch:%s%s%s\n",
                   pk->pdl_trigger ? " lets the next kernel of an entry start (griddepcontrol.launch_dependents, as a block starts)" : "",
-                  pk->pdl_wait ? (pk->pdl_trigger ? "; waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)"
-                                                  : " waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)")
-                               : "");
-
+                  pk->pdl_trigger && pk->pdl_wait ? ";" : "",
+                  pk->pdl_wait ? " waits for the kernel before it (griddepcontrol.wait, after the barrier set-up)" : "");
     if (pk->no_pipeline) {
         sb_puts(b, "  pipeline: none (setup, then finish, once per work tile; no ring, no steps)\n");
     } else {
