@@ -145,6 +145,12 @@ def load_tkc(d):
     return mods
 
 
+def tkc_fns(tkc, kernel):
+    """(impl name, function) of each tkc build that has KERNEL: "tkc" (--tkc) and "tkc_NAME"
+    (--tkc-variant NAME=DIR)"""
+    return [(iname, mods[kernel]) for iname, mods in tkc.items() if kernel in mods]
+
+
 def quack_mods():
     """quack's modules by name: quack/__init__.py imports the functions rmsnorm and softmax, which
     hide the submodules of those names as attributes of the package (quack.rmsnorm is a function)."""
@@ -244,12 +250,12 @@ def ln_case(torch, F, args, M, D, quack, tkc, comp, plain=False):
             return out, ro
         c.impls["quack"] = q
         c.notes["quack"] = "residual + LayerNorm, no dropout (p=0): the same bytes"
-    if tkc and "layernorm" in tkc:
-        fn = tkc["layernorm"]
-        c.impls["tkc"] = lambda s: fn(s["x"], s["res"], w, b, P_DROP, s["seed"])
-        c.impls["tkc_p0"] = lambda s: fn(s["x"], s["res"], w, b, 0.0, s["seed"])
-        c.notes["tkc"] = f"p={P_DROP}, Philox mask from the seed"
-        c.notes["tkc_p0"] = "p=0"
+    for iname, fn in tkc_fns(tkc, "layernorm"):
+        c.impls[iname] = lambda s, fn=fn: fn(s["x"], s["res"], w, b, P_DROP, s["seed"])
+        c.notes[iname] = f"p={P_DROP}, Philox mask from the seed"
+        if iname == "tkc":
+            c.impls["tkc_p0"] = lambda s, fn=fn: fn(s["x"], s["res"], w, b, 0.0, s["seed"])
+            c.notes["tkc_p0"] = "p=0"
     return c
 
 
@@ -281,9 +287,8 @@ def rms_case(torch, F, args, M, D, quack, tkc, comp):
         c.impls["compile"] = compiled
     if quack:
         c.impls["quack"] = lambda s: quack.rmsnorm.rmsnorm(s["x"], w, residual=s["res"], prenorm=True, eps=RMS_EPS)
-    if tkc and "rmsnorm" in tkc:
-        fn = tkc["rmsnorm"]
-        c.impls["tkc"] = lambda s: fn(s["x"], s["res"], w)
+    for iname, fn in tkc_fns(tkc, "rmsnorm"):
+        c.impls[iname] = lambda s, fn=fn: fn(s["x"], s["res"], w)
     return c
 
 
@@ -307,9 +312,8 @@ def softmax_case(torch, F, args, M, D, quack, tkc, comp):
         c.impls["compile"] = compiled
     if quack:
         c.impls["quack"] = lambda s: (quack.softmax.softmax_fwd(s["x"]),)
-    if tkc and "softmax" in tkc:
-        fn = tkc["softmax"]
-        c.impls["tkc"] = lambda s: (fn(s["x"]),)
+    for iname, fn in tkc_fns(tkc, "softmax"):
+        c.impls[iname] = lambda s, fn=fn: (fn(s["x"]),)
     return c
 
 
@@ -347,9 +351,8 @@ def rotary_case(torch, F, args, B, N, H, D, layout, quack, tkc, comp):
         c.impls["compile"] = lambda s: (f(s["x"], cos, sin),)
     if quack:
         c.impls["quack"] = lambda s: (quack.rotary.apply_rotary(s["x"], cos, sin),)
-    if tkc and "rotary" in tkc:
-        fn = tkc["rotary"]
-        c.impls["tkc"] = lambda s: (fn(s["x"], cos, sin),)
+    for iname, fn in tkc_fns(tkc, "rotary"):
+        c.impls[iname] = lambda s, fn=fn: (fn(s["x"], cos, sin),)
     return c
 
 
@@ -509,7 +512,7 @@ def run_case(torch, args, c):
     base = {"kernel": c.kernel, "shape": c.label, "bytes": c.bytes, "sets": k}
     fields, fns, verify = {}, {}, {}
     for name in list(c.impls):
-        if name not in args.impls and not (name == "tkc_p0" and "tkc" in args.impls):
+        if name not in args.impls and not (name.startswith("tkc_") and "tkc" in args.impls):
             continue
         if name == "compile" and args.budget_s and time.time() - T0 > args.budget_s - 25:
             fields[name] = {"status": "skipped (time budget)"}
@@ -586,9 +589,9 @@ def philox_device_check(torch):
         emit({"kernel": "philox", "impl": "device", "status": f"ERROR {type(e).__name__}: {str(e)[:300]}"})
 
 
-def table(rows, impls):
-    cols = [i for i in ["tkc", "tkc_p0", "quack", "compile", "eager"] if i in impls or
-            (i == "tkc_p0" and "tkc" in impls)]
+def table(rows, impls, variants=()):
+    cols = [i for i in ["tkc", "tkc_p0", *variants, "quack", "compile", "eager"] if i in impls or
+            (i.startswith("tkc_") and "tkc" in impls)]
     if "copy" in impls:
         cols += ["copy", "copy_loop", "copy_sm"]
     cases = []
@@ -601,7 +604,7 @@ def table(rows, impls):
              + ("; tkc/q, tkc/roof" if "tkc" in impls else "")]
     head = f"{'kernel':16s} {'shape':28s}" + "".join(f"{c:>10s}" for c in cols) + f"{'q/roof':>8s}"
     if "tkc" in impls:
-        head += f"{'tkc/q':>7s}{'tkc/roof':>9s}"
+        head += f"{'tkc/q':>7s}{'tkc/roof':>9s}" + "".join(f"{v[4:] + '/q':>7s}" for v in variants)
     lines.append(head)
     for kern, shape in cases:
         rs = {r["impl"]: r for r in rows if r["kernel"] == kern and r.get("shape", "") == shape}
@@ -621,7 +624,10 @@ def table(rows, impls):
         q, cp, t = g("quack"), max(cps) if cps else None, g("tkc")
         line += f"{q / cp:8.3f}" if q and cp else f"{'':8s}"
         if "tkc" in impls:
-            line += (f"{t / q:7.3f}" if t and q else f"{'':7s}") + (f"{t / cp:9.3f}" if t and cp else "")
+            line += (f"{t / q:7.3f}" if t and q else f"{'':7s}") + (f"{t / cp:9.3f}" if t and cp else f"{'':9s}")
+            for v in variants:
+                tv = g(v)
+                line += f"{tv / q:7.3f}" if tv and q else f"{'':7s}"
         lines.append(line)
     bad = [r for r in rows if not r.get("status", "").startswith(("ok", "skipped"))]
     lines.append(f"norms: {sum(1 for r in rows if r.get('status', '').startswith('ok'))} passed, {len(bad)} failed"
@@ -640,6 +646,8 @@ def main():
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--budget-s", type=float, default=0, help="stop starting cases after this many seconds")
     ap.add_argument("--tkc", default="", help="directory of tkc's generated torch modules")
+    ap.add_argument("--tkc-variant", action="append", default=[], metavar="NAME=DIR",
+                    help="another build of tkc's modules, timed in the same rounds as impl tkc_NAME")
     ap.add_argument("--out", default="")
     ap.add_argument("--commit", default="")
     ap.add_argument("--quick", action="store_true", help="small shapes, 2 rounds: a smoke test")
@@ -682,7 +690,10 @@ def main():
            "triton": triton_v, "python": platform.python_version(),
            "quack": getattr(quack, "__version__", None) if quack else f"missing ({qerr})"}
     emit(hdr)
-    tkc = load_tkc(args.tkc) if args.tkc else {}
+    tkc = {"tkc": load_tkc(args.tkc)} if args.tkc else {}
+    for nv in args.tkc_variant:
+        name, _, d = nv.partition("=")
+        tkc["tkc_" + name] = load_tkc(d)
     if not args.tkc:
         args.impls.discard("tkc")
     comp = Compiled(torch)
@@ -722,7 +733,7 @@ def main():
             emit({"kernel": c.kernel, "shape": c.label, "impl": "-", "status": f"ERROR {type(e).__name__}: {str(e)[:300]}"})
             torch.cuda.synchronize()
         log(f"# {c.kernel} {c.label}: {time.time() - t:.1f} s (total {time.time() - T0:.0f} s)")
-    log(table([r for r in ROWS if r["kernel"] != "header"], args.impls))
+    log(table([r for r in ROWS if r["kernel"] != "header"], args.impls, [i for i in tkc if i != "tkc"]))
     log(f"# rows: {OUTF}; {time.time() - T0:.0f} s")
     return 0
 
