@@ -199,16 +199,19 @@ static const Expr *cond_not(Lower *L, const Expr *c) {
 
 /* the condition each load under an if runs under (the producer evaluates it: conditions of the
  * load and setup blocks are over scalars, the grid and the pipeline variable) */
-static void load_conditions(Lower *L, StmtList *l, const Expr *cond) {
+static void load_conditions(Lower *L, StmtList *l, const Expr *cond, const IfPath *path) {
     for (int i = 0; i < l->n; i++) {
         Stmt *st = l->v[i];
         if (st->kind == ST_ASSIGN && st->mv == MV_G2S && cond) {
-            LoadCond lc = {st, cond};
+            LoadCond lc = {st, cond, path};
             vec_push(L->a, &L->load_conds, lc);
         }
         if (st->kind == ST_IF) {
-            load_conditions(L, &st->u.if_.then_s, cond_and(L, cond, st->u.if_.cond));
-            load_conditions(L, &st->u.if_.else_s, cond_and(L, cond, cond_not(L, st->u.if_.cond)));
+            IfPath *then_p = ARENA_NEW(L->a, IfPath), *else_p = ARENA_NEW(L->a, IfPath);
+            *then_p = (IfPath){st, false, path};
+            *else_p = (IfPath){st, true, path};
+            load_conditions(L, &st->u.if_.then_s, cond_and(L, cond, st->u.if_.cond), then_p);
+            load_conditions(L, &st->u.if_.else_s, cond_and(L, cond, cond_not(L, st->u.if_.cond)), else_p);
         }
     }
 }
@@ -390,8 +393,8 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     if (L->d->nerrors > L->errors0) return pk;
     translate_uniforms(L);
     L->load_conds.n = 0;
-    if (sk->blocks[BK_LOAD]) load_conditions(L, &sk->blocks[BK_LOAD]->u.block.body, NULL);
-    if (sk->blocks[BK_SETUP]) load_conditions(L, &sk->blocks[BK_SETUP]->u.block.body, NULL);
+    if (sk->blocks[BK_LOAD]) load_conditions(L, &sk->blocks[BK_LOAD]->u.block.body, NULL, NULL);
+    if (sk->blocks[BK_SETUP]) load_conditions(L, &sk->blocks[BK_SETUP]->u.block.body, NULL, NULL);
     lower_roles(L);
     plan_rowwise(L);
     check_rowwise(L);

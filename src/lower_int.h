@@ -7,9 +7,17 @@
 
 #include "plan.h"
 
+/* the ifs around a statement, innermost first: which branch of which if */
+typedef struct IfPath {
+    const Stmt *ifst;
+    bool els;
+    const struct IfPath *up;
+} IfPath;
+
 typedef struct LoadCond {
     const Stmt *st;     /* a TMA load under an if of the load or setup block */
     const Expr *cond;   /* the conjunction of the conditions around it */
+    const IfPath *path; /* the branches it is in (two loads in different branches of one if never both run) */
 } LoadCond;
 
 /* a statement and its translation (lower_ps): one tree per statement, so the plan's references to
@@ -63,6 +71,8 @@ int rows_per_wg(PlanKernel *pk, const Type *t);
 int value_regs(PlanKernel *pk, const Type *t);
 bool check_reg_shape(Lower *L, const Type *t, Span sp, const char *name);
 const PExpr *load_cond(Lower *L, const Stmt *st);
+bool loads_exclusive(const Lower *L, const Stmt *a, const Stmt *b);
+bool loads_exclusive(const Lower *L, const Stmt *a, const Stmt *b);
 
 /* lower_ops.c */
 void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk);

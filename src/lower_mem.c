@@ -87,6 +87,19 @@ static void mark_multicast(Lower *L, PlanGroup *g) {
     }
 }
 
+/* buffer b in group g already: 0 no; 1 yes, by loads in other branches of an if than st (one of
+ * them runs a step, so the group's bytes count the tile once: the full barrier expects each
+ * load's bytes under its condition); -1 yes, by a load that may run with st */
+static int load_seen(const Lower *L, const PlanGroup *g, Stmt **in_g, int b, const Stmt *st) {
+    int seen = 0;
+    for (int k = 0; k < g->loads.n; k++) {
+        if (g->loads.v[k].buf != b) continue;
+        if (!loads_exclusive(L, in_g[k], st)) return -1;
+        seen = 1;
+    }
+    return seen;
+}
+
 void lower_groups(Lower *L, POpList *compute_ops) {
     SemaKernel *sk = L->sk;
     PlanKernel *pk = L->pk;
@@ -109,6 +122,7 @@ void lower_groups(Lower *L, POpList *compute_ops) {
             }
         }
     }
+    Stmt **in_g = ARENA_NEW_N(L->a, Stmt *, nl > 0 ? nl : 1); /* the loads of the group being built, in order */
     for (int i = 0; i < nl; i++) {
         if (done[i]) continue;
         PlanGroup g = {.first_use = key[i] < (1 << 20) ? key[i] : -1};
@@ -120,21 +134,23 @@ void lower_groups(Lower *L, POpList *compute_ops) {
             Symbol *y = lhs_root(loads[j]->u.assign.lhs);
             int b = buf_of_sym(pk, y);
             if (b < 0) continue;
-            bool seen = false;
-            for (int k = 0; k < g.bufs.n; k++) seen |= g.bufs.v[k] == b;
-            if (seen) {
+            int seen = load_seen(L, &g, in_g, b, loads[j]);
+            if (seen < 0) {
                 diag_error(L->d, loads[j]->span, "'%s' is loaded twice in one step", y->name);
                 continue;
             }
-            vec_push(L->a, &g.bufs, b);
-            pk->bufs.v[b].group = pk->groups.n;
-            g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
-            sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
-            PlanLoad pl = {.st = lower_ps(L, loads[j]), .buf = b, .cond = load_cond(L, loads[j])};
+            if (!seen) {
+                vec_push(L->a, &g.bufs, b);
+                pk->bufs.v[b].group = pk->groups.n;
+                g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
+                sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
+            }
+            PlanLoad pl = {.st = lower_ps(L, loads[j]), .buf = b, .cond = load_cond(L, loads[j]), .alternative = seen};
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(loads[j]->u.assign.rhs->u.index.base);
             pl.map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false);
             if (pb->is_vec) check_vec_rows(L, loads[j], t);
+            in_g[g.loads.n] = loads[j];
             vec_push(L->a, &g.loads, pl);
         }
         g.name = arena_strdup(L->a, nm.s ? nm.s : "g");
@@ -159,27 +175,30 @@ void lower_groups(Lower *L, POpList *compute_ops) {
     if (sk->blocks[BK_SETUP]) collect_g2s(&sk->blocks[BK_SETUP]->u.block.body, &sl, &ns, &scap, L->a);
     if (ns) {
         PlanGroup g = {.once = true, .first_use = -1};
+        in_g = ARENA_NEW_N(L->a, Stmt *, ns);
         StrBuf nm;
         sb_init(&nm);
         for (int j = 0; j < ns; j++) {
             Symbol *y = lhs_root(sl[j]->u.assign.lhs);
             int b = buf_of_sym(pk, y);
             if (b < 0) continue;
-            bool seen = false;
-            for (int k = 0; k < g.bufs.n; k++) seen |= g.bufs.v[k] == b;
-            if (seen) {
+            int seen = load_seen(L, &g, in_g, b, sl[j]);
+            if (seen < 0) {
                 diag_error(L->d, sl[j]->span, "'%s' is loaded twice in setup", y->name);
                 continue;
             }
-            vec_push(L->a, &g.bufs, b);
-            pk->bufs.v[b].group = pk->groups.n;
-            g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
-            sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
+            if (!seen) {
+                vec_push(L->a, &g.bufs, b);
+                pk->bufs.v[b].group = pk->groups.n;
+                g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
+                sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
+            }
             const PlanBuf *pb = &pk->bufs.v[b];
             Symbol *t = lhs_root(sl[j]->u.assign.rhs->u.index.base);
             PlanLoad pl = {.st = lower_ps(L, sl[j]), .buf = b, .map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false),
-                           .cond = load_cond(L, sl[j])};
+                           .cond = load_cond(L, sl[j]), .alternative = seen};
             if (pb->is_vec) check_vec_rows(L, sl[j], t);
+            in_g[g.loads.n] = sl[j];
             vec_push(L->a, &g.loads, pl);
         }
         g.name = arena_strdup(L->a, nm.s ? nm.s : "setup");

@@ -258,6 +258,20 @@ const PExpr *load_cond(Lower *L, const Stmt *st) {
     return NULL;
 }
 
+static const IfPath *load_path(const Lower *L, const Stmt *st) {
+    for (int i = 0; i < L->load_conds.n; i++)
+        if (L->load_conds.v[i].st == st) return L->load_conds.v[i].path;
+    return NULL;
+}
+
+/* loads a and b are in different branches of one if: at most one of them runs in a step */
+bool loads_exclusive(const Lower *L, const Stmt *a, const Stmt *b) {
+    for (const IfPath *pa = load_path(L, a); pa; pa = pa->up)
+        for (const IfPath *pb = load_path(L, b); pb; pb = pb->up)
+            if (pa->ifst == pb->ifst && pa->els != pb->els) return true;
+    return false;
+}
+
 /* the effects of the ops nested in an if or for: reads, writes, shared tiles, written tiles */
 static void nested_effects(Lower *L, POp *o, Effects *e) {
     POpList *ls[2] = {&o->then_ops, &o->else_ops};

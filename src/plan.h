@@ -144,6 +144,8 @@ typedef struct PlanLoad {   /* one `tile <- X[...]` statement */
                          * share of the boxes and TMA writes them into all blocks */
     const PExpr *cond;  /* a load under an if: the condition it runs under (NULL: always); the
                          * producer expects only the bytes of the loads it issues */
+    bool alternative;   /* fills the buffer of an earlier load of its group from another branch of
+                         * an if: at most one of them runs a step, so the group counts the tile once */
 } PlanLoad;
 
 typedef struct PlanGroup {  /* tiles that land on one full barrier */

@@ -279,6 +279,7 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
                 sb_puts(b, ", only when ");
                 px_print(b, pl->cond);
             }
+            if (pl->alternative) sb_printf(b, "; another branch's load of %s: the tile counts once", pk->bufs.v[pl->buf].name);
             sb_puts(b, "]\n");
         }
     }

@@ -458,12 +458,14 @@ static void producer_group(M *m, EvVec *ev, int block, int g, int copy, int pari
     const PlanKernel *pk = m->pk;
     const PlanGroup *pg = &pk->groups.v[g];
     int expect = 0;
-    for (int i = 0; i < pg->loads.n; i++) expect += plan_buf_tx_bytes(&pk->bufs.v[pg->loads.v[i].buf]);
+    for (int i = 0; i < pg->loads.n; i++)
+        if (!pg->loads.v[i].alternative) expect += plan_buf_tx_bytes(&pk->bufs.v[pg->loads.v[i].buf]);
     vec_push(m->a, ev, ((Ev){.k = EV_WAIT, .bar = pg->empty, .copy = copy, .parity = parity, .want = want,
                              .what = arena_printf(m->a, "wait until %s is released", pg->name)}));
     vec_push(m->a, ev, ((Ev){.k = EV_EXPECT, .bar = pg->full, .copy = copy, .bytes = expect,
                              .what = arena_printf(m->a, "expect_tx %s", pg->name)}));
     for (int i = 0; i < pg->loads.n; i++) {
+        if (pg->loads.v[i].alternative) continue; /* the first load of its buffer stands for it */
         Ev e = {.k = EV_ISSUE, .group = g, .copy = copy, .load = i, .version = version, .multicast = pg->loads.v[i].multicast,
                 .what = arena_printf(m->a, "load into %s", pk->bufs.v[pg->loads.v[i].buf].name)};
         load_boxes(pk, &pg->loads.v[i], block, &e.boxes, &e.box_bytes);
@@ -944,6 +946,15 @@ const char *plan_check_protocol(Arena *a, const PlanKernel *pk, ProtocolStats *s
             if (total != plan_buf_tx_bytes(&pk->bufs.v[pl->buf]))
                 return arena_printf(a, "barrier protocol, rule 'bytes': the boxes of the load into %s deliver %d bytes, its tile holds %d",
                                     pk->bufs.v[pl->buf].name, total, plan_buf_tx_bytes(&pk->bufs.v[pl->buf]));
+            if (pl->alternative) { /* another branch's load of an earlier load's buffer: both conditional */
+                bool first = false;
+                for (int k = 0; k < i && !first; k++)
+                    first = pg->loads.v[k].buf == pl->buf && !pg->loads.v[k].alternative && pg->loads.v[k].cond;
+                if (!first || !pl->cond)
+                    return arena_printf(a, "barrier protocol, rule 'bytes': the load into %s is marked an alternative but "
+                                        "it or the first load of its buffer is not under an if", pk->bufs.v[pl->buf].name);
+                continue;
+            }
             bytes += total;
         }
         if (bytes != pk->bars.v[pg->full].tx_bytes)
@@ -965,7 +976,8 @@ const char *plan_check_protocol(Arena *a, const PlanKernel *pk, ProtocolStats *s
         m->grp_copies[g] = pg->once ? pk->setup_stages : pk->stages;
         m->grp_base[g] = m->grp_slots;
         m->grp_slots += m->grp_copies[g];
-        for (int i = 0; i < pg->loads.n; i++) m->grp_bytes[g] += plan_buf_tx_bytes(&pk->bufs.v[pg->loads.v[i].buf]);
+        for (int i = 0; i < pg->loads.n; i++)
+            if (!pg->loads.v[i].alternative) m->grp_bytes[g] += plan_buf_tx_bytes(&pk->bufs.v[pg->loads.v[i].buf]);
     }
     m->prog = arena_alloc(a, sizeof(EvVec) * m->R);
     m->inflight = arena_alloc(a, sizeof(int *) * m->R);
