@@ -153,6 +153,35 @@ static void bytes_expected(void **state) {
     done(&f);
 }
 
+/* one ring tile loaded in the two branches of an if (tests/golden/plan/load_alternatives.tk): the
+ * group counts it once; a load marked an alternative outside an if, or a group that counts the
+ * tile twice, is rejected */
+static void bytes_alternatives(void **state) {
+    (void)state;
+    Fix f;
+    PlanKernel *pk = lower(&f, "tests/golden/plan/load_alternatives.tk", NULL);
+    const PlanGroup *g = NULL;
+    for (int i = 0; i < pk->groups.n; i++)
+        if (!pk->groups.v[i].once) g = &pk->groups.v[i];
+    assert_non_null(g);
+    assert_int_equal(g->loads.n, 2);
+    assert_true(g->loads.v[0].cond && g->loads.v[1].cond && !g->loads.v[0].alternative && g->loads.v[1].alternative);
+    assert_int_equal(pk->bars.v[g->full].tx_bytes, plan_buf_tx_bytes(&pk->bufs.v[g->loads.v[0].buf]));
+    FILE *sink = fopen("/dev/null", "w");
+    Diag d;
+    diag_init(&d, &f.a, sink);
+    assert_true(plan_verify(&f.plan, &d));
+    fclose(sink);
+    g->loads.v[1].alternative = false; /* both counted: the barrier expects half of what they deliver */
+    expect_rule(&f, pk, "rule 'bytes'");
+    done(&f);
+    pk = lower(&f, "tests/golden/plan/load_alternatives.tk", NULL);
+    for (int i = 0; i < pk->groups.n; i++)
+        if (!pk->groups.v[i].once) pk->groups.v[i].loads.v[0].cond = NULL; /* the first always runs */
+    expect_rule(&f, pk, "rule 'bytes'");
+    done(&f);
+}
+
 /* a release before the product that reads the stage completed */
 static void release_before_product(void **state) {
     (void)state;
@@ -325,6 +354,7 @@ int main(void) {
         cmocka_unit_test(release_refilled),         cmocka_unit_test(phases_skipped),
         cmocka_unit_test(progress_missing_release), cmocka_unit_test(arrivals_barrier_under_wg),
         cmocka_unit_test(rowred_one_copy),          cmocka_unit_test(pdl_without_wait),
+        cmocka_unit_test(bytes_alternatives),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
