@@ -119,7 +119,12 @@ VARIANTS = {
         dict(M=101), dict(M=33, strided=True)]),
     "rmsnorm": dict(tk="rmsnorm.tk", cases=[dict(M=101), dict(M=33, strided=True)]),
     "softmax": dict(tk="softmax.tk", cases=[dict(M=101), dict(M=33, strided=True)]),
-    "rotary": dict(tk="rotary.tk", cases=[dict(B=2, H=3, N=100), dict(B=2, H=3, N=77, strided=True)]),
+    "rotary": dict(tk="rotary.tk", kernels=["rotary"], cases=[dict(B=2, H=3, N=100), dict(B=2, H=3, N=77, strided=True)]),
+    # q and k in one launch: the heads of q, then of k (grouped-query), through one ring tile
+    "rotary_qk": dict(tk="rotary.tk", kernels=["rotary_qk"], cases=[
+        dict(B=2, H=4, HKV=2, N=100), dict(B=2, H=3, HKV=1, N=77, strided=True)]),
+    "rotary_qk_d64": dict(tk="rotary.tk", kernels=["rotary_qk"], defines={"D": 64}, cases=[
+        dict(B=2, H=4, HKV=2, N=333), dict(B=1, H=2, HKV=2, N=77, strided=True)]),
     # linear.tk's three kernels one at a time (their Y tensors differ in dtype), GELU in the bias ones
     "linear": dict(tk="linear.tk", kernels=["linear"], cases=[
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520, strided=True)]),
@@ -675,6 +680,9 @@ def reference(variant, t, outs, dims, scalars, chained=False):
         return features.ref_rmsnorm(t, dims), {"Y": ("elem", 1e-2), "S": ("elem", 1e-2)}
     if tk == "softmax.tk":
         return features.ref_softmax(t, dims), {"Y": ("elem", 1e-2)}
+    if tk == "rotary.tk" and "Q" in t:
+        oq, ok = (features.ref_rotary({"X": t[x], "Cos": t["Cos"], "Sin": t["Sin"]}, dims)["O"] for x in ("Q", "K"))
+        return {"OQ": oq, "OK": ok}, {"OQ": ("elem", 1e-2), "OK": ("elem", 1e-2)}
     if tk == "rotary.tk":
         return features.ref_rotary(t, dims), {"O": ("elem", 1e-2)}
     if tk == "linear.tk" and variant == "linear_decode":
