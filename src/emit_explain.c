@@ -164,8 +164,14 @@ static void explain_estimate(StrBuf *b, const PlanKernel *pk, int avail) {
     }
     if (pk->reg_lets) sb_printf(&parts, "temporaries %d (the most live at once) + ", pk->reg_lets);
     sb_printf(&parts, "overhead %d (addresses, loop counters, descriptors)", pk->reg_overhead);
-    para(b, 2, 0, "Each consumer thread needs about %d registers: %s = %d, of the %d it has (%d spare).", pk->reg_estimate,
-         parts.s, pk->reg_estimate, avail, avail - pk->reg_estimate);
+    if (pk->reg_live_peak && pk->reg_live_peak <= avail)
+        para(b, 2, 0, "The consumer thread's register values add up to about %d registers: %s = %d, more than the %d it "
+             "has, but a step never holds them all: counting the values written and read within a step only while "
+             "they are live, it holds at most about %d at once (%d spare); ptxas decides the rest.",
+             pk->reg_estimate, parts.s, pk->reg_estimate, avail, pk->reg_live_peak, avail - pk->reg_live_peak);
+    else
+        para(b, 2, 0, "Each consumer thread needs about %d registers: %s = %d, of the %d it has (%d spare).", pk->reg_estimate,
+             parts.s, pk->reg_estimate, avail, avail - pk->reg_estimate);
     sb_free(&parts);
 }
 

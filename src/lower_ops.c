@@ -714,6 +714,91 @@ static void check_mma_regs(Lower *L, const POpList *ops, int cap, bool *reported
     }
 }
 
+/* does op o write all of y without reading y's earlier value (a kill: that value is dead)? A
+ * product without accumulation into y, or `y = e` / `y <- s` into the whole of y */
+static bool op_kills(Lower *L, POp *o, Symbol *y);
+
+/* the first op of a list that touches y writes all of it without reading it */
+static bool list_kills(Lower *L, const POpList *l, Symbol *y) {
+    for (int i = 0; i < l->n; i++) {
+        Effects e;
+        op_effects(L, l->v[i], &e);
+        bool a_tmp = l->v[i]->kind == POP_MMA && l->v[i]->mma && l->v[i]->mma->a_tmp == y;
+        if (symset_has(&e.rd, y) || symset_has(&e.wr, y) || a_tmp)
+            return op_kills(L, l->v[i], y) && (a_tmp || !symset_has(&e.rd, y));
+    }
+    return false;
+}
+
+static bool op_kills(Lower *L, POp *o, Symbol *y) {
+    if (o->kind == POP_MMA) return o->mma && ((o->mma->dst == y && !o->mma->accumulate) || o->mma->a_tmp == y);
+    if (o->kind == POP_IF) return list_kills(L, &o->then_ops, y) && list_kills(L, &o->else_ops, y);
+    if ((o->kind != POP_STMT && o->kind != POP_MOVE) || !o->st || o->st->kind != PS_ASSIGN) return false;
+    if (o->st->op != AS_SET && o->st->op != AS_MOVE) return false;
+    return o->st->lhs && o->st->lhs->kind == PX_NAME && o->st->lhs->sym == y;
+}
+
+/* does op o read y as the register A operand of a product? Its registers stay pinned until the
+ * product completes, which the schedule decides later */
+static bool op_mma_reads(Lower *L, POp *o, Symbol *y) {
+    if (o->kind != POP_MMA || !o->mma || !o->mma->a_reg) return false;
+    if (o->mma->a_tmp) return o->mma->a_tmp == y;
+    Effects e;
+    op_effects(L, o, &e);
+    return symset_has(&e.rd, y) && o->mma->dst != y;
+}
+
+/* The most registers a pipeline step holds at once, in program order before scheduling: values
+ * that live across steps (touched by setup or finish, or read in the step before a write of all of
+ * them) count everywhere; the others (S, P, dS in attention's backward: written whole, then read,
+ * within a step) count from each write that kills them to their last read, and a register A
+ * operand of a product from that product to the end of the step. An if or a for counts as one op,
+ * and a write under it kills nothing. */
+static int step_live_peak(Lower *L) {
+    PlanKernel *pk = L->pk;
+    const POpList *ops = &pk->compute_ops;
+    int n = ops->n, carried = 0, peak = 0;
+    if (!n) return 0;
+    Effects *fx = ARENA_NEW_N(L->a, Effects, n);
+    for (int i = 0; i < n; i++) op_effects(L, ops->v[i], &fx[i]);
+    SymSet outside = {0};
+    ops_used(L, &pk->setup_ops, &outside);
+    ops_used(L, &pk->finish_ops, &outside);
+    int *live = ARENA_NEW_N(L->a, int, n);
+    bool *occ = ARENA_NEW_N(L->a, bool, n);
+    for (int r = 0; r < pk->regs.n; r++) {
+        Symbol *y = pk->regs.v[r].sym;
+        if (y->kind == SYM_LET) continue;
+        int first = -1;
+        for (int i = 0; i < n && first < 0; i++)
+            if (symset_has(&fx[i].rd, y) || symset_has(&fx[i].wr, y) || op_mma_reads(L, ops->v[i], y)) first = i;
+        if (first < 0) {
+            carried += pk->regs.v[r].regs;
+            continue;
+        }
+        bool a_tmp = ops->v[first]->kind == POP_MMA && ops->v[first]->mma && ops->v[first]->mma->a_tmp == y;
+        if (symset_has(&outside, y) || !op_kills(L, ops->v[first], y) || (symset_has(&fx[first].rd, y) && !a_tmp)) {
+            carried += pk->regs.v[r].regs;
+            continue;
+        }
+        bool after = false; /* live after op i: a step-local value is dead at the end of the step */
+        for (int i = n - 1; i >= 0; i--) {
+            bool rd = symset_has(&fx[i].rd, y) || op_mma_reads(L, ops->v[i], y);
+            bool made = ops->v[i]->kind == POP_MMA && ops->v[i]->mma && ops->v[i]->mma->a_tmp == y; /* made, then read */
+            occ[i] = rd || symset_has(&fx[i].wr, y) || after;
+            after = (rd && !made) || (after && !op_kills(L, ops->v[i], y));
+        }
+        for (int i = 0; i < n; i++)
+            if (op_mma_reads(L, ops->v[i], y))
+                for (int j = i; j < n; j++) occ[j] = true;
+        for (int i = 0; i < n; i++)
+            if (occ[i]) live[i] += pk->regs.v[r].regs;
+    }
+    for (int i = 0; i < n; i++)
+        if (carried + live[i] > peak) peak = carried + live[i];
+    return peak;
+}
+
 /* the estimate against the split (estimate_regs first) */
 void check_reg_budget(Lower *L) {
     PlanKernel *pk = L->pk;
@@ -725,7 +810,16 @@ void check_reg_budget(Lower *L) {
     check_mma_regs(L, &pk->after_ops, cap, &reported);
     check_mma_regs(L, &pk->finish_ops, cap, &reported);
     if (reported) return;
-    if (pk->reg_estimate > pk->consumer_regs) {
+    if (pk->reg_estimate > pk->consumer_regs && !pk->no_pipeline) {
+        /* the sum counts every value at once; the step may never hold them all */
+        pk->reg_live_peak = step_live_peak(L) + pk->reg_lets + pk->reg_overhead;
+        if (pk->reg_live_peak <= pk->consumer_regs)
+            lower_note(L, "the register values add up to about %d registers a consumer thread, over the %d it has, but "
+                       "a step holds at most about %d at once (values written and read within a step count only "
+                       "while live): left to ptxas, which spills if that is wrong",
+                       pk->reg_estimate, pk->consumer_regs, pk->reg_live_peak);
+    }
+    if (pk->reg_estimate > pk->consumer_regs && !(pk->reg_live_peak && pk->reg_live_peak <= pk->consumer_regs)) {
         StrBuf b;
         sb_init(&b);
         for (int i = 0; i < pk->regs.n; i++)
@@ -733,9 +827,12 @@ void check_reg_budget(Lower *L) {
                 sb_printf(&b, "%s%s %d", b.len ? " + " : "", pk->regs.v[i].sym->name, pk->regs.v[i].regs);
         if (pk->reg_lets) sb_printf(&b, " + temporaries %d", pk->reg_lets);
         diag_error(L->d, L->sk->consumers_span.file >= 0 ? L->sk->consumers_span : L->sk->k->name_span,
-                   "register budget: each consumer thread needs about %d registers (%s + overhead %d) but "
+                   "register budget: each consumer thread needs about %d registers (%s + overhead %d)%s but "
                    "setmaxnreg gives it %d; use smaller tiles or more consumer warpgroups",
-                   pk->reg_estimate, b.s ? b.s : "", pk->reg_overhead, pk->consumer_regs);
+                   pk->reg_estimate, b.s ? b.s : "", pk->reg_overhead,
+                   pk->reg_live_peak && pk->reg_live_peak < pk->reg_estimate ? arena_printf(L->a, ", at most about %d of them live at once in a step,", pk->reg_live_peak)
+                                     : "",
+                   pk->consumer_regs);
         sb_free(&b);
     }
 }

@@ -356,6 +356,9 @@ typedef struct PlanKernel {
     int reg_estimate;
     int reg_overhead;
     int reg_lets;       /* peak registers of block-local (let) temporaries */
+    int reg_live_peak;  /* where the sum of the register values is over the budget: the most the
+                         * step holds at once, values written and read within a step counted only
+                         * while live (0: not needed, the sum fits) */
     int stages;         /* ring stages; 0 without a pipeline */
     /* no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps,
      * no ring barriers. Setup loads still go through the producer (one group, once per work

@@ -164,8 +164,9 @@ static void dump_kernel(StrBuf *b, const PlanKernel *pk) {
     for (int i = 0; i < pk->regs.n; i++)
         if (pk->regs.v[i].sym->kind != SYM_LET) sb_printf(b, " %s %d +", pk->regs.v[i].sym->name, pk->regs.v[i].regs);
     if (pk->reg_lets) sb_printf(b, " temporaries (peak) %d +", pk->reg_lets);
-    sb_printf(b, " overhead %d\n", pk->reg_overhead);
-    sb_puts(b, "  grid:");
+    sb_printf(b, " overhead %d", pk->reg_overhead);
+    if (pk->reg_live_peak) sb_printf(b, "; at most %d live at once in a step", pk->reg_live_peak);
+    sb_puts(b, "\n  grid:");
     for (int i = 0; i < sk->axes.n; i++) {
         sb_printf(b, "%s %s = ", i ? "," : "", sk->axes.v[i]->name);
         px_print(b, pk->extents.v[i]);
