@@ -194,16 +194,20 @@ static const char *group_tx(Em *e, const PlanGroup *pg) {
     return r;
 }
 
+/* a load, under its if when it has a condition (--line-directives: the .tk line covers the load's
+ * own comment and code, inside the if) */
 static void emit_cond_load(Em *e, const PlanGroup *pg, const PlanLoad *pl, const char *bar) {
-    if (!pl->cond) {
-        emit_load_stmt(e, pg, pl, bar);
-        return;
+    if (pl->cond) {
+        L("if (%s) {  // a load under an if", scalar_str(e, pl->cond, false));
+        IN();
     }
-    L("if (%s) {  // a load under an if", scalar_str(e, pl->cond, false));
-    IN();
+    line_to_tk(e, pl->st->span);
     emit_load_stmt(e, pg, pl, bar);
-    OUT();
-    L("}");
+    line_back(e);
+    if (pl->cond) {
+        OUT();
+        L("}");
+    }
 }
 
 /* the end of a work tile: the next one uses the other copy of the setup tiles (setup_stages = 2),
@@ -254,9 +258,7 @@ static void emit_producer(Em *e) {
         L("tkc_mbar_wait(%s, tkc_tile_phase ^ 1);", group_bar(e, g, false, false));
         L("tkc_mbar_expect_tx(%s, %s);", group_bar(e, g, true, false), group_tx(e, pg));
         for (int i = 0; i < pg->loads.n; i++) {
-            line_to_tk(e, pg->loads.v[i].st->span);
             emit_cond_load(e, pg, &pg->loads.v[i], group_bar(e, g, true, false));
-            line_back(e);
         }
     }
     if (pk->no_pipeline) {
@@ -278,9 +280,7 @@ static void emit_producer(Em *e) {
         L("tkc_mbar_wait(%s + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage", pk->bars.v[pg->empty].name);
         L("tkc_mbar_expect_tx(%s + 8 * tkc_stage, %s);", pk->bars.v[pg->full].name, group_tx(e, pg));
         for (int i = 0; i < pg->loads.n; i++) {
-            line_to_tk(e, pg->loads.v[i].st->span);
             emit_cond_load(e, pg, &pg->loads.v[i], arena_printf(e->a, "%s + 8 * tkc_stage", pk->bars.v[pg->full].name));
-            line_back(e);
         }
     }
     L("if (++tkc_stage == %d) { tkc_stage = 0; tkc_phase ^= 1; }", pk->stages);
