@@ -148,7 +148,10 @@ bool px_mentions_wg(const PExpr *x) {
 }
 
 /* stores of row-split per_col vectors: one thread per column writes it, in warpgroup 0, unless a
- * condition on wg decides which warpgroups reach the store (the plan store's wg0_only) */
+ * condition on wg decides which warpgroups reach the store (the plan store's wg0_only). The same
+ * for atomic adds of a per_wg value: the first warpgroup adds it, unless such a condition decides
+ * (then each warpgroup that gets there adds its own copy: `if (wg == 1) { T[...] += x; }` is
+ * warpgroup 1's) */
 void plan_col_stores(Lower *L, const POpList *ops, int wg_depth) {
     for (int i = 0; i < ops->n; i++) {
         const POp *o = ops->v[i];
@@ -161,6 +164,12 @@ void plan_col_stores(Lower *L, const POpList *ops, int wg_depth) {
         if (o->kind != POP_STORE || o->store < 0) continue;
         PlanStore *ps = &L->pk->stores.v[o->store];
         const Type *t = &ps->st->rhs->ty;
+        if (ps->path == SP_RED && ps->wg0_only && wg_depth) {
+            ps->wg0_only = false;
+            lower_note(L, "'%s += ...' (a per_wg value) is under a condition on wg: each warpgroup that gets there "
+                       "adds its own copy", px_str(L->a, ps->st->lhs));
+            continue;
+        }
         if (ps->path != SP_VECTOR || t->layout != VL_COL || t->per_wg) continue;
         ps->wg0_only = !wg_depth;
         lower_note(L, "'%s <- ...' (a per_col vector): %s", px_str(L->a, ps->st->lhs),

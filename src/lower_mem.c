@@ -353,17 +353,20 @@ static int block_smem_budget(const Lower *L) {
 
 static void note_staging(Lower *L) {
     PlanKernel *pk = L->pk;
-    bool tiles = false, reds = false, partial = false;
+    bool tiles = false, reds = false, partial = false, first_wg = false;
     for (int i = 0; i < pk->stores.n; i++) {
-        tiles |= pk->stores.v[i].path == SP_DIRECT && dtype_bytes[pk->stores.v[i].st->rhs->ty.dt] == 2;
-        reds |= pk->stores.v[i].path == SP_RED;
-        partial |= pk->stores.v[i].path == SP_RED && pk->stores.v[i].st->rhs->ty.partial;
+        const PlanStore *ps = &pk->stores.v[i];
+        tiles |= ps->path == SP_DIRECT && dtype_bytes[ps->st->rhs->ty.dt] == 2;
+        reds |= ps->path == SP_RED;
+        partial |= ps->path == SP_RED && ps->st->rhs->ty.partial;
+        first_wg |= ps->path == SP_RED && ps->wg0_only;
     }
     if (reds)
         lower_note(L, "atomic adds from registers: each consumer thread adds the elements it holds with red.global.add "
                 "(.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and "
-                "alignment allow), skipping rows and columns past the tensor's end; a per_wg value is added by the "
-                "first warpgroup only%s", partial ? ", a partial one by every warpgroup (each its part of the sum)" : "");
+                "alignment allow), skipping rows and columns past the tensor's end%s%s",
+                first_wg ? "; a per_wg value is added by the first warpgroup only" : "",
+                partial ? "; a partial value by every warpgroup (each its part of the sum)" : "");
     if (tiles && !L->sk->staging)
         lower_note(L, "staging = 0: stores from registers write global memory directly, two 16-bit elements per store "
                 "where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for");
