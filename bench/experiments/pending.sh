@@ -1,10 +1,12 @@
 #!/bin/sh
-# The measurements the thirteenth session (2026-12-05) could not make (no device was lent), in two
+# The measurements the thirteenth and fourteenth sessions (2026-12-05) could not make (no device came), in
 # device calls (below). Build here (nvcc, no GPU), carry the libraries, run there:
 #   sh bench/experiments/pending.sh oldtkc           # builds a tkc of af2edfe (before programmatic launches)
 #                                                    # at .carry/oldtkc/b/tkc (a git worktree)
 #   sh bench/experiments/pending.sh build OLD_TKC    # OLD_TKC: that tkc
-#   sh bench/experiments/pending.sh run [PART...]    # on the GPU machine; logs in $OUT (default bench/out)
+#   sh bench/experiments/pending.sh pack             # .carry/pack/all.tar.xz: what the device call carries
+#   sh bench/experiments/pending.sh unpack && sh bench/experiments/pending.sh run [PART...]
+#                                                    # on the GPU machine; logs in $OUT (default bench/out)
 # What it measures:
 #   1. rotary in rowwise tiles (norms/rotary_rw.tk, 12 variants) against kernels.tk/rotary.tk, tkc
 #      alone, alternated (abnorms.py): issue 13, rotary at 0.89-0.96x quack;
@@ -19,18 +21,25 @@
 #      branch), rotary_rows and rotary_rows_d64 (features.py against PyTorch, ragged and strided);
 #   4b. layernorm and rmsnorm with 64 values of a row a thread (row_values = 64) at three blocks an SM,
 #      and layernorm D8192 at three blocks (gen7.sh), against the shipped kernels;
+#   4c. (fourteenth session) rotary_qk (q and k in one launch, kernels.tk/rotary.tk) under
+#      compute-sanitizer memcheck and racecheck with its reference check, and the feature
+#      perwg_branch_add (per_wg values added under if (wg == ...)): parts `qk` and `features`;
+#   4d. attention backward at D = 128 in one kernel (bench/experiments/attn_bwd/split128.tk, keys split
+#      over two consumer warpgroups, dQ's columns split) against attn_bwd_main: part `bwdsplit`
+#      (bwdsplit.py: fp32 autograd check, then B16 H16 N4096 timed alternated; issue 14, 0.63x FA4);
 #   5. Mamba-2, Based, Hedgehog and FFT conv against ThunderKittens in the same process
 #      (tk_baselines.py; issue 16's Mamba-2 after the proxy fence of 3ab0786, last measured against TK
 #      before it). Needs ThunderKittens at .carry/tk/src (the fetch tool's github:HazyResearch/ThunderKittens,
 #      then git -C MIRROR archive HEAD include prototype kernels | tar -x -C .carry/tk/src; 0b55588d was
 #      used before, bench/RESULTS.md run 111); the build step
 #      makes .carry/tk/lib and .carry/tk/tkclib.
-# Two device calls, under the 64 MB a call carries (the tree is about 12 MB):
-#   run features rotary rowvalues   carry .carry/pend/features .carry/pend/nv6 .carry/pend/nv7     (35 MB)
-#   run pdl decode tk               carry .carry/pend/pdl .carry/pend/dec .carry/tk/lib .carry/tk/tkclib (23 MB)
+# What to carry: `pending.sh pack` puts every library above into .carry/pack/all.tar.xz (about 3.5 MB:
+# the .so files compress tenfold), so one call carries all of it (carry .carry/pack) and runs
+# `pending.sh unpack && pending.sh run PARTS` (each part under its own `timeout $T`: order the parts by
+# what matters most, the files of the parts that finished come back even if the call is cut).
 # Record the rows in bench/RESULTS.md; adopt what wins by the issues' measures.
 set -eu
-cmd=${1:?usage: pending.sh oldtkc | build OLD_TKC | run [PART...]}
+cmd=${1:?usage: pending.sh oldtkc | build OLD_TKC | pack | unpack | run [PART...]}
 P=.carry/pend
 case $cmd in
 oldtkc)
@@ -54,7 +63,9 @@ build)
     t=bench/experiments/linear/decode_parts.tk
     python3 bench/tune_linear.py build --tkc $P/tkc --out $P/dec \
         --variants "pair=TK:$t,XROUTE:2;parts=TK:$t,XROUTE:3;direct=TK:$t,XROUTE:4"
-    python3 bench/features.py build --tkc $P/tkc --out $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64
+    python3 bench/features.py build --tkc $P/tkc --out $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64,perwg_branch_add
+    python3 bench/sanitize.py build --tkc $P/tkc --out $P/san --only rotary,rotary_qk,rotary_qk_d64
+    sh bench/experiments/attn_bwd/bwdsplit.sh $P/tkc $P/bsplit
     if [ -f .carry/tk/src/include/kittens.cuh ]; then
         bash bench/tk/build.sh
         TKC=$PWD/$P/tkc bash bench/tk/build.sh tkc
@@ -64,11 +75,19 @@ build)
     fi
     du -sh $P
     ;;
+pack)
+    mkdir -p .carry/pack
+    tar -cf - $P .carry/tk/lib .carry/tk/tkclib 2>/dev/null | xz -T2 -6 > .carry/pack/all.tar.xz
+    ls -la .carry/pack/all.tar.xz
+    ;;
+unpack)
+    xz -dc .carry/pack/all.tar.xz | tar -x
+    ;;
 run)
     # parts (default all; a device command has 10 minutes, so two calls may be needed):
     # features rotary rowvalues pdl decode tk
     shift
-    parts=${*:-features rotary rowvalues pdl decode tk}
+    parts=${*:-features qk bwdsplit rotary rowvalues pdl decode tk}
     OUT=${OUT:-bench/out}
     mkdir -p "$OUT"
     nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader || true
@@ -78,7 +97,9 @@ run)
     for part in $parts; do
         echo "== $part"
         case $part in
-        features) timeout "$T" python3 bench/features.py run --lib $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64 ;;
+        features) timeout "$T" python3 bench/features.py run --lib $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64,perwg_branch_add ;;
+        qk) timeout "$T" python3 bench/sanitize.py run --lib $P/san --out /tmp/san --only rotary,rotary_qk,rotary_qk_d64 --tools memcheck,racecheck ;;
+        bwdsplit) timeout "$T" python3 bench/experiments/attn_bwd/bwdsplit.py $P/bsplit 5 ;;
         rotary) timeout "$T" python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 ;;
         rowvalues) timeout "$T" python3 bench/experiments/norms/abnorms.py --lib $P/nv7 --only ln,rms --rounds 9 ;;
         pdl) timeout "$T" python3 bench/tune_linear.py run --lib $P/pdl --graph --fn linear_auto --ms 1,16,128 --rounds 7 ;;
@@ -89,7 +110,7 @@ run)
     done
     ;;
 *)
-    echo "usage: pending.sh oldtkc | build OLD_TKC | run [PART...]" >&2
+    echo "usage: pending.sh oldtkc | build OLD_TKC | pack | unpack | run [PART...]" >&2
     exit 2
     ;;
 esac
