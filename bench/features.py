@@ -502,6 +502,11 @@ FEATURES = {
         cases=[dict(M=m, N=n, K=k) for m, n, k in ((64, 64, 64), (100, 72, 200), (333, 200, 1000))],
         strided=[dict(M=333, N=200, K=1000)],
         ref=lambda t, d: {"C": hp(t["A"]) @ hp(t["B"])}),
+    "wg_halves_tma_add": dict(
+        what="(g) column halves of a shared tile written under if (wg == ...), read by a TMA reduce-add every step",
+        cases=[dict(M=m, N=n, K=k) for m, n, k in ((64, 128, 64), (100, 200, 136), (333, 264, 1000))],
+        strided=[dict(M=333, N=264, K=1000)],
+        ref=lambda t, d: {"C": hp(t["A"]) @ hp(t["B"])}),
     "perwg_branch_add": dict(
         what="(g) per_wg tiles that differ by warpgroup (each its half of the columns), added under if (wg == ...)",
         cases=[dict(M=m, N=n, K=k) for m, n, k in ((64, 128, 64), (100, 200, 136), (333, 264, 1000))],

@@ -738,6 +738,15 @@ static bool op_kills(Lower *L, POp *o, Symbol *y) {
     return o->st->lhs && o->st->lhs->kind == PX_NAME && o->st->lhs->sym == y;
 }
 
+/* op o writes all of y before it reads it (e its effects): a product into y or one that makes y its
+ * register A operand, `y = e` without y in e, an if whose branches each do so first */
+static bool kills_first(Lower *L, POp *o, const Effects *e, Symbol *y) {
+    if (!op_kills(L, o, y)) return false;
+    if (o->kind == POP_IF) return true;
+    if (o->kind == POP_MMA && o->mma->a_tmp == y) return true;
+    return !symset_has(&e->rd, y);
+}
+
 /* does op o read y as the register A operand of a product? Its registers stay pinned until the
  * product completes, which the schedule decides later */
 static bool op_mma_reads(Lower *L, POp *o, Symbol *y) {
@@ -776,17 +785,15 @@ static int step_live_peak(Lower *L) {
             carried += pk->regs.v[r].regs;
             continue;
         }
-        bool a_tmp = ops->v[first]->kind == POP_MMA && ops->v[first]->mma && ops->v[first]->mma->a_tmp == y;
-        if (symset_has(&outside, y) || !op_kills(L, ops->v[first], y) || (symset_has(&fx[first].rd, y) && !a_tmp)) {
+        if (symset_has(&outside, y) || !kills_first(L, ops->v[first], &fx[first], y)) {
             carried += pk->regs.v[r].regs;
             continue;
         }
         bool after = false; /* live after op i: a step-local value is dead at the end of the step */
         for (int i = n - 1; i >= 0; i--) {
             bool rd = symset_has(&fx[i].rd, y) || op_mma_reads(L, ops->v[i], y);
-            bool made = ops->v[i]->kind == POP_MMA && ops->v[i]->mma && ops->v[i]->mma->a_tmp == y; /* made, then read */
             occ[i] = rd || symset_has(&fx[i].wr, y) || after;
-            after = (rd && !made) || (after && !op_kills(L, ops->v[i], y));
+            after = (rd && !kills_first(L, ops->v[i], &fx[i], y)) || (after && !op_kills(L, ops->v[i], y));
         }
         for (int i = 0; i < n; i++)
             if (op_mma_reads(L, ops->v[i], y))

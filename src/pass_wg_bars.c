@@ -15,7 +15,9 @@
  * hold no nested if, loop, sync() or pingpong turn; nothing in them reads a tile they write (the
  * barrier after the write that made it visible is now after the if); no two writes of the
  * branches (the same branch or the two) cover one element of a tile, so the writes need no order
- * among themselves; no written tile is also read by TMA stores. A write of a per_wg value there is
+ * among themselves. A tile TMA stores read (a dQ step added into global memory by a reduce-add)
+ * is fine: the barrier before the if first waits, in the thread that issued those stores, until
+ * they have read it. A write of a per_wg value there is
  * made by the warpgroup that reaches it (not by warpgroup 0 alone, as an unconditional one).
  *
  * Tiles a warpgroup keeps to itself: where a branch reads a tile it writes (a chain of products
@@ -33,9 +35,10 @@ static int cond_line(Lower *L, const POp *f) {
     return line;
 }
 
-/* a branch's ops: the moves into shared tiles are collected, the scratch barriers counted; false
- * (with *why) where the pass does not apply */
-static bool scan_branch(Lower *L, const POpList *ops, POpList *writes, int *bars, const char **why) {
+/* a branch's ops: the moves into shared tiles are collected, the scratch barriers counted (bulk:
+ * one of them first waits until TMA stores have read its tile); false (with *why) where the pass
+ * does not apply */
+static bool scan_branch(Lower *L, const POpList *ops, POpList *writes, int *bars, bool *bulk, const char **why) {
     PlanKernel *pk = L->pk;
     for (int i = 0; i < ops->n; i++) {
         POp *o = ops->v[i];
@@ -47,10 +50,7 @@ static bool scan_branch(Lower *L, const POpList *ops, POpList *writes, int *bars
         case POP_PP_PASS: *why = "a branch holds a nested if, loop, sync() or pingpong turn"; return false;
         case POP_BAR:
             if (o->bar == pk->nbar_scratch) {
-                if (o->bulk_read) {
-                    *why = "a written tile is also read by TMA stores";
-                    return false;
-                }
+                *bulk |= o->bulk_read; /* a written tile is also read by TMA stores */
                 ++*bars;
             }
             break;
@@ -164,8 +164,9 @@ static bool private_if(Lower *L, POp *f, const char **why) {
     }
     POpList wt = {0}, we = {0};
     int bars = 0;
+    bool bulk = false;
     const char *w2 = NULL;
-    if (!scan_branch(L, &f->then_ops, &wt, &bars, &w2) || !scan_branch(L, &f->else_ops, &we, &bars, &w2)) {
+    if (!scan_branch(L, &f->then_ops, &wt, &bars, &bulk, &w2) || !scan_branch(L, &f->else_ops, &we, &bars, &bulk, &w2)) {
         *why = w2;
         return false;
     }
@@ -183,8 +184,10 @@ static bool hoist_if(Lower *L, POp *f, POpList *before, POpList *after) {
     PlanKernel *pk = L->pk;
     POpList writes = {0};
     int bars = 0;
+    bool bulk = false;
     const char *why = NULL;
-    if (!scan_branch(L, &f->then_ops, &writes, &bars, &why) || !scan_branch(L, &f->else_ops, &writes, &bars, &why)) {
+    if (!scan_branch(L, &f->then_ops, &writes, &bars, &bulk, &why) ||
+        !scan_branch(L, &f->else_ops, &writes, &bars, &bulk, &why)) {
         if (bars || writes.n) {
             lower_note(L, "shared-tile writes under the condition on wg at line %d keep their barriers: %s", cond_line(L, f), why);
             f->note = why;
@@ -225,7 +228,9 @@ static bool hoist_if(Lower *L, POp *f, POpList *before, POpList *after) {
         else vec_push(L->a, &b->more_bufs, buf);
         sb_printf(&names, "%s'%s'", names.len ? ", " : "", pk->bufs.v[buf].name);
     }
-    b->note = arena_printf(L->a, "every earlier reader of %s is done (written under the if on wg below)", names.s);
+    b->bulk_read = bulk; /* the thread that issued TMA stores of them waits until they have read them */
+    b->note = arena_printf(L->a, "every earlier reader of %s is done%s (written under the if on wg below)", names.s,
+                           bulk ? " (and its TMA stores have read it)" : "");
     vec_push(L->a, before, b);
     POp *a = pop_new(L, POP_BAR);
     a->bar = pk->nbar_scratch;

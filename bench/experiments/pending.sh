@@ -63,7 +63,7 @@ build)
     t=bench/experiments/linear/decode_parts.tk
     python3 bench/tune_linear.py build --tkc $P/tkc --out $P/dec \
         --variants "pair=TK:$t,XROUTE:2;parts=TK:$t,XROUTE:3;direct=TK:$t,XROUTE:4"
-    python3 bench/features.py build --tkc $P/tkc --out $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64,perwg_branch_add
+    python3 bench/features.py build --tkc $P/tkc --out $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64,perwg_branch_add,wg_halves_tma_add
     python3 bench/sanitize.py build --tkc $P/tkc --out $P/san --only rotary,rotary_qk,rotary_qk_d64
     sh bench/experiments/attn_bwd/bwdsplit.sh $P/tkc $P/bsplit
     if [ -f .carry/tk/src/include/kittens.cuh ]; then
@@ -97,7 +97,7 @@ run)
     for part in $parts; do
         echo "== $part"
         case $part in
-        features) timeout "$T" python3 bench/features.py run --lib $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64,perwg_branch_add ;;
+        features) timeout "$T" python3 bench/features.py run --lib $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64,perwg_branch_add,wg_halves_tma_add ;;
         qk) timeout "$T" python3 bench/sanitize.py run --lib $P/san --out /tmp/san --only rotary,rotary_qk,rotary_qk_d64 --tools memcheck,racecheck ;;
         bwdsplit) timeout "$T" python3 bench/experiments/attn_bwd/bwdsplit.py $P/bsplit 5 ;;
         rotary) timeout "$T" python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 ;;

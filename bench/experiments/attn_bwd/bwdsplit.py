@@ -1,7 +1,7 @@
 """experiment: split128.tk (D = 128 backward in one kernel, keys split over two consumer warpgroups,
 dQ's columns split) against kernels.tk/attn_bwd.tk's attn_bwd_main (attn_bwd then attn_bwd_dq), both
 after the same attn_bwd_prep. Libraries (built here by `sh bench/experiments/attn_bwd/bwdsplit.sh TKC
-LIB`): LIB/main_cC.so, LIB/split_cC.so. Checks dQ, dK, dV against fp32 autograd (ragged N, GQA),
+LIB`): LIB/main_cC.so, LIB/split_cC.so, LIB/splitred_cC.so (split128_red.tk). Checks dQ, dK, dV against fp32 autograd (ragged N, GQA),
 then times both alternated at B16 H16 N4096 (CUDA events around 10 launches, median of rounds).
 
     python3 bench/experiments/attn_bwd/bwdsplit.py LIB [ROUNDS]
@@ -59,7 +59,8 @@ def rel(a, b):
 
 for causal in (0, 1):
     libs = {"main": (ctypes.CDLL(os.path.join(LIB, "main_c%d.so" % causal)), "tkc_attn_bwd_main"),
-            "split": (ctypes.CDLL(os.path.join(LIB, "split_c%d.so" % causal)), "tkc_attn_bwd_split")}
+            "split": (ctypes.CDLL(os.path.join(LIB, "split_c%d.so" % causal)), "tkc_attn_bwd_split"),
+            "splitred": (ctypes.CDLL(os.path.join(LIB, "splitred_c%d.so" % causal)), "tkc_attn_bwd_split")}
     scale = D ** -0.5
     for (B, H, HKV, N) in ((2, 4, 2, 333), (1, 2, 2, 1000), (1, 4, 1, 256)):
         q, k, v, do, o, lse, dl = inputs(B, H, HKV, N, causal, scale)
@@ -97,5 +98,6 @@ for causal in (0, 1):
             ts[n].append(e0.elapsed_time(e1) / 10)
     flops = 2.5 * 4 * B * H * N * N * D / (2 if causal else 1)
     row = "  ".join("%s %.3f ms %.0f TFLOP/s" % (n, statistics.median(t), flops / statistics.median(t) / 1e9) for n, t in ts.items())
-    print("time causal %d B%d H%d N%d D%d: %s  split/main %.3f" % (causal, B, H, N, D, row,
-          statistics.median(ts["main"]) / statistics.median(ts["split"])), flush=True)
+    print("time causal %d B%d H%d N%d D%d: %s  main/split %.3f  main/splitred %.3f" % (causal, B, H, N, D, row,
+          statistics.median(ts["main"]) / statistics.median(ts["split"]),
+          statistics.median(ts["main"]) / statistics.median(ts["splitred"])), flush=True)
