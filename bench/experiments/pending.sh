@@ -99,7 +99,7 @@ run)
         case $part in
         features) timeout "$T" python3 bench/features.py run --lib $P/features --only entry,entry_large,rotary_rows,rotary_rows_d64,perwg_branch_add,wg_halves_tma_add ;;
         qk) timeout "$T" python3 bench/sanitize.py run --lib $P/san --out /tmp/san --only rotary,rotary_qk,rotary_qk_d64 --tools memcheck,racecheck ;;
-        bwdsplit) timeout "$T" python3 bench/experiments/attn_bwd/bwdsplit.py $P/bsplit 5 ;;
+        bwdsplit) timeout "$T" sh -c "python3 bench/experiments/attn_bwd/bwdsplit.py $P/bsplit 5; python3 bench/experiments/attn_bwd/bwdsplit.py $P/bsplit/d64 5 64" ;;
         rotary) timeout "$T" python3 bench/experiments/norms/abnorms.py --lib $P/nv6 --only rot --rounds 7 ;;
         rowvalues) timeout "$T" python3 bench/experiments/norms/abnorms.py --lib $P/nv7 --only ln,rms --rounds 9 ;;
         pdl) timeout "$T" python3 bench/tune_linear.py run --lib $P/pdl --graph --fn linear_auto --ms 1,16,128 --rounds 7 ;;

@@ -4,7 +4,10 @@ after the same attn_bwd_prep. Libraries (built here by `sh bench/experiments/att
 LIB`): LIB/main_cC.so, LIB/split_cC.so, LIB/splitred_cC.so (split128_red.tk). Checks dQ, dK, dV against fp32 autograd (ragged N, GQA),
 then times both alternated at B16 H16 N4096 (CUDA events around 10 launches, median of rounds).
 
-    python3 bench/experiments/attn_bwd/bwdsplit.py LIB [ROUNDS]
+    python3 bench/experiments/attn_bwd/bwdsplit.py LIB [ROUNDS [D]]
+
+D = 64 (LIB/d64 of bwdsplit.sh): split.tk (keys split, dQ a partial tile added from registers) against
+attn_bwd_main, whose D = 64 kernel is attn_bwd_fused.
 """
 import ctypes
 import os
@@ -18,7 +21,7 @@ from attn_bwd import call  # noqa: E402
 
 LIB = sys.argv[1]
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-D = 128
+D = int(sys.argv[3]) if len(sys.argv) > 3 else 128
 s = torch.cuda.current_stream().cuda_stream
 
 
@@ -58,9 +61,9 @@ def rel(a, b):
 
 
 for causal in (0, 1):
-    libs = {"main": (ctypes.CDLL(os.path.join(LIB, "main_c%d.so" % causal)), "tkc_attn_bwd_main"),
-            "split": (ctypes.CDLL(os.path.join(LIB, "split_c%d.so" % causal)), "tkc_attn_bwd_split"),
-            "splitred": (ctypes.CDLL(os.path.join(LIB, "splitred_c%d.so" % causal)), "tkc_attn_bwd_split")}
+    libs = {n: (ctypes.CDLL(os.path.join(LIB, "%s_c%d.so" % (n, causal))), fn)
+            for n, fn in (("main", "tkc_attn_bwd_main"), ("split", "tkc_attn_bwd_split"), ("splitred", "tkc_attn_bwd_split"))
+            if os.path.exists(os.path.join(LIB, "%s_c%d.so" % (n, causal)))}
     scale = D ** -0.5
     for (B, H, HKV, N) in ((2, 4, 2, 333), (1, 2, 2, 1000), (1, 4, 1, 256)):
         q, k, v, do, o, lse, dl = inputs(B, H, HKV, N, causal, scale)
@@ -98,6 +101,6 @@ for causal in (0, 1):
             ts[n].append(e0.elapsed_time(e1) / 10)
     flops = 2.5 * 4 * B * H * N * N * D / (2 if causal else 1)
     row = "  ".join("%s %.3f ms %.0f TFLOP/s" % (n, statistics.median(t), flops / statistics.median(t) / 1e9) for n, t in ts.items())
-    print("time causal %d B%d H%d N%d D%d: %s  main/split %.3f  main/splitred %.3f" % (causal, B, H, N, D, row,
-          statistics.median(ts["main"]) / statistics.median(ts["split"]),
-          statistics.median(ts["main"]) / statistics.median(ts["splitred"])), flush=True)
+    print("time causal %d B%d H%d N%d D%d: %s  %s" % (causal, B, H, N, D, row, "  ".join(
+          "main/%s %.3f" % (n, statistics.median(ts["main"]) / statistics.median(t)) for n, t in ts.items() if n != "main")),
+          flush=True)

@@ -15,7 +15,17 @@ for c in 0 1; do
         $NVCC "$out/${n}_c$c.cu" -o "$out/${n}_c$c.so" 2>"$out/${n}_c$c.log" &
     done
 done
+# D = 64: split.tk (dQ a partial tile added from registers) against attn_bwd_main (attn_bwd_fused)
+mkdir -p "$out/d64"
+for c in 0 1; do
+    "$tkc" -D D=64 -D CAUSAL=$c kernels.tk/attn_bwd.tk -o "$out/d64/main_c$c.cu"
+    "$tkc" -D CAUSAL=$c bench/experiments/attn_bwd/split.tk -o "$out/d64/split_c$c.cu"
+    for n in main split; do
+        $NVCC "$out/d64/${n}_c$c.cu" -o "$out/d64/${n}_c$c.so" 2>"$out/d64/${n}_c$c.log" &
+    done
+done
 wait
+rm -f "$out"/d64/*.cu
 grep -l "[1-9][0-9]* bytes spill" "$out"/*.log || true
 rm -f "$out"/*.cu
 ls "$out"/*.so
