@@ -442,9 +442,9 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     collect_stores(L, &pk->finish_ops, BK_FINISH);
     plan_colred(L);
     plan_rowred(L);
-    plan_col_stores(L, &pk->compute_ops, 0);
+    plan_store_wgs(L, &pk->compute_ops, 0);
     check_wg_barriers(L);
-    plan_col_stores(L, &pk->finish_ops, 0);
+    plan_store_wgs(L, &pk->finish_ops, 0);
     lower_staging(L);
     layout_smem(L);
     if (L->d->nerrors > L->errors0) return pk;

@@ -147,18 +147,19 @@ bool px_mentions_wg(const PExpr *x) {
     }
 }
 
-/* stores of row-split per_col vectors: one thread per column writes it, in warpgroup 0, unless a
+/* which warpgroups make the stores of a value every warpgroup holds (the plan store's wg0_only).
+ * Stores of row-split per_col vectors: one thread per column writes it, in warpgroup 0, unless a
  * condition on wg decides which warpgroups reach the store (the plan store's wg0_only). The same
  * for atomic adds of a per_wg value: the first warpgroup adds it, unless such a condition decides
  * (then each warpgroup that gets there adds its own copy: `if (wg == 1) { T[...] += x; }` is
  * warpgroup 1's) */
-void plan_col_stores(Lower *L, const POpList *ops, int wg_depth) {
+void plan_store_wgs(Lower *L, const POpList *ops, int wg_depth) {
     for (int i = 0; i < ops->n; i++) {
         const POp *o = ops->v[i];
         if (o->kind == POP_IF || o->kind == POP_FOR) {
             int w = o->kind == POP_IF ? px_mentions_wg(o->cond) : px_mentions_wg(o->lo) || px_mentions_wg(o->hi);
-            plan_col_stores(L, &o->then_ops, wg_depth + w);
-            plan_col_stores(L, &o->else_ops, wg_depth + w);
+            plan_store_wgs(L, &o->then_ops, wg_depth + w);
+            plan_store_wgs(L, &o->else_ops, wg_depth + w);
             continue;
         }
         if (o->kind != POP_STORE || o->store < 0) continue;

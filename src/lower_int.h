@@ -115,7 +115,7 @@ void collect_stores(Lower *L, POpList *ops, BlockKind bk);
 void lower_staging(Lower *L);
 void layout_smem(Lower *L);
 int stmt_colred_regs(const PStmt *st);
-void plan_col_stores(Lower *L, const POpList *ops, int wg_depth);
+void plan_store_wgs(Lower *L, const POpList *ops, int wg_depth);
 void plan_colred(Lower *L);
 void plan_arg_strides(Lower *L);
 void plan_named_bars(Lower *L);

@@ -100,6 +100,34 @@ static int load_seen(const Lower *L, const PlanGroup *g, Stmt **in_g, int b, con
     return seen;
 }
 
+/* adds the TMA load st to group g (nm: the group's name so far; in_g: its loads so far, in order):
+ * a tile first loaded here joins the group's buffers and bytes; one another branch of an if loaded
+ * already is an alternative; one a load that may run with st loaded already is an error */
+static void group_add_load(Lower *L, PlanGroup *g, StrBuf *nm, Stmt **in_g, Stmt *st, const char *where) {
+    PlanKernel *pk = L->pk;
+    Symbol *y = lhs_root(st->u.assign.lhs);
+    int b = buf_of_sym(pk, y);
+    if (b < 0) return;
+    int seen = load_seen(L, g, in_g, b, st);
+    if (seen < 0) {
+        diag_error(L->d, st->span, "'%s' is loaded twice %s", y->name, where);
+        return;
+    }
+    if (!seen) {
+        vec_push(L->a, &g->bufs, b);
+        pk->bufs.v[b].group = pk->groups.n;
+        g->bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
+        sb_printf(nm, "%s%s", nm->len ? "_" : "", y->name);
+    }
+    const PlanBuf *pb = &pk->bufs.v[b];
+    Symbol *t = lhs_root(st->u.assign.rhs->u.index.base);
+    PlanLoad pl = {.st = lower_ps(L, st), .buf = b, .cond = load_cond(L, st), .alternative = seen};
+    pl.map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false);
+    if (pb->is_vec) check_vec_rows(L, st, t);
+    in_g[g->loads.n] = st;
+    vec_push(L->a, &g->loads, pl);
+}
+
 void lower_groups(Lower *L, POpList *compute_ops) {
     SemaKernel *sk = L->sk;
     PlanKernel *pk = L->pk;
@@ -131,27 +159,7 @@ void lower_groups(Lower *L, POpList *compute_ops) {
         for (int j = i; j < nl; j++) {
             if (done[j] || key[j] != key[i]) continue;
             done[j] = true;
-            Symbol *y = lhs_root(loads[j]->u.assign.lhs);
-            int b = buf_of_sym(pk, y);
-            if (b < 0) continue;
-            int seen = load_seen(L, &g, in_g, b, loads[j]);
-            if (seen < 0) {
-                diag_error(L->d, loads[j]->span, "'%s' is loaded twice in one step", y->name);
-                continue;
-            }
-            if (!seen) {
-                vec_push(L->a, &g.bufs, b);
-                pk->bufs.v[b].group = pk->groups.n;
-                g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
-                sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
-            }
-            PlanLoad pl = {.st = lower_ps(L, loads[j]), .buf = b, .cond = load_cond(L, loads[j]), .alternative = seen};
-            const PlanBuf *pb = &pk->bufs.v[b];
-            Symbol *t = lhs_root(loads[j]->u.assign.rhs->u.index.base);
-            pl.map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false);
-            if (pb->is_vec) check_vec_rows(L, loads[j], t);
-            in_g[g.loads.n] = loads[j];
-            vec_push(L->a, &g.loads, pl);
+            group_add_load(L, &g, &nm, in_g, loads[j], "in one step");
         }
         g.name = arena_strdup(L->a, nm.s ? nm.s : "g");
         sb_free(&nm);
@@ -179,27 +187,7 @@ void lower_groups(Lower *L, POpList *compute_ops) {
         StrBuf nm;
         sb_init(&nm);
         for (int j = 0; j < ns; j++) {
-            Symbol *y = lhs_root(sl[j]->u.assign.lhs);
-            int b = buf_of_sym(pk, y);
-            if (b < 0) continue;
-            int seen = load_seen(L, &g, in_g, b, sl[j]);
-            if (seen < 0) {
-                diag_error(L->d, sl[j]->span, "'%s' is loaded twice in setup", y->name);
-                continue;
-            }
-            if (!seen) {
-                vec_push(L->a, &g.bufs, b);
-                pk->bufs.v[b].group = pk->groups.n;
-                g.bytes += plan_buf_tx_bytes(&pk->bufs.v[b]);
-                sb_printf(&nm, "%s%s", nm.len ? "_" : "", y->name);
-            }
-            const PlanBuf *pb = &pk->bufs.v[b];
-            Symbol *t = lhs_root(sl[j]->u.assign.rhs->u.index.base);
-            PlanLoad pl = {.st = lower_ps(L, sl[j]), .buf = b, .map = add_map(L, t, pb->atom_cols, pb->rows, pb->is_vec, pb->swz, false),
-                           .cond = load_cond(L, sl[j]), .alternative = seen};
-            if (pb->is_vec) check_vec_rows(L, sl[j], t);
-            in_g[g.loads.n] = sl[j];
-            vec_push(L->a, &g.loads, pl);
+            group_add_load(L, &g, &nm, in_g, sl[j], "in setup");
         }
         g.name = arena_strdup(L->a, nm.s ? nm.s : "setup");
         sb_free(&nm);

@@ -715,17 +715,36 @@ static void check_mma_regs(Lower *L, const POpList *ops, int cap, bool *reported
 }
 
 /* does op o write all of y without reading y's earlier value (a kill: that value is dead)? A
- * product without accumulation into y, or `y = e` / `y <- s` into the whole of y */
+ * product without accumulation into y or one that makes y its register A operand, `y = e` /
+ * `y <- s` into the whole of y, an if whose branches each kill y before they read it */
 static bool op_kills(Lower *L, POp *o, Symbol *y);
 
-/* the first op of a list that touches y writes all of it without reading it */
+/* does op o (e its effects) read y as the register A operand of a product? Its registers stay
+ * pinned until the product completes, which the schedule decides later */
+static bool op_mma_reads(const POp *o, const Effects *e, const Symbol *y) {
+    if (o->kind != POP_MMA || !o->mma || !o->mma->a_reg) return false;
+    if (o->mma->a_tmp) return o->mma->a_tmp == y;
+    return symset_has(&e->rd, y) && o->mma->dst != y;
+}
+
+static bool op_touches(const POp *o, const Effects *e, const Symbol *y) {
+    return symset_has(&e->rd, y) || symset_has(&e->wr, y) || op_mma_reads(o, e, y);
+}
+
+/* op o (e its effects) kills y before it reads it: the product that makes y its A operand, an if,
+ * anything else that kills y without reading it */
+static bool kills_first(Lower *L, POp *o, const Effects *e, Symbol *y) {
+    if (!op_kills(L, o, y)) return false;
+    if (o->kind == POP_IF || (o->kind == POP_MMA && o->mma->a_tmp == y)) return true;
+    return !symset_has(&e->rd, y);
+}
+
+/* the first op of a list that touches y kills it before it reads it */
 static bool list_kills(Lower *L, const POpList *l, Symbol *y) {
     for (int i = 0; i < l->n; i++) {
         Effects e;
         op_effects(L, l->v[i], &e);
-        bool a_tmp = l->v[i]->kind == POP_MMA && l->v[i]->mma && l->v[i]->mma->a_tmp == y;
-        if (symset_has(&e.rd, y) || symset_has(&e.wr, y) || a_tmp)
-            return op_kills(L, l->v[i], y) && (a_tmp || !symset_has(&e.rd, y));
+        if (op_touches(l->v[i], &e, y)) return kills_first(L, l->v[i], &e, y);
     }
     return false;
 }
@@ -736,25 +755,6 @@ static bool op_kills(Lower *L, POp *o, Symbol *y) {
     if ((o->kind != POP_STMT && o->kind != POP_MOVE) || !o->st || o->st->kind != PS_ASSIGN) return false;
     if (o->st->op != AS_SET && o->st->op != AS_MOVE) return false;
     return o->st->lhs && o->st->lhs->kind == PX_NAME && o->st->lhs->sym == y;
-}
-
-/* op o writes all of y before it reads it (e its effects): a product into y or one that makes y its
- * register A operand, `y = e` without y in e, an if whose branches each do so first */
-static bool kills_first(Lower *L, POp *o, const Effects *e, Symbol *y) {
-    if (!op_kills(L, o, y)) return false;
-    if (o->kind == POP_IF) return true;
-    if (o->kind == POP_MMA && o->mma->a_tmp == y) return true;
-    return !symset_has(&e->rd, y);
-}
-
-/* does op o read y as the register A operand of a product? Its registers stay pinned until the
- * product completes, which the schedule decides later */
-static bool op_mma_reads(Lower *L, POp *o, Symbol *y) {
-    if (o->kind != POP_MMA || !o->mma || !o->mma->a_reg) return false;
-    if (o->mma->a_tmp) return o->mma->a_tmp == y;
-    Effects e;
-    op_effects(L, o, &e);
-    return symset_has(&e.rd, y) && o->mma->dst != y;
 }
 
 /* The most registers a pipeline step holds at once, in program order before scheduling: values
@@ -778,25 +778,20 @@ static int step_live_peak(Lower *L) {
     for (int r = 0; r < pk->regs.n; r++) {
         Symbol *y = pk->regs.v[r].sym;
         if (y->kind == SYM_LET) continue;
-        int first = -1;
-        for (int i = 0; i < n && first < 0; i++)
-            if (symset_has(&fx[i].rd, y) || symset_has(&fx[i].wr, y) || op_mma_reads(L, ops->v[i], y)) first = i;
-        if (first < 0) {
-            carried += pk->regs.v[r].regs;
-            continue;
-        }
-        if (symset_has(&outside, y) || !kills_first(L, ops->v[first], &fx[first], y)) {
+        int first = 0;
+        while (first < n && !op_touches(ops->v[first], &fx[first], y)) first++;
+        if (first == n || symset_has(&outside, y) || !kills_first(L, ops->v[first], &fx[first], y)) {
             carried += pk->regs.v[r].regs;
             continue;
         }
         bool after = false; /* live after op i: a step-local value is dead at the end of the step */
         for (int i = n - 1; i >= 0; i--) {
-            bool rd = symset_has(&fx[i].rd, y) || op_mma_reads(L, ops->v[i], y);
+            bool rd = symset_has(&fx[i].rd, y) || op_mma_reads(ops->v[i], &fx[i], y);
             occ[i] = rd || symset_has(&fx[i].wr, y) || after;
             after = (rd && !kills_first(L, ops->v[i], &fx[i], y)) || (after && !op_kills(L, ops->v[i], y));
         }
         for (int i = 0; i < n; i++)
-            if (op_mma_reads(L, ops->v[i], y))
+            if (op_mma_reads(ops->v[i], &fx[i], y))
                 for (int j = i; j < n; j++) occ[j] = true;
         for (int i = 0; i < n; i++)
             if (occ[i]) live[i] += pk->regs.v[r].regs;
@@ -817,31 +812,33 @@ void check_reg_budget(Lower *L) {
     check_mma_regs(L, &pk->after_ops, cap, &reported);
     check_mma_regs(L, &pk->finish_ops, cap, &reported);
     if (reported) return;
-    if (pk->reg_estimate > pk->consumer_regs && !pk->no_pipeline) {
+    if (pk->reg_estimate <= pk->consumer_regs) return;
+    if (!pk->no_pipeline) {
         /* the sum counts every value at once; the step may never hold them all */
         pk->reg_live_peak = step_live_peak(L) + pk->reg_lets + pk->reg_overhead;
-        if (pk->reg_live_peak <= pk->consumer_regs)
+        if (pk->reg_live_peak <= pk->consumer_regs) {
             lower_note(L, "the register values add up to about %d registers a consumer thread, over the %d it has, but "
                        "a step holds at most about %d at once (values written and read within a step count only "
                        "while live): left to ptxas, which spills if that is wrong",
                        pk->reg_estimate, pk->consumer_regs, pk->reg_live_peak);
+            return;
+        }
     }
-    if (pk->reg_estimate > pk->consumer_regs && !(pk->reg_live_peak && pk->reg_live_peak <= pk->consumer_regs)) {
-        StrBuf b;
-        sb_init(&b);
-        for (int i = 0; i < pk->regs.n; i++)
-            if (pk->regs.v[i].sym->kind != SYM_LET)
-                sb_printf(&b, "%s%s %d", b.len ? " + " : "", pk->regs.v[i].sym->name, pk->regs.v[i].regs);
-        if (pk->reg_lets) sb_printf(&b, " + temporaries %d", pk->reg_lets);
-        diag_error(L->d, L->sk->consumers_span.file >= 0 ? L->sk->consumers_span : L->sk->k->name_span,
-                   "register budget: each consumer thread needs about %d registers (%s + overhead %d)%s but "
-                   "setmaxnreg gives it %d; use smaller tiles or more consumer warpgroups",
-                   pk->reg_estimate, b.s ? b.s : "", pk->reg_overhead,
-                   pk->reg_live_peak && pk->reg_live_peak < pk->reg_estimate ? arena_printf(L->a, ", at most about %d of them live at once in a step,", pk->reg_live_peak)
-                                     : "",
-                   pk->consumer_regs);
-        sb_free(&b);
-    }
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < pk->regs.n; i++)
+        if (pk->regs.v[i].sym->kind != SYM_LET)
+            sb_printf(&b, "%s%s %d", b.len ? " + " : "", pk->regs.v[i].sym->name, pk->regs.v[i].regs);
+    if (pk->reg_lets) sb_printf(&b, " + temporaries %d", pk->reg_lets);
+    diag_error(L->d, L->sk->consumers_span.file >= 0 ? L->sk->consumers_span : L->sk->k->name_span,
+               "register budget: each consumer thread needs about %d registers (%s + overhead %d)%s but "
+               "setmaxnreg gives it %d; use smaller tiles or more consumer warpgroups",
+               pk->reg_estimate, b.s ? b.s : "", pk->reg_overhead,
+               pk->reg_live_peak && pk->reg_live_peak < pk->reg_estimate
+                   ? arena_printf(L->a, ", at most about %d of them live at once in a step,", pk->reg_live_peak)
+                   : "",
+               pk->consumer_regs);
+    sb_free(&b);
 }
 
 /* A statement the plan surrounds with named barriers of every consumer warpgroup (a shared tile
