@@ -108,9 +108,10 @@ def main():
 
     # correctness: every kernel and activation, ragged shapes, fp32 reference
     # the last three: K or N whose rows are not 16-byte multiples (staged by the launcher)
-    # (16, 4096, 4096) and (200, 1000, 14336): linear_auto's decode and split-K routes
+    # (16, 4096, 4096) and (200, 1000, 14336): linear_auto's decode and split-K routes; (5, 34000, 520):
+    # its decode kernel alone (linear_decode_direct: cdiv(N, BND) >= the SMs)
     for (M, N, K) in [(1, 8, 64), (777, 1536, 4096), (300, 200, 72), (4096, 4096, 4096), (777, 1531, 4093), (3, 5, 7),
-                      (64, 100, 1), (16, 4096, 4096), (200, 1000, 14336)]:
+                      (64, 100, 1), (16, 4096, 4096), (200, 1000, 14336), (5, 34000, 520)]:
         x = torch.randn(M, K, device=dev).bfloat16()
         w = (torch.randn(N, K, device=dev) / K ** 0.5).bfloat16()
         b = torch.randn(N, device=dev).bfloat16()

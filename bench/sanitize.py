@@ -136,6 +136,9 @@ VARIANTS = {
         dict(M=200, K=136, N=264), dict(M=33, K=520, N=136, strided=True)]),
     "linear_decode": dict(tk="linear.tk", kernels=["linear_decode"], scalars={"splits": 3}, cases=[
         dict(M=7, K=200, N=264), dict(M=16, K=136, N=520, strided=True)]),
+    # the one-kernel decode: bias and ACT on the accumulator, stored into Yt, Y's [N, M] transpose
+    "linear_decode_direct": dict(tk="linear.tk", defines={"ACT": 3}, kernels=["linear_decode_direct"], cases=[
+        dict(M=7, K=200, N=264), dict(M=16, K=136, N=520, strided=True)]),
     "linear_bias_f32": dict(tk="linear.tk", kernels=["linear_bias_f32"], cases=[
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520, strided=True)]),
     "linear_attn": dict(tk="linear_attn.tk", scalars={"scale": attn_scale}, cases=[
@@ -685,6 +688,9 @@ def reference(variant, t, outs, dims, scalars, chained=False):
         return {"OQ": oq, "OK": ok}, {"OQ": ("elem", 1e-2), "OK": ("elem", 1e-2)}
     if tk == "rotary.tk":
         return features.ref_rotary(t, dims), {"O": ("elem", 1e-2)}
+    if tk == "linear.tk" and variant == "linear_decode_direct":
+        y = torch.nn.functional.silu(hp(t["X"]) @ hp(t["W"]).T + hp(t["bias"]))
+        return {"Yt": y.T}, {"Yt": ("elem", 1e-2)}
     if tk == "linear.tk" and variant == "linear_decode":
         return {"Pt": (hp(t["X"]) @ hp(t["W"]).T).T}, {"Pt": ("elem", 1e-2)}
     if tk == "linear.tk":

@@ -47,6 +47,7 @@ constexpr int D = 128;
 constexpr int CONSUMERS = 1;
 constexpr int STAGES = 3;
 constexpr int BP = 64;
+constexpr int BLOCKS = 1;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.

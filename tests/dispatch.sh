@@ -164,16 +164,16 @@ if command -v cc >/dev/null 2>&1; then
     cc -std=c11 -Wall -Werror -fsyntax-only h.c 2>cc.log || { fail "the dispatched header does not compile as C"; head -n 5 cc.log; }
 fi
 
-# the committed linear table: one launcher per kernel and entry of linear.tk (seven), the decode rule on M,
+# the committed linear table: one launcher per kernel and entry of linear.tk (eight), the decode rule on M,
 # and the entry linear_auto dispatched by it too
 checks=$((checks + 1))
 cp "$root/kernels.tk/linear.tk" linear.tk
 if ! "$tkc" linear.tk --dispatch "$root/kernels.tk/linear.dispatch" -o lin.cu 2>err; then
     fail "linear.tk --dispatch linear.dispatch failed"
     sed 's/^/    /' err | head -n 6
-elif [ "$(grep -c '^extern "C" int tkc_linear' lin.cu)" -ne 7 ] || ! grep -q 'if (M <= 16LL) {  // when M <= 16: decode' lin.cu ||
+elif [ "$(grep -c '^extern "C" int tkc_linear' lin.cu)" -ne 8 ] || ! grep -q 'if (M <= 16LL) {  // when M <= 16: decode' lin.cu ||
      ! grep -q 'return tkc_v_splitk::tkc_linear_auto(' lin.cu; then
-    fail "linear.tk --dispatch: expected seven dispatched launchers with the M <= 16 rule, linear_auto among them"
+    fail "linear.tk --dispatch: expected eight dispatched launchers with the M <= 16 rule, linear_auto among them"
 fi
 
 # a rule testing a param (the command line's -D) is decided by tkc: kept for D = 64, left out for 128
