@@ -757,12 +757,40 @@ static bool op_kills(Lower *L, POp *o, Symbol *y) {
     return o->st->lhs && o->st->lhs->kind == PX_NAME && o->st->lhs->sym == y;
 }
 
+/* the ops after an if, where a branch that leaves y alone goes on (kill_before_read) */
+typedef struct KillCont {
+    const POpList *l;
+    int from;
+    const struct KillCont *next;
+} KillCont;
+
+/* on every path from op `from` of l (then the continuations k) to the end of the step, y is
+ * written whole before anything reads it, or never touched: an if is followed into both branches,
+ * each going on after the if, so `if (j > 0) { f = ...; ... f ... }` then `f = ...` keeps f local
+ * to the step; any other op that touches y decides by kills_first */
+static bool kill_before_read(Lower *L, const POpList *l, int from, const KillCont *k, Symbol *y) {
+    for (int i = from; i < l->n; i++) {
+        POp *o = l->v[i];
+        Effects e;
+        op_effects(L, o, &e);
+        if (!op_touches(o, &e, y)) continue;
+        if (o->kind == POP_IF) {
+            KillCont c = {l, i + 1, k};
+            return kill_before_read(L, &o->then_ops, 0, &c, y) && kill_before_read(L, &o->else_ops, 0, &c, y);
+        }
+        return kills_first(L, o, &e, y);
+    }
+    return k ? kill_before_read(L, k->l, k->from, k->next, y) : true;
+}
+
 /* The most registers a pipeline step holds at once, in program order before scheduling: values
  * that live across steps (touched by setup or finish, or read in the step before a write of all of
  * them) count everywhere; the others (S, P, dS in attention's backward: written whole, then read,
  * within a step) count from each write that kills them to their last read, and a register A
- * operand of a product from that product to the end of the step. An if or a for counts as one op,
- * and a write under it kills nothing. */
+ * operand of a product from that product to the end of the step. A value is local to the step when
+ * every path through it writes the value whole before reading it (kill_before_read: a branch that
+ * leaves it alone goes on after its if). For the live range an if or a for counts as one op, and a
+ * write under it kills nothing. */
 static int step_live_peak(Lower *L) {
     PlanKernel *pk = L->pk;
     const POpList *ops = &pk->compute_ops;
@@ -780,7 +808,7 @@ static int step_live_peak(Lower *L) {
         if (y->kind == SYM_LET) continue;
         int first = 0;
         while (first < n && !op_touches(ops->v[first], &fx[first], y)) first++;
-        if (first == n || symset_has(&outside, y) || !kills_first(L, ops->v[first], &fx[first], y)) {
+        if (first == n || symset_has(&outside, y) || !kill_before_read(L, ops, first, NULL, y)) {
             carried += pk->regs.v[r].regs;
             continue;
         }
