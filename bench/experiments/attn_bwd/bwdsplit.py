@@ -62,7 +62,8 @@ def rel(a, b):
 
 for causal in (0, 1):
     libs = {n: (ctypes.CDLL(os.path.join(LIB, "%s_c%d.so" % (n, causal))), fn)
-            for n, fn in (("main", "tkc_attn_bwd_main"), ("split", "tkc_attn_bwd_split"), ("splitred", "tkc_attn_bwd_split"))
+            for n, fn in (("main", "tkc_attn_bwd_main"), ("split", "tkc_attn_bwd_split"), ("splitred", "tkc_attn_bwd_split"),
+                                ("split3", "tkc_attn_bwd_split"))
             if os.path.exists(os.path.join(LIB, "%s_c%d.so" % (n, causal)))}
     scale = D ** -0.5
     for (B, H, HKV, N) in ((2, 4, 2, 333), (1, 2, 2, 1000), (1, 4, 1, 256)):
