@@ -1,6 +1,6 @@
 #!/bin/sh
 # The measurements the thirteenth and fourteenth sessions (2026-12-05) could not make (no device came), in
-# device calls (below). Build here (nvcc, no GPU), carry the libraries, run there:
+# device calls (below). All of them ran in the fifteenth session: bench/RESULTS.md runs 185-186 (H100). Build here (nvcc, no GPU), carry the libraries, run there:
 #   sh bench/experiments/pending.sh oldtkc           # builds a tkc of af2edfe (before programmatic launches)
 #                                                    # at .carry/oldtkc/b/tkc (a git worktree)
 #   sh bench/experiments/pending.sh build OLD_TKC    # OLD_TKC: that tkc
