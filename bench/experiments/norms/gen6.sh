@@ -10,11 +10,5 @@ mkdir -p "$out"
 . "$here/nvcc.sh"
 v128="r16b8:RB=16 -D BLOCKS=8|r16b8h4:RB=16 -D BLOCKS=8 -D HB=4|r16b8p:RB=16 -D BLOCKS=8 -D PERSISTENT=1|r32b6:RB=32 -D BLOCKS=6|r32b5h8:RB=32 -D BLOCKS=5 -D HB=8|r64b4:RB=64 -D BLOCKS=4"
 v64="r32b8:RB=32 -D BLOCKS=8|r32b8h4:RB=32 -D BLOCKS=8 -D HB=4|r32b8p:RB=32 -D BLOCKS=8 -D PERSISTENT=1|r64b5:RB=64 -D BLOCKS=5|r64b4h8:RB=64 -D BLOCKS=4 -D HB=8|r64b6t:RB=64 -D BLOCKS=6 -D TL=1"
-for d in 64 128; do
-    "$tkc" -D D=$d kernels.tk/rotary.tk -o "$out/rot_base_D$d.cu"
-    build rot_base_D$d "$out/rot_base_D$d.cu" &
-    if [ $d = 64 ]; then variants=$v64; else variants=$v128; fi
-    build_variants "$tkc" "$here/rotary_rw.tk" $d "$variants"
-    wait
-done
+rotary_variants "$tkc" "$here/rotary_rw.tk" "$v64" "$v128"
 ls "$out"/*.so | wc -l

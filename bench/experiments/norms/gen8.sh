@@ -13,12 +13,6 @@ mkdir -p "$out"
 . "$here/nvcc.sh"
 v64="c2s2b2:CONSUMERS=2 -D STAGES=2 -D BLOCKS=2|c1b2:CONSUMERS=1 -D BLOCKS=2|c1b3:CONSUMERS=1 -D BLOCKS=3|c1s4b4:CONSUMERS=1 -D STAGES=4 -D BLOCKS=4|c1s4b3:CONSUMERS=1 -D STAGES=4 -D BLOCKS=3"
 v128="b2:BLOCKS=2|s2b2:STAGES=2 -D BLOCKS=2|c2b1:CONSUMERS=2 -D STAGES=2"
-for d in 64 128; do
-    "$tkc" -D D=$d kernels.tk/rotary.tk -o "$out/rot_base_D$d.cu"
-    build rot_base_D$d "$out/rot_base_D$d.cu" &
-    if [ $d = 64 ]; then variants=$v64; else variants=$v128; fi
-    build_variants "$tkc" kernels.tk/rotary.tk $d "$variants"
-    wait
-done
+rotary_variants "$tkc" kernels.tk/rotary.tk "$v64" "$v128"
 rm -f "$out"/*.cu
 ls "$out"/*.so | wc -l

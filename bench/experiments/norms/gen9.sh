@@ -11,11 +11,7 @@ mkdir -p "$out"
 . "$here/nvcc.sh"
 sed 's/consumers = CONSUMERS;/consumers = CONSUMERS, staging = 0;/' kernels.tk/rotary.tk > "$out/rotary_s0.tk"
 grep -q "staging = 0" "$out/rotary_s0.tk" || { echo "gen9.sh: no pipeline line to change"; exit 1; }
-for d in 64 128; do
-    "$tkc" -D D=$d kernels.tk/rotary.tk -o "$out/rot_base_D$d.cu"
-    build rot_base_D$d "$out/rot_base_D$d.cu" &
-    build_variants "$tkc" "$out/rotary_s0.tk" $d "s0:STAGES=3|s0s4:STAGES=4|s0b2:BLOCKS=2 -D STAGES=2"
-    wait
-done
+v="s0:STAGES=3|s0s4:STAGES=4|s0b2:BLOCKS=2 -D STAGES=2"
+rotary_variants "$tkc" "$out/rotary_s0.tk" "$v" "$v"
 rm -f "$out"/*.cu
 ls "$out"/*.so | wc -l
