@@ -714,10 +714,14 @@ static void check_mma_regs(Lower *L, const POpList *ops, int cap, bool *reported
     }
 }
 
-/* does op o write all of y without reading y's earlier value (a kill: that value is dead)? A
- * product without accumulation into y or one that makes y its register A operand, `y = e` /
- * `y <- s` into the whole of y, an if whose branches each kill y before they read it */
-static bool op_kills(Lower *L, POp *o, Symbol *y);
+/* the ops after an if, where a branch that leaves y alone goes on (kill_before_read) */
+typedef struct KillCont {
+    const POpList *l;
+    int from;
+    const struct KillCont *next;
+} KillCont;
+
+static bool kill_before_read(Lower *L, const POpList *l, int from, const KillCont *k, Symbol *y, bool untouched);
 
 /* does op o (e its effects) read y as the register A operand of a product? Its registers stay
  * pinned until the product completes, which the schedule decides later */
@@ -731,6 +735,18 @@ static bool op_touches(const POp *o, const Effects *e, const Symbol *y) {
     return symset_has(&e->rd, y) || symset_has(&e->wr, y) || op_mma_reads(o, e, y);
 }
 
+/* does op o write all of y without reading y's earlier value (a kill: that value is dead)? A
+ * product without accumulation into y or one that makes y its register A operand, `y = e` /
+ * `y <- s` into the whole of y, an if each of whose paths writes y before reading it */
+static bool op_kills(Lower *L, POp *o, Symbol *y) {
+    if (o->kind == POP_MMA) return o->mma && ((o->mma->dst == y && !o->mma->accumulate) || o->mma->a_tmp == y);
+    if (o->kind == POP_IF)
+        return kill_before_read(L, &o->then_ops, 0, NULL, y, false) && kill_before_read(L, &o->else_ops, 0, NULL, y, false);
+    if ((o->kind != POP_STMT && o->kind != POP_MOVE) || !o->st || o->st->kind != PS_ASSIGN) return false;
+    if (o->st->op != AS_SET && o->st->op != AS_MOVE) return false;
+    return o->st->lhs && o->st->lhs->kind == PX_NAME && o->st->lhs->sym == y;
+}
+
 /* op o (e its effects) kills y before it reads it: the product that makes y its A operand, an if,
  * anything else that kills y without reading it */
 static bool kills_first(Lower *L, POp *o, const Effects *e, Symbol *y) {
@@ -739,36 +755,12 @@ static bool kills_first(Lower *L, POp *o, const Effects *e, Symbol *y) {
     return !symset_has(&e->rd, y);
 }
 
-/* the first op of a list that touches y kills it before it reads it */
-static bool list_kills(Lower *L, const POpList *l, Symbol *y) {
-    for (int i = 0; i < l->n; i++) {
-        Effects e;
-        op_effects(L, l->v[i], &e);
-        if (op_touches(l->v[i], &e, y)) return kills_first(L, l->v[i], &e, y);
-    }
-    return false;
-}
-
-static bool op_kills(Lower *L, POp *o, Symbol *y) {
-    if (o->kind == POP_MMA) return o->mma && ((o->mma->dst == y && !o->mma->accumulate) || o->mma->a_tmp == y);
-    if (o->kind == POP_IF) return list_kills(L, &o->then_ops, y) && list_kills(L, &o->else_ops, y);
-    if ((o->kind != POP_STMT && o->kind != POP_MOVE) || !o->st || o->st->kind != PS_ASSIGN) return false;
-    if (o->st->op != AS_SET && o->st->op != AS_MOVE) return false;
-    return o->st->lhs && o->st->lhs->kind == PX_NAME && o->st->lhs->sym == y;
-}
-
-/* the ops after an if, where a branch that leaves y alone goes on (kill_before_read) */
-typedef struct KillCont {
-    const POpList *l;
-    int from;
-    const struct KillCont *next;
-} KillCont;
-
-/* on every path from op `from` of l (then the continuations k) to the end of the step, y is
- * written whole before anything reads it, or never touched: an if is followed into both branches,
- * each going on after the if, so `if (j > 0) { f = ...; ... f ... }` then `f = ...` keeps f local
- * to the step; any other op that touches y decides by kills_first */
-static bool kill_before_read(Lower *L, const POpList *l, int from, const KillCont *k, Symbol *y) {
+/* on every path from op `from` of l (then the continuations k), y is written whole before anything
+ * reads it; a path that never touches y counts as `untouched` (true for the rest of a step: no read
+ * sees an earlier step's value; false for an if's branch: the if does not write y there). An if is
+ * followed into both branches, each going on after the if, so `if (j > 0) { f = ...; ... f ... }`
+ * then `f = ...` keeps f local to the step; any other op that touches y decides by kills_first */
+static bool kill_before_read(Lower *L, const POpList *l, int from, const KillCont *k, Symbol *y, bool untouched) {
     for (int i = from; i < l->n; i++) {
         POp *o = l->v[i];
         Effects e;
@@ -776,11 +768,12 @@ static bool kill_before_read(Lower *L, const POpList *l, int from, const KillCon
         if (!op_touches(o, &e, y)) continue;
         if (o->kind == POP_IF) {
             KillCont c = {l, i + 1, k};
-            return kill_before_read(L, &o->then_ops, 0, &c, y) && kill_before_read(L, &o->else_ops, 0, &c, y);
+            return kill_before_read(L, &o->then_ops, 0, &c, y, untouched) &&
+                   kill_before_read(L, &o->else_ops, 0, &c, y, untouched);
         }
         return kills_first(L, o, &e, y);
     }
-    return k ? kill_before_read(L, k->l, k->from, k->next, y) : true;
+    return k ? kill_before_read(L, k->l, k->from, k->next, y, untouched) : untouched;
 }
 
 /* The most registers a pipeline step holds at once, in program order before scheduling: values
@@ -808,7 +801,7 @@ static int step_live_peak(Lower *L) {
         if (y->kind == SYM_LET) continue;
         int first = 0;
         while (first < n && !op_touches(ops->v[first], &fx[first], y)) first++;
-        if (first == n || symset_has(&outside, y) || !kill_before_read(L, ops, first, NULL, y)) {
+        if (first == n || symset_has(&outside, y) || !kill_before_read(L, ops, first, NULL, y, true)) {
             carried += pk->regs.v[r].regs;
             continue;
         }

@@ -35,9 +35,9 @@ static int cond_line(Lower *L, const POp *f) {
     return line;
 }
 
-/* a branch's ops: the moves into shared tiles are collected, the scratch barriers counted (bulk:
- * one of them first waits until TMA stores have read its tile); false (with *why) where the pass
- * does not apply */
+/* a branch's ops: the moves into shared tiles are collected, the scratch barriers counted (bulk, when
+ * not NULL: one of them first waits until TMA stores have read its tile); false (with *why) where the
+ * pass does not apply */
 static bool scan_branch(Lower *L, const POpList *ops, POpList *writes, int *bars, bool *bulk, const char **why) {
     PlanKernel *pk = L->pk;
     for (int i = 0; i < ops->n; i++) {
@@ -50,7 +50,7 @@ static bool scan_branch(Lower *L, const POpList *ops, POpList *writes, int *bars
         case POP_PP_PASS: *why = "a branch holds a nested if, loop, sync() or pingpong turn"; return false;
         case POP_BAR:
             if (o->bar == pk->nbar_scratch) {
-                *bulk |= o->bulk_read; /* a written tile is also read by TMA stores */
+                if (bulk) *bulk |= o->bulk_read; /* a written tile is also read by TMA stores */
                 ++*bars;
             }
             break;
@@ -164,9 +164,8 @@ static bool private_if(Lower *L, POp *f, const char **why) {
     }
     POpList wt = {0}, we = {0};
     int bars = 0;
-    bool bulk = false;
     const char *w2 = NULL;
-    if (!scan_branch(L, &f->then_ops, &wt, &bars, &bulk, &w2) || !scan_branch(L, &f->else_ops, &we, &bars, &bulk, &w2)) {
+    if (!scan_branch(L, &f->then_ops, &wt, &bars, NULL, &w2) || !scan_branch(L, &f->else_ops, &we, &bars, NULL, &w2)) {
         *why = w2;
         return false;
     }
