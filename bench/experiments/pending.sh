@@ -1,6 +1,7 @@
 #!/bin/sh
 # The measurements the thirteenth and fourteenth sessions (2026-12-05) could not make (no device came), in
-# device calls (below). All of them ran in the fifteenth session: bench/RESULTS.md runs 185-186 (H100). Build here (nvcc, no GPU), carry the libraries, run there:
+# device calls (below); all of them ran in the fifteenth session (bench/RESULTS.md runs 185-186, H100).
+# Build here (nvcc, no GPU), carry the libraries, run there:
 #   sh bench/experiments/pending.sh oldtkc           # builds a tkc of af2edfe (before programmatic launches)
 #                                                    # at .carry/oldtkc/b/tkc (a git worktree)
 #   sh bench/experiments/pending.sh build OLD_TKC    # OLD_TKC: that tkc
@@ -84,8 +85,7 @@ unpack)
     xz -dc .carry/pack/all.tar.xz | tar -x
     ;;
 run)
-    # parts (default all; a device command has 10 minutes, so two calls may be needed):
-    # features rotary rowvalues pdl decode tk
+    # parts: the default is all of them (a device command has 10 minutes: set T so they fit)
     shift
     parts=${*:-features qk bwdsplit rotary rowvalues pdl decode tk}
     OUT=${OUT:-bench/out}

@@ -1,7 +1,8 @@
 """experiment: split128.tk (D = 128 backward in one kernel, keys split over two consumer warpgroups,
 dQ's columns split) against kernels.tk/attn_bwd.tk's attn_bwd_main (attn_bwd then attn_bwd_dq), both
 after the same attn_bwd_prep. Libraries (built here by `sh bench/experiments/attn_bwd/bwdsplit.sh TKC
-LIB`): LIB/main_cC.so, LIB/split_cC.so, LIB/splitred_cC.so (split128_red.tk). Checks dQ, dK, dV against fp32 autograd (ragged N, GQA),
+LIB`): LIB/main_cC.so, LIB/split_cC.so, LIB/splitred_cC.so (split128_red.tk), LIB/split3_cC.so (three
+stages). Checks dQ, dK, dV against fp32 autograd (ragged N, GQA),
 then times both alternated at B16 H16 N4096 (CUDA events around 10 launches, median of rounds).
 
     python3 bench/experiments/attn_bwd/bwdsplit.py LIB [ROUNDS [D]]
@@ -61,10 +62,9 @@ def rel(a, b):
 
 
 for causal in (0, 1):
-    libs = {n: (ctypes.CDLL(os.path.join(LIB, "%s_c%d.so" % (n, causal))), fn)
-            for n, fn in (("main", "tkc_attn_bwd_main"), ("split", "tkc_attn_bwd_split"), ("splitred", "tkc_attn_bwd_split"),
-                                ("split3", "tkc_attn_bwd_split"))
-            if os.path.exists(os.path.join(LIB, "%s_c%d.so" % (n, causal)))}
+    libs = {n: (ctypes.CDLL(os.path.join(LIB, "%s_c%d.so" % (n, causal))),
+                "tkc_attn_bwd_main" if n == "main" else "tkc_attn_bwd_split")
+            for n in ("main", "split", "splitred", "split3") if os.path.exists(os.path.join(LIB, "%s_c%d.so" % (n, causal)))}
     scale = D ** -0.5
     for (B, H, HKV, N) in ((2, 4, 2, 333), (1, 2, 2, 1000), (1, 4, 1, 256)):
         q, k, v, do, o, lse, dl = inputs(B, H, HKV, N, causal, scale)

@@ -7,26 +7,23 @@ set -eu
 tkc=$1 out=$2
 mkdir -p "$out"
 NVCC="nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Xptxas -v"
-for c in 0 1; do
-    "$tkc" -D D=128 -D CAUSAL=$c kernels.tk/attn_bwd.tk -o "$out/main_c$c.cu"
-    "$tkc" -D CAUSAL=$c bench/experiments/attn_bwd/split128.tk -o "$out/split_c$c.cu"
-    "$tkc" -D CAUSAL=$c bench/experiments/attn_bwd/split128_red.tk -o "$out/splitred_c$c.cu"
-    "$tkc" -D CAUSAL=$c -D STAGES=3 bench/experiments/attn_bwd/split128.tk -o "$out/split3_c$c.cu"
-    for n in main split splitred split3; do
-        $NVCC "$out/${n}_c$c.cu" -o "$out/${n}_c$c.so" 2>"$out/${n}_c$c.log" &
-    done
-done
-# D = 64: split.tk (dQ a partial tile added from registers) against attn_bwd_main (attn_bwd_fused)
+lib() {  # DIR NAME TKC-ARGS...: DIR/NAME.so (its ptxas report in DIR/NAME.log), nvcc in the background
+    d=$1 n=$2
+    shift 2
+    "$tkc" "$@" -o "$d/$n.cu"
+    $NVCC "$d/$n.cu" -o "$d/$n.so" 2>"$d/$n.log" &
+}
 mkdir -p "$out/d64"
 for c in 0 1; do
-    "$tkc" -D D=64 -D CAUSAL=$c kernels.tk/attn_bwd.tk -o "$out/d64/main_c$c.cu"
-    "$tkc" -D CAUSAL=$c bench/experiments/attn_bwd/split.tk -o "$out/d64/split_c$c.cu"
-    for n in main split; do
-        $NVCC "$out/d64/${n}_c$c.cu" -o "$out/d64/${n}_c$c.so" 2>"$out/d64/${n}_c$c.log" &
-    done
+    lib "$out" main_c$c -D D=128 -D CAUSAL=$c kernels.tk/attn_bwd.tk
+    lib "$out" split_c$c -D CAUSAL=$c bench/experiments/attn_bwd/split128.tk
+    lib "$out" splitred_c$c -D CAUSAL=$c bench/experiments/attn_bwd/split128_red.tk
+    lib "$out" split3_c$c -D CAUSAL=$c -D STAGES=3 bench/experiments/attn_bwd/split128.tk
+    # D = 64: split.tk (dQ a partial tile added from registers) against attn_bwd_main (attn_bwd_fused)
+    lib "$out/d64" main_c$c -D D=64 -D CAUSAL=$c kernels.tk/attn_bwd.tk
+    lib "$out/d64" split_c$c -D CAUSAL=$c bench/experiments/attn_bwd/split.tk
 done
 wait
-rm -f "$out"/d64/*.cu
-grep -l "[1-9][0-9]* bytes spill" "$out"/*.log || true
-rm -f "$out"/*.cu
-ls "$out"/*.so
+grep -l "[1-9][0-9]* bytes spill" "$out"/*.log "$out"/d64/*.log || true
+rm -f "$out"/*.cu "$out"/d64/*.cu
+ls "$out"/*.so "$out"/d64/*.so

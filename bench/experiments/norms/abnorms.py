@@ -75,6 +75,18 @@ def layernorm_group(lib, d, p, rounds):
     return variants, {v: launcher(v) for v in variants}, sets, lambda v: [t for o in outs[v] for t in o], per + d * 8
 
 
+def rotary_args(x, cos, sin, o, stream, keep):
+    """tkc_rotary's arguments for x, o: [B, N, H, D] views (the kernel takes their [B, H, N, D]
+    transposes); keep holds the stride arrays while the launch may read them"""
+    B, N, H, _ = x.shape
+    a = []
+    for t in (x.transpose(1, 2), cos, sin, o.transpose(1, 2)):
+        k = st(t)
+        keep.append(k)
+        a += [P(t.data_ptr()), k]
+    return a + [LL(B), LL(H), LL(N), P(stream)]
+
+
 def rotary_group(lib, d, layout, rounds):
     B, N, H = 16, 4096, 16
     per = 2 * B * N * H * d * 2
@@ -93,14 +105,7 @@ def rotary_group(lib, d, layout, rounds):
 
     def launcher(v):
         def launch(i, s):
-            X, O = xs[i].transpose(1, 2), outs[v][i].transpose(1, 2)
-            a = []
-            for t in (X, cos, sin, O):
-                k = st(t)
-                keep.append(k)
-                a += [P(t.data_ptr()), k]
-            a += [LL(B), LL(H), LL(N), P(s.cuda_stream)]
-            rc = libs[v].tkc_rotary(*a)
+            rc = libs[v].tkc_rotary(*rotary_args(xs[i], cos, sin, outs[v][i], s.cuda_stream, keep))
             assert rc == 0, rc
         return launch
     return variants, {v: launcher(v) for v in variants}, sets, lambda v: outs[v], per + N * d * 4

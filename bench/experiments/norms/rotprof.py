@@ -5,11 +5,14 @@
         python3 bench/experiments/norms/rotprof.py LIB D LAYOUT [VARIANT]
 LIB holds rot_VARIANT_DD.so (gen8.sh, gen6.sh); B16 N4096 H16 as abnorms.py times it; three launches."""
 import ctypes
+import os
 import sys
 
 import torch
 
-P, LL = ctypes.c_void_p, ctypes.c_longlong
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from abnorms import rotary_args  # noqa: E402
+
 lib, d, layout = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 variant = sys.argv[4] if len(sys.argv) > 4 else "base"
 B, N, H = 16, 4096, 16
@@ -20,12 +23,7 @@ o = torch.empty_like(x)
 cos, sin = torch.randn(N, d // 2, device="cuda"), torch.randn(N, d // 2, device="cuda")
 fn = ctypes.CDLL("%s/rot_%s_D%d.so" % (lib, variant, d)).tkc_rotary
 keep = []
-args = []
-for t in (x.transpose(1, 2), cos, sin, o.transpose(1, 2)):
-    s = (LL * t.dim())(*t.stride())
-    keep.append(s)
-    args += [P(t.data_ptr()), s]
-args += [LL(B), LL(H), LL(N), P(torch.cuda.current_stream().cuda_stream)]
+args = rotary_args(x, cos, sin, o, torch.cuda.current_stream().cuda_stream, keep)
 for _ in range(3):
     assert fn(*args) == 0
 torch.cuda.synchronize()
