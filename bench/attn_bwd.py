@@ -10,7 +10,7 @@ Builds attn_fwd.tk (for O and the log-sum-exp L the backward consumes) and attn_
 into shared libraries and calls the C launchers through ctypes. The backward is timed alone: the
 prep kernel (Dl = rowsum(dO O)) then the entry attn_bwd_main (dK, dV and dQ in fp32, zeroed by the
 launchers where they add), on inputs made once by the forward; D = 64 and 128, the .tk's defaults
-("main": dQ added by attn_bwd_fused at D = 64) and -D DETERMINISTIC=1 ("det": dQ by attn_bwd_dq,
+("main": dQ added by attn_bwd_fused at D = 64, by attn_bwd_split at D = 128) and -D DETERMINISTIC=1 ("det": dQ by attn_bwd_dq,
 checked bit-identical over two runs, with dK and dV when no query heads share a KV head); the baselines' backward is timed as torch.autograd.grad on a saved
 forward graph, and forward + backward as the forward then torch.autograd.grad (tkc: attn_fwd then the
 backward). --fa4 adds FlashAttention-4's CuTe-DSL kernels (flash_attn.cute.flash_attn_func on [B, N, H, D]
@@ -77,8 +77,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = []
     import concurrent.futures
-    # head dimensions and modes: "main", the .tk's defaults (its entry attn_bwd_main: dQ fused into
-    # attn_bwd at D = 64, a pass of its own at D = 128), and "det", -D DETERMINISTIC=1 (dQ's own pass
+    # head dimensions and modes: "main", the .tk's defaults (its entry attn_bwd_main: dQ added inside
+    # attn_bwd_fused at D = 64, attn_bwd_split at D = 128), and "det", -D DETERMINISTIC=1 (dQ's own pass
     # at every D; checked bit-identical); run 103 also timed register atomics (DQ_ATOMIC of d59f899)
     modes = [(64, "main"), (128, "main"), (64, "det"), (128, "det")]
     specs = sorted({("attn_fwd", (d, c, 0)) for d, _ in modes for c in (0, 1)} |

@@ -115,6 +115,10 @@ VARIANTS = {
         dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
     "attn_bwd_d128_causal": dict(tk="attn_bwd.tk", defines={"D": 128, "CAUSAL": 1}, scalars={"scale": attn_scale},
                                  cases=[dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
+    # attn_bwd_main's D = 128 kernel alone after the forward and prep (above, attn_bwd_dq's dQ replaces its dQ)
+    "attn_bwd_split": dict(tk="attn_bwd.tk", defines={"D": 128}, scalars={"scale": attn_scale},
+                           kernels=["attn_fwd", "attn_bwd_prep", "attn_bwd_split"],
+                           cases=[dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
     "layernorm": dict(tk="layernorm.tk", scalars={"p": 0.1, "seed": 1234}, cases=[
         dict(M=101), dict(M=33, strided=True)]),
     "rmsnorm": dict(tk="rmsnorm.tk", cases=[dict(M=101), dict(M=33, strided=True)]),

@@ -309,14 +309,14 @@ static PEStep *pdl_step(PESteps *l) {
     return NULL;
 }
 
-/* attn_bwd_main at D = 128 launches attn_bwd_dq programmatically right after attn_bwd (src/pass_pdl.c):
+/* attn_bwd_main with DETERMINISTIC = 1 launches attn_bwd_dq programmatically right after attn_bwd (src/pass_pdl.c):
  * attn_bwd lets it start, attn_bwd_dq waits for attn_bwd's grid; attn_bwd's own launcher launches it
  * programmatically after clearing dK and dV. A plan whose programmatically launched kernel does not
  * wait would race with the kernel before it, so the verifier rejects it, in both cases */
 static void pdl_without_wait(void **state) {
     (void)state;
     Fix f;
-    lower(&f, "kernels.tk/attn_bwd.tk", "D=128");
+    lower(&f, "kernels.tk/attn_bwd.tk", "DETERMINISTIC=1");
     assert_int_equal(f.plan.entries.n, 1);
     PEStep *s = pdl_step(&f.plan.entries.v[0]->body);
     assert_non_null(s);
