@@ -89,6 +89,16 @@ def attn_scale(prm):
     return 1.0 / math.sqrt(prm["D"])
 
 
+def w_neg_w(n, rng):
+    """hedgehog.tk's Wq, Wk: bf16 [H, 128, 128] rows holding [W | -W] (its interface: the kernel reads
+    W and makes the -x W half from it), W's values from the bf16 table."""
+    table, out = VALUES["bf16"], bytearray()
+    for _ in range(n // 128):
+        w = [table[rng.randrange(len(table))] for _ in range(64)]
+        out += b"".join(w) + b"".join(bytes((x[0], x[1] ^ 0x80)) for x in w)  # bf16 negation: the sign bit
+    return bytes(out)
+
+
 VARIANTS = {
     "gemm": dict(tk="gemm.tk", kernels=["gemm"], cases=[
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520), dict(M=333, K=72, N=520, strided=True),
@@ -149,8 +159,9 @@ VARIANTS = {
         dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
     # Wq, Wk are the maps [W | -W] as the kernel takes them (here any [Wa | Wb]: the reference reads
     # both halves as given); Alpha, Beta > 0, as Hedgehog's mixing weights are
-    "hedgehog": dict(tk="hedgehog.tk", inputs={n: (lambda n_, rng: b"".join(
+    "hedgehog": dict(tk="hedgehog.tk", inputs=dict({n: (lambda n_, rng: b"".join(
         struct.pack("<f", (1 + rng.randrange(64)) / 64.0) for _ in range(n_))) for n in ("Alpha", "Beta")},
+        Wq=w_neg_w, Wk=w_neg_w),
         cases=[dict(B=1, H=2, T=333), dict(B=1, H=2, T=200, strided=True)]),
     "based": dict(tk="based.tk", cases=[dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
     "mamba2": dict(tk="mamba2.tk", inputs={"Aa": lambda n, rng: b"".join(

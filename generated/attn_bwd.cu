@@ -64,6 +64,7 @@ constexpr int BLOCKS = 2;
 constexpr int DETERMINISTIC = 0;
 constexpr int FBQ = 128;
 constexpr int FBKV = 128;
+constexpr int SPLIT_MIN_N = 2048;
 
 // The dynamic shared-memory base rounded up to 1024 B (the 128B swizzle period); the launcher
 // asks for 1 KiB of slack to pay for it.
@@ -4023,7 +4024,7 @@ extern "C" int tkc_attn_bwd_main(const void *Q, const int64_t *Q_strides, const 
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
     if (HKV < 1 || HKV > 2147483647LL) return TKC_ERR_DIM;
     int tkc_rc = TKC_OK;
-    {  // else of DETERMINISTIC: decided at compile time
+    {  // else of DETERMINISTIC || D == 128 && N < SPLIT_MIN_N: decided at compile time
         {  // D == 64: decided at compile time
             // attn_bwd_fused
             if ((tkc_rc = tkc_attn_bwd_fused(Q, Q_strides, K, K_strides, V, V_strides, dO, dO_strides, L, L_strides, Dl, Dl_strides, dK, dK_strides, dV, dV_strides, dQ, dQ_strides, (int64_t)(B), (int64_t)(H), (int64_t)(N), (int64_t)(HKV), (float)(scale), stream)) != TKC_OK) {
