@@ -448,7 +448,7 @@ def plot_attn_bwd(plt, runs, out):
         ax.set_title(title, fontsize=9)
     header(fig, f"Attention backward (dQ, dK, dV from O and the LSE): tkc vs FlashAttention-4, cuDNN and "
                 f"FlashAttention 2, B16 H16, bf16, {run.gpu}",
-           "tkc: kernels.tk/attn_bwd.tk's defaults (prep, then attn_bwd_main: dQ fused at D64, its own pass at D128); "
+           "tkc: kernels.tk/attn_bwd.tk's defaults (prep, then attn_bwd_main: dQ inside the main kernel, at D128 from N = 2048); "
            "'c': causal; FLOPs 2.5x the forward's 4BHN²D (halved when causal), forward + backward 3.5x", list(axes))
     footer(fig, f"{run.gpu}, run {run.number} ({run.date}; bench/runs/{run.name}). Median of 5 alternated rounds of "
                 "5 calls, all in one process; the baselines' backward is torch.autograd.grad. Under each size: tkc / FA4.")

@@ -197,15 +197,6 @@ TKC_DEVICE void tkc_ldmatrix_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint3
 }
 
 
-// Two neighbouring fp32 values from or to shared memory (8-byte aligned).
-TKC_DEVICE void tkc_lds_v2(uint32_t addr, float &x, float &y) {
-    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(addr) : "memory");
-}
-TKC_DEVICE void tkc_sts_v2(uint32_t addr, float x, float y) {
-    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
-}
-
-
 // Fast math on fp32 values and 16-bit packing.
 TKC_DEVICE float tkc_exp2(float x) {
     float y;
@@ -340,6 +331,17 @@ static cudaError_t tkc_unstage(const tkc_staged *sg) {
     return sg->buf ? tkc_stage_rows(sg->buf, sg->user, sg->st, sg->dims, sg->rank, sg->elem, false, sg->stream) : cudaSuccess;
 }
 
+// Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
+// tiles of every dtype share; src/hopper.c acc_fragment_pos is the reference): in each 64-row block
+// warp w holds rows 16w .. 16w + 15; lane l holds rows lrow = 16w + l / 4 and lrow + 8, and in each
+// 8-column slab columns lcol = 2 (l % 4) and lcol + 1. Value i of a tile of cols columns:
+TKC_DEVICE int tkc_frag_row(int lrow, int i, int cols) { return lrow + 8 * ((i >> 1) & 1) + 64 * (i / (cols / 2)); }
+TKC_DEVICE int tkc_frag_col(int lcol, int i, int cols) { return lcol + 8 * ((i % (cols / 2)) >> 2) + (i & 1); }
+// slot r of a per_row vector (the rows a thread holds) and slot k of a per_col one (its columns)
+TKC_DEVICE int tkc_rowvec_row(int lrow, int r) { return lrow + 8 * (r & 1) + 64 * (r >> 1); }
+TKC_DEVICE int tkc_colvec_col(int lcol, int k) { return lcol + 8 * (k >> 1) + (k & 1); }
+
+
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
 // cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
@@ -353,17 +355,6 @@ TKC_DEVICE uint32_t tkc_tile_offset(int rows, int cols, int elem, int span, int 
     const uint32_t mask = span == 128 ? 7u : span == 64 ? 3u : 1u;
     return a ^ (((a >> 7) & mask) << 4);
 }
-
-// Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
-// tiles of every dtype share; src/hopper.c acc_fragment_pos is the reference): in each 64-row block
-// warp w holds rows 16w .. 16w + 15; lane l holds rows lrow = 16w + l / 4 and lrow + 8, and in each
-// 8-column slab columns lcol = 2 (l % 4) and lcol + 1. Value i of a tile of cols columns:
-TKC_DEVICE int tkc_frag_row(int lrow, int i, int cols) { return lrow + 8 * ((i >> 1) & 1) + 64 * (i / (cols / 2)); }
-TKC_DEVICE int tkc_frag_col(int lcol, int i, int cols) { return lcol + 8 * ((i % (cols / 2)) >> 2) + (i & 1); }
-// slot r of a per_row vector (the rows a thread holds) and slot k of a per_col one (its columns)
-TKC_DEVICE int tkc_rowvec_row(int lrow, int r) { return lrow + 8 * (r & 1) + 64 * (r >> 1); }
-TKC_DEVICE int tkc_colvec_col(int lcol, int k) { return lcol + 8 * (k >> 1) + (k & 1); }
-
 
 template <int TA, int TB, int SA>
 TKC_DEVICE void tkc_wgmma_m64n16k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
@@ -388,6 +379,19 @@ TKC_DEVICE void tkc_wgmma_m64n32k16_ss_bf16(float *d, uint64_t desc_a, uint64_t 
         "%16, %17, p, %19, 1, %20, %21;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
         : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB));
+}
+
+
+template <int TB, int SA>
+TKC_DEVICE void tkc_wgmma_m64n64k16_rs_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "setp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "{%32, %33, %34, %35}, %36, p, %38, 1, %39;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TB));
 }
 
 
@@ -430,7 +434,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 // kernel based
 //   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..1 (setmaxnreg 232); 256 threads
 //   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
-//   consumer registers (estimate): 220 of 232 = a2lo 64 + a2hi 64 + t 16 + o 32 + x 8 + qr 4 + kr 4 + den 2 + w 2 + overhead 24
+//   consumer registers (estimate): 232 of 232 = a2lo 64 + a2hi 64 + a1 16 + m 8 + o 32 + x 8 + p 4 + qr 4 + kr 4 + den 2 + w 2 + overhead 24
 //   grid: b = B, h = H; one block per work tile; order row_major
 //   pipeline: j < cdiv(T, 64); 2 stages
 //   shared memory (from the 1024-aligned base):
@@ -439,15 +443,10 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     4,096     4,096     k           bf16[64, 16]       32B      2       ring (group k)
 //     8,192     16,384    v           bf16[64, 64]       128B     2       ring (group v)
 //     24,576    16,384    f           bf16[64, 128]      128B x2  1       scratch
-//     40,960    4,096     kw          bf16[64, 32]       64B      1       scratch
-//     45,056    4,096     qw          bf16[64, 32]       64B      1       scratch
-//     49,152    8,192     kx          bf16[64, 64]       128B     1       scratch
-//     57,344    32,768    a2s         bf16[256, 64]      128B     1       scratch
-//     90,112    4,096     a1s         bf16[64, 32]       64B      1       scratch
+//     40,960    12,288    h           bf16[192, 32]      64B      1       scratch
+//     53,248    40,960    g           bf16[320, 64]      128B     1       scratch
 //     94,208    2,048     ms          bf16[64, 16]       32B      1       scratch
-//     96,256    8,192     a1f         fp32[64, 32]       128B     1       scratch
-//     104,448   4,096     mf          fp32[64, 16]       64B      1       scratch
-//     108,544   4,096     staging     bf16[64, 32]       64B      1       staging
+//     96,256    16,384    staging     bf16[64, 64]       128B     2       staging
 //     112,640   96        barriers
 //     total 112,736 + 1,024 base alignment = 113,760 of 232,448
 //   barriers:
@@ -465,7 +464,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     tm_Q_64x16: Q bf16 rank 4, box {16, 64, 1, 1}, swizzle 32B
 //     tm_K_64x16: K bf16 rank 4, box {16, 64, 1, 1}, swizzle 32B
 //     tm_V_64x64: V bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
-//     tm_O_64x32: O bf16 rank 4, box {32, 64, 1, 1}, swizzle 64B, stores
+//     tm_O_64x64: O bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B, stores
 //   producer:
 //     per step: wait empty_q, expect 2,048 bytes on full_q
 //       q <- Q[block.b, block.h, j, 0]  [tm_Q_64x16, 1 box]
@@ -477,203 +476,168 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     setup:
 //       a2lo = 0  [fp32[128, 64] in registers, accumulator layout, whole per warpgroup]
 //       a2hi = 0  [fp32[128, 64] in registers, accumulator layout, whole per warpgroup]
-//       t = 0  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'a1f' is done
-//       move a1f <- t  [st.shared.v2, a1f 128B swizzle, whole tile per warpgroup]
-//       bar.sync 2, 128 (scratch): 'a1f' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'a1s' is done
-//       move a1s <- bf16(t)  [stmatrix.x4, a1s 64B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('a1s' is read by products)
-//       bar.sync 2, 128 (scratch): 'a1s' is complete
+//       a1 = 0  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
+//       m = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = where(col == 0, 1.0, 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kw' is done
-//       move kw[:, 16:32] <- bf16(x)  [stmatrix.x4, kw 64B swizzle, whole tile per warpgroup] (the block at kw[0, 16])
-//       fence.proxy.async ('kw' is read by products)
-//       bar.sync 2, 128 (scratch): 'kw' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qw' is done
-//       move qw[:, 16:32] <- bf16(x)  [stmatrix.x4, qw 64B swizzle, whole tile per warpgroup] (the block at qw[0, 16])
-//       fence.proxy.async ('qw' is read by products)
-//       bar.sync 2, 128 (scratch): 'qw' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kx' is done
-//       move kx[:, 16:32] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 16])
+//       bar.sync 2, 128 (scratch): every earlier reader of 'h' is done
+//       move h[0:64, 16:32] <- bf16(x)  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup] (the block at h[0, 16])
+//       move h[64:128, 16:32] <- bf16(x)  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup] (the block at h[64, 16])
+//       fence.proxy.async ('h' is read by products)
+//       bar.sync 2, 128 (scratch): 'h' is complete
+//       bar.sync 2, 128 (scratch): every earlier reader of 'g' is done
+//       move g[256:320, 16:32] <- bf16(x)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[256, 16])
 //       x = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'mf' is done
-//       move mf <- x  [st.shared.v2, mf 64B swizzle, whole tile per warpgroup]
-//       bar.sync 2, 128 (scratch): 'mf' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'ms' is done
-//       move ms <- bf16(x)  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('ms' is read by products)
-//       bar.sync 2, 128 (scratch): 'ms' is complete
-//       move kx[:, 32:48] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 32])
-//       move kx[:, 48:64] <- bf16(x)  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup] (the block at kx[0, 48])
-//       fence.proxy.async ('kx' is read by products)
-//       bar.sync 2, 128 (scratch): 'kx' is complete
+//       move g[256:320, 32:48] <- bf16(x)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[256, 32])
+//       move g[256:320, 48:64] <- bf16(x)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[256, 48])
+//       fence.proxy.async ('g' is read by products)
+//       bar.sync 2, 128 (scratch): 'g' is complete
 //     every step (the first one too):
 //       wait full_q
 //       move qr <- q  [ldmatrix.x4, q 32B swizzle, whole tile per warpgroup]
 //       wait full_k
 //       move kr <- k  [ldmatrix.x4, k 32B swizzle, whole tile per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kw' is done
-//       move kw[:, 0:16] <- kr  [stmatrix.x4, kw 64B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('kw' is read by products)
-//       bar.sync 2, 128 (scratch): 'kw' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'kx' is done
-//       move kx[:, 0:16] <- kr  [stmatrix.x4, kx 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('kx' is read by products)
-//       bar.sync 2, 128 (scratch): 'kx' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'qw' is done
-//       move qw[:, 0:16] <- bf16(fp32(qr) * 0.25)  [stmatrix.x4, qw 64B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('qw' is read by products)
-//       bar.sync 2, 128 (scratch): 'qw' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'a2s' is done
-//       move a2s[0:128, :] <- bf16(a2lo)  [stmatrix.x4, a2s 128B swizzle, whole tile per warpgroup]
-//       move a2s[128:256, :] <- bf16(a2hi)  [stmatrix.x4, a2s 128B swizzle, whole tile per warpgroup] (the block at a2s[128, 0])
-//       fence.proxy.async ('a2s' is read by products)
-//       bar.sync 2, 128 (scratch): 'a2s' is complete
-//       w = rowsum(where(col == 0, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       bar.sync 2, 128 (scratch): every earlier reader of 'h' is done
+//       move h[0:64, 0:16] <- bf16(fp32(qr) * 0.25)  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup]
+//       move h[64:128, 0:16] <- kr  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup] (the block at h[64, 0])
+//       move h[128:192, :] <- bf16(a1)  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup] (the block at h[128, 0])
+//       fence.proxy.async ('h' is read by products)
+//       bar.sync 2, 128 (scratch): 'h' is complete
+//       bar.sync 2, 128 (scratch): every earlier reader of 'g' is done
+//       move g[0:128, :] <- bf16(a2lo)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup]
+//       move g[128:256, :] <- bf16(a2hi)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[128, 0])
+//       move g[256:320, 0:16] <- kr  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[256, 0])
+//       fence.proxy.async ('g' is read by products)
+//       bar.sync 2, 128 (scratch): 'g' is complete
+//       bar.sync 2, 128 (scratch): every earlier reader of 'ms' is done
+//       move ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
+//       fence.proxy.async ('ms' is read by products)
+//       bar.sync 2, 128 (scratch): 'ms' is complete
+//       w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
-//       move f[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 1, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
-//       w = rowsum(where(col == 2, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
-//       w = rowsum(where(col == 3, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
-//       w = rowsum(where(col == 4, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
-//       w = rowsum(where(col == 5, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
-//       w = rowsum(where(col == 6, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
-//       w = rowsum(where(col == 7, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
+//       move f[:, 0:16] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
+//       w = rowsum(where(col == 1, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 16:32] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
+//       w = rowsum(where(col == 2, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 32:48] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
+//       w = rowsum(where(col == 3, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 48:64] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
+//       w = rowsum(where(col == 4, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 64:80] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
+//       w = rowsum(where(col == 5, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 80:96] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
+//       w = rowsum(where(col == 6, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 96:112] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
+//       w = rowsum(where(col == 7, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 112:128] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
 //       fence.proxy.async ('f' is read by products)
 //       bar.sync 2, 128 (scratch): 'f' is complete
-//       mma o = f @ a2s[0:128, :]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
-//       w = rowsum(where(col == 8, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wait full_v
+//       mma a2lo += f.T @ v  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
+//       w = rowsum(where(col == 8, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
-//       move f[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 9, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
-//       w = rowsum(where(col == 10, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
-//       w = rowsum(where(col == 11, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
-//       w = rowsum(where(col == 12, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
-//       w = rowsum(where(col == 13, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
-//       w = rowsum(where(col == 14, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
-//       w = rowsum(where(col == 15, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
+//       move f[:, 0:16] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
+//       w = rowsum(where(col == 9, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 16:32] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
+//       w = rowsum(where(col == 10, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 32:48] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
+//       w = rowsum(where(col == 11, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 48:64] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
+//       w = rowsum(where(col == 12, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 64:80] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
+//       w = rowsum(where(col == 13, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 80:96] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
+//       w = rowsum(where(col == 14, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 96:112] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
+//       w = rowsum(where(col == 15, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 112:128] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
 //       fence.proxy.async ('f' is read by products)
 //       bar.sync 2, 128 (scratch): 'f' is complete
-//       mma o += f @ a2s[128:256, :]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)] (B from a2s[128, 0])
-//       mma o += qw @ a1s.T  [wgmma m64n64k16 x 2 per warpgroup, SS, A K-major, B K-major (64B)]
-//       mma x = qw @ ms[0:32, :]  [wgmma m64n16k16 x 2 per warpgroup, SS, A K-major, B N-major (32B)]
+//       mma a2hi += f.T @ v  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
+//       mma a1 += v.T @ h[64:128, :]  [wgmma m64n32k16 x 4 per warpgroup, SS, A M-major, B N-major (64B)] (B from h[64, 0])
+//       mma m += g[256:320, :].T @ k  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)] (A from g[256, 0])
+//       w = rowsum(where(col == 0, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
+//       move f[:, 0:16] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
+//       w = rowsum(where(col == 1, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 16:32] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
+//       w = rowsum(where(col == 2, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 32:48] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
+//       w = rowsum(where(col == 3, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 48:64] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
+//       w = rowsum(where(col == 4, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 64:80] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
+//       w = rowsum(where(col == 5, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 80:96] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
+//       w = rowsum(where(col == 6, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 96:112] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
+//       w = rowsum(where(col == 7, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 112:128] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
+//       fence.proxy.async ('f' is read by products)
+//       bar.sync 2, 128 (scratch): 'f' is complete
+//       mma o = f @ g[0:128, :]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
+//       w = rowsum(where(col == 8, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       den = fp32(64 * j) + rowsum(fp32(qr) * x)  [fp32[64] per_row in registers]
+//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
+//       move f[:, 0:16] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
+//       w = rowsum(where(col == 9, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 16:32] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
+//       w = rowsum(where(col == 10, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 32:48] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
+//       w = rowsum(where(col == 11, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 48:64] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
+//       w = rowsum(where(col == 12, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 64:80] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
+//       w = rowsum(where(col == 13, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 80:96] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
+//       w = rowsum(where(col == 14, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 96:112] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
+//       w = rowsum(where(col == 15, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       move f[:, 112:128] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
+//       fence.proxy.async ('f' is read by products)
+//       bar.sync 2, 128 (scratch): 'f' is complete
+//       mma o += f @ g[128:256, :]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)] (B from g[128, 0])
+//       mma o += h[0:64, :] @ h[128:192, :].T  [wgmma m64n64k16 x 2 per warpgroup, SS, A K-major, B K-major (64B)] (B from h[128, 0])
 //       mma x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, 0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
-//       move f[:, 0:16] <- bf16(x)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
+//       den = fp32(64 * j) + rowsum(x)  [fp32[64] per_row in registers]
+//       p = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ v[0:16, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)]
 //       mma x = q @ k[16:32, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[16, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, -16)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       move f[:, 16:32] <- bf16(x)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
+//       p = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
 //       mma x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[32, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, -32)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       move f[:, 32:48] <- bf16(x)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
+//       p = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ v[32:48, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[32, 0])
 //       mma x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[48, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       release empty_q, by every warp after a proxy fence (its threads read the stage)
+//       release empty_k, by every warp after a proxy fence (its threads read the stage)
 //       x = tril(1 + x + 0.5 * x * x, -48)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       move f[:, 48:64] <- bf16(x)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
-//       fence.proxy.async ('f' is read by products)
-//       bar.sync 2, 128 (scratch): 'f' is complete
-//       wait full_v
-//       mma o += f[:, 0:64] @ v  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       w = rowsum(where(col == 0, fp32(kr), 0.0))  [fp32[64] per_row in registers]
+//       p = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
+//       mma x = h[0:64, :] @ ms[0:32, :]  [wgmma m64n16k16 x 2 per warpgroup, SS, A K-major, B N-major (32B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
-//       move f[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 1, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
-//       w = rowsum(where(col == 2, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
-//       w = rowsum(where(col == 3, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
-//       w = rowsum(where(col == 4, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
-//       w = rowsum(where(col == 5, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
-//       w = rowsum(where(col == 6, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
-//       w = rowsum(where(col == 7, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
-//       fence.proxy.async ('f' is read by products)
-//       bar.sync 2, 128 (scratch): 'f' is complete
-//       mma a2lo += f.T @ v  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
-//       w = rowsum(where(col == 8, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
-//       move f[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 9, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
-//       w = rowsum(where(col == 10, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
-//       w = rowsum(where(col == 11, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
-//       w = rowsum(where(col == 12, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
-//       w = rowsum(where(col == 13, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
-//       w = rowsum(where(col == 14, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
-//       w = rowsum(where(col == 15, fp32(kr), 0.0))  [fp32[64] per_row in registers]
-//       move f[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
-//       fence.proxy.async ('f' is read by products)
-//       bar.sync 2, 128 (scratch): 'f' is complete
-//       mma a2hi += f.T @ v  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
-//       move t <- a1f  [ld.shared.v2, a1f 128B swizzle, whole tile per warpgroup]
-//       mma t += v.T @ kw  [wgmma m64n32k16 x 4 per warpgroup, SS, A M-major, B N-major (64B)]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'a1f' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move a1f <- t  [st.shared.v2, a1f 128B swizzle, whole tile per warpgroup]
+//       den = den + rowsum(fp32(qr) * x)  [fp32[64] per_row in registers]
 //       release empty_v
-//       bar.sync 2, 128 (scratch): 'a1f' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'a1s' is done
-//       move a1s <- bf16(t)  [stmatrix.x4, a1s 64B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('a1s' is read by products)
-//       bar.sync 2, 128 (scratch): 'a1s' is complete
-//       move x <- mf  [ld.shared.v2, mf 64B swizzle, whole tile per warpgroup]
-//       mma x += kx.T @ k  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'mf' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move mf <- x  [st.shared.v2, mf 64B swizzle, whole tile per warpgroup]
-//       release empty_k, by every warp after a proxy fence (its threads read the stage)
-//       bar.sync 2, 128 (scratch): 'mf' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'ms' is done
-//       move ms <- bf16(x * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('ms' is read by products)
-//       bar.sync 2, 128 (scratch): 'ms' is complete
 //       store O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
 //       store Z[block.b, block.h, j] <- den  [vector]
 //     after the steps:
 //     finish:
-//   store (store): O[block.b, block.h, j, 0] <- bf16(o / den)  [64x32 chunks through staging, tm_O_64x32]
+//   store (store): O[block.b, block.h, j, 0] <- bf16(o / den)  [64x64 chunks through staging, tm_O_64x64]
 //   store (store): Z[block.b, block.h, j] <- den  [vector from registers, one lane per row]
 //   decisions:
 //     - blocks_per_sm = 2: each block gets 32,768 registers (256 threads x 128, __launch_bounds__(256, 2)), so setmaxnreg gives the producer 24 and each consumer thread 232
@@ -681,24 +645,19 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 32B for 'k': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'f': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
-//     - swizzle 64B for 'kw': a row is 32 x 2 B = 64 B, so the widest span that divides it is 64 B
-//     - swizzle 64B for 'qw': a row is 32 x 2 B = 64 B, so the widest span that divides it is 64 B
-//     - swizzle 128B for 'kx': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'a2s': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - swizzle 64B for 'a1s': a row is 32 x 2 B = 64 B, so the widest span that divides it is 64 B
+//     - swizzle 64B for 'h': a row is 32 x 2 B = 64 B, so the widest span that divides it is 64 B
+//     - swizzle 128B for 'g': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 32B for 'ms': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
-//     - swizzle 128B for 'a1f': a row is 32 x 4 B = 128 B, so the widest span that divides it is 128 B
-//     - swizzle 64B for 'mf': a row is 16 x 4 B = 64 B, so the widest span that divides it is 64 B
 //     - 'O[block.b, block.h, j, 0] <- bf16(o / den)': a tile divided by a per_row vector takes one reciprocal per row, then a product per element
 //     - the store block runs at the end of every step, after compute, in the same schedule
 //     - 3 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..1 are consumers (setmaxnreg.inc 232); 256 threads
-//     - stores from registers go through one 64 x 32 chunk per consumer warpgroup in shared memory (swizzle 64B); two would not fit beside the rest in a block's share of the SM (blocks_per_sm = 2), so each chunk waits for the previous store
+//     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
-//     - 'w = rowsum(where(col == 0, fp32(qr), 0.0))': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (32 such row sums in this kernel)
-//     - scratch barriers: 132 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 66 async-proxy fences too: one after a run's last write)
+//     - 'w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.17677669529663689': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (32 such row sums in this kernel)
+//     - scratch barriers: 134 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 67 async-proxy fences too: one after a run's last write)
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
-__global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x32, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
+__global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
@@ -706,15 +665,10 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
     const uint32_t k_smem = tkc_smem_addr(tkc_smem + 4096);  // ring bf16[64, 16], swizzle 32B, 2 x 2048 B
     const uint32_t v_smem = tkc_smem_addr(tkc_smem + 8192);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
     const uint32_t f_smem = tkc_smem_addr(tkc_smem + 24576);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t kw_smem = tkc_smem_addr(tkc_smem + 40960);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
-    const uint32_t qw_smem = tkc_smem_addr(tkc_smem + 45056);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
-    const uint32_t kx_smem = tkc_smem_addr(tkc_smem + 49152);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t a2s_smem = tkc_smem_addr(tkc_smem + 57344);  // scratch bf16[256, 64], swizzle 128B, 1 x 32768 B
-    const uint32_t a1s_smem = tkc_smem_addr(tkc_smem + 90112);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
+    const uint32_t h_smem = tkc_smem_addr(tkc_smem + 40960);  // scratch bf16[192, 32], swizzle 64B, 1 x 12288 B
+    const uint32_t g_smem = tkc_smem_addr(tkc_smem + 53248);  // scratch bf16[320, 64], swizzle 128B, 1 x 40960 B
     const uint32_t ms_smem = tkc_smem_addr(tkc_smem + 94208);  // scratch bf16[64, 16], swizzle 32B, 1 x 2048 B
-    const uint32_t a1f_smem = tkc_smem_addr(tkc_smem + 96256);  // scratch fp32[64, 32], swizzle 128B, 1 x 8192 B
-    const uint32_t mf_smem = tkc_smem_addr(tkc_smem + 104448);  // scratch fp32[64, 16], swizzle 64B, 1 x 4096 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 108544);  // staging bf16[64, 32], swizzle 64B, 1 x 4096 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 96256);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
     const uint32_t full_q = tkc_smem_addr(tkc_smem + 112640);  // 2 mbarriers
     const uint32_t empty_q = tkc_smem_addr(tkc_smem + 112656);  // 2 mbarriers
     const uint32_t full_k = tkc_smem_addr(tkc_smem + 112672);  // 2 mbarriers
@@ -786,9 +740,11 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
         (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
         float a2lo[64];  // row-split fp32[128, 64]: 64 values per thread
         float a2hi[64];  // row-split fp32[128, 64]: 64 values per thread
-        float t[16];  // row-split fp32[64, 32]: 16 values per thread
+        float a1[16];  // row-split fp32[64, 32]: 16 values per thread
+        float m[8];  // row-split fp32[64, 16]: 8 values per thread
         float o[32];  // row-split fp32[64, 64]: 32 values per thread
         float x[8];  // row-split fp32[64, 16]: 8 values per thread
+        uint32_t p[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t qr[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t kr[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         float den[2];  // fp32[64] per_row: the 2 rows this thread holds
@@ -813,45 +769,19 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
             // a2hi = 0
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 64; ++tkc_i) a2hi[tkc_i] = 0;
-            // t = 0
+            // a1 = 0
             #pragma unroll
-            for (int tkc_i = 0; tkc_i < 16; ++tkc_i) t[tkc_i] = 0;
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a1f' is done
-            // a1f <- t  [st.shared.v2]
-            {
-                const uint32_t tkc_dst = a1f_smem;  // a1f: 128B swizzle
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 8; ++tkc_p)
-                    tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 32, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 32)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 32))), t[(2 * tkc_p)], t[(2 * tkc_p + 1)]);
-            }
-            tkc_bar_sync(2, 128);  // scratch: 'a1f' is complete
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a1s' is done
-            // a1s <- bf16(t)  [stmatrix.x4]
-            {
-                const uint32_t tkc_dst = a1s_smem;  // a1s: 64B swizzle
-                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                #pragma unroll
-                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                    #pragma unroll
-                    for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
-                        const int tkc_f = tkc_rb * 16 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(t[(tkc_f + 0)], t[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(t[(tkc_f + 2)], t[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(t[(tkc_f + 4)], t[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(t[(tkc_f + 6)], t[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                    }
-                }
-            }
-            tkc_fence_proxy_async();  // 'a1s' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'a1s' is complete
+            for (int tkc_i = 0; tkc_i < 16; ++tkc_i) a1[tkc_i] = 0;
+            // m = 0
+            #pragma unroll
+            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) m[tkc_i] = 0;
             // x = where(col == 0, 1.0, 0.0)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? 1.0f : 0.0f);
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kw' is done
-            // kw[:, 16:32] <- bf16(x)  [stmatrix.x4]
+            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'h' is done
+            // h[0:64, 16:32] <- bf16(x)  [stmatrix.x4]
             {
-                const uint32_t tkc_dst = kw_smem;  // kw: 64B swizzle
+                const uint32_t tkc_dst = h_smem;  // h: 64B swizzle
                 const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -862,17 +792,14 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
                         const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
                         const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(192, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
             }
-            tkc_fence_proxy_async();  // 'kw' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'kw' is complete
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qw' is done
-            // qw[:, 16:32] <- bf16(x)  [stmatrix.x4]
+            // h[64:128, 16:32] <- bf16(x)  [stmatrix.x4]
             {
-                const uint32_t tkc_dst = qw_smem;  // qw: 64B swizzle
-                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
+                const uint32_t tkc_dst = h_smem;  // h: 64B swizzle
+                const int tkc_mr = 64 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
@@ -882,17 +809,17 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
                         const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
                         const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(192, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
             }
-            tkc_fence_proxy_async();  // 'qw' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'qw' is complete
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kx' is done
-            // kx[:, 16:32] <- bf16(x)  [stmatrix.x4]
+            tkc_fence_proxy_async();  // 'h' is read by products
+            tkc_bar_sync(2, 128);  // scratch: 'h' is complete
+            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'g' is done
+            // g[256:320, 16:32] <- bf16(x)  [stmatrix.x4]
             {
-                const uint32_t tkc_dst = kx_smem;  // kx: 128B swizzle
-                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
+                const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
+                const int tkc_mr = 256 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
@@ -902,27 +829,17 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
                         const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
                         const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
             }
             // x = 0
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = 0;
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'mf' is done
-            // mf <- x  [st.shared.v2]
+            // g[256:320, 32:48] <- bf16(x)  [stmatrix.x4]
             {
-                const uint32_t tkc_dst = mf_smem;  // mf: 64B swizzle
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p)
-                    tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 16, 4, 64, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 16)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 16))), x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
-            }
-            tkc_bar_sync(2, 128);  // scratch: 'mf' is complete
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'ms' is done
-            // ms <- bf16(x)  [stmatrix.x4]
-            {
-                const uint32_t tkc_dst = ms_smem;  // ms: 32B swizzle
-                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
+                const int tkc_mr = 256 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
@@ -932,16 +849,14 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
                         const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
                         const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
             }
-            tkc_fence_proxy_async();  // 'ms' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
-            // kx[:, 32:48] <- bf16(x)  [stmatrix.x4]
+            // g[256:320, 48:64] <- bf16(x)  [stmatrix.x4]
             {
-                const uint32_t tkc_dst = kx_smem;  // kx: 128B swizzle
-                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
+                const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
+                const int tkc_mr = 256 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
@@ -951,29 +866,12 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
                         const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
                         const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
             }
-            // kx[:, 48:64] <- bf16(x)  [stmatrix.x4]
-            {
-                const uint32_t tkc_dst = kx_smem;  // kx: 128B swizzle
-                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
-                #pragma unroll
-                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                    #pragma unroll
-                    for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                        const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                    }
-                }
-            }
-            tkc_fence_proxy_async();  // 'kx' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'kx' is complete
+            tkc_fence_proxy_async();  // 'g' is read by products
+            tkc_bar_sync(2, 128);  // scratch: 'g' is complete
             const int tkc_steps = tkc_cdiv(T, 64);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
@@ -1012,50 +910,10 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kw' is done
-                // kw[:, 0:16] <- kr  [stmatrix.x4]
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'h' is done
+                // h[0:64, 0:16] <- bf16(fp32(qr) * 0.25)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = kw_smem;  // kw: 64B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'kw' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kw' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'kx' is done
-                // kx[:, 0:16] <- kr  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = kx_smem;  // kx: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'kx' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'kx' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'qw' is done
-                // qw[:, 0:16] <- bf16(fp32(qr) * 0.25)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = qw_smem;  // qw: 64B swizzle
+                    const uint32_t tkc_dst = h_smem;  // h: 64B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1066,16 +924,50 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * 0.25f), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * 0.25f));
                             const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * 0.25f), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * 0.25f));
                             const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * 0.25f), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * 0.25f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(192, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'qw' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'qw' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a2s' is done
-                // a2s[0:128, :] <- bf16(a2lo)  [stmatrix.x4]
+                // h[64:128, 0:16] <- kr  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = a2s_smem;  // a2s: 128B swizzle
+                    const uint32_t tkc_dst = h_smem;  // h: 64B swizzle
+                    const int tkc_mr = 64 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(192, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // h[128:192, :] <- bf16(a1)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = h_smem;  // h: 64B swizzle
+                    const int tkc_mr = 128 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 16 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(a1[(tkc_f + 0)], a1[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(a1[(tkc_f + 2)], a1[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(a1[(tkc_f + 4)], a1[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(a1[(tkc_f + 6)], a1[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(192, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'h' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'h' is complete
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'g' is done
+                // g[0:128, :] <- bf16(a2lo)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
                     const int tkc_mr = wg * 128 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 2; ++tkc_rb) {
@@ -1086,13 +978,13 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16(a2lo[(tkc_f + 2)], a2lo[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(a2lo[(tkc_f + 4)], a2lo[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(a2lo[(tkc_f + 6)], a2lo[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(256, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // a2s[128:256, :] <- bf16(a2hi)  [stmatrix.x4]
+                // g[128:256, :] <- bf16(a2hi)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = a2s_smem;  // a2s: 128B swizzle
+                    const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
                     const int tkc_mr = 128 + wg * 128 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 2; ++tkc_rb) {
@@ -1103,24 +995,61 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16(a2hi[(tkc_f + 2)], a2hi[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(a2hi[(tkc_f + 4)], a2hi[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(a2hi[(tkc_f + 6)], a2hi[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(256, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'a2s' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'a2s' is complete
-                // w = rowsum(where(col == 0, fp32(qr), 0.0))
-                float tkc_red0[2];  // rowsum(where(col == 0, fp32(qr), 0.0)): column 0, from the lane that holds it
+                // g[256:320, 0:16] <- kr  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
+                    const int tkc_mr = 256 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'g' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'g' is complete
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'ms' is done
+                // ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = ms_smem;  // ms: 32B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16((m[(tkc_f + 0)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 0), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 1)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 1), 16)) < 16) ? 0.125f : 0.25f)));
+                            const uint32_t tkc_v1 = tkc_pack_bf16((m[(tkc_f + 2)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 2), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 3)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 3), 16)) < 16) ? 0.125f : 0.25f)));
+                            const uint32_t tkc_v2 = tkc_pack_bf16((m[(tkc_f + 4)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 4), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 5)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 5), 16)) < 16) ? 0.125f : 0.25f)));
+                            const uint32_t tkc_v3 = tkc_pack_bf16((m[(tkc_f + 6)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 6), 16)) < 16) ? 0.125f : 0.25f)), (m[(tkc_f + 7)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 7), 16)) < 16) ? 0.125f : 0.25f)));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'ms' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
+                // w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red0[2];  // rowsum(where(col == 0, fp32(kr), 0.0)): column 0, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
                     tkc_red0[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red0[tkc_r];
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red0[tkc_r] * 0.176776695f);
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
-                // f[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 0:16] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -1129,25 +1058,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 1, fp32(qr), 0.0))
-                float tkc_red1[2];  // rowsum(where(col == 1, fp32(qr), 0.0)): column 1, from the lane that holds it
+                // w = rowsum(where(col == 1, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red1[2];  // rowsum(where(col == 1, fp32(kr), 0.0)): column 1, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
                     tkc_red1[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red1[tkc_r];
-                // f[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red1[tkc_r] * 0.176776695f);
+                // f[:, 16:32] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
@@ -1156,25 +1085,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 2, fp32(qr), 0.0))
-                float tkc_red2[2];  // rowsum(where(col == 2, fp32(qr), 0.0)): column 2, from the lane that holds it
+                // w = rowsum(where(col == 2, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red2[2];  // rowsum(where(col == 2, fp32(kr), 0.0)): column 2, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
                     tkc_red2[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red2[tkc_r];
-                // f[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red2[tkc_r] * 0.176776695f);
+                // f[:, 32:48] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
@@ -1183,25 +1112,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 3, fp32(qr), 0.0))
-                float tkc_red3[2];  // rowsum(where(col == 3, fp32(qr), 0.0)): column 3, from the lane that holds it
+                // w = rowsum(where(col == 3, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red3[2];  // rowsum(where(col == 3, fp32(kr), 0.0)): column 3, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
                     tkc_red3[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red3[tkc_r];
-                // f[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red3[tkc_r] * 0.176776695f);
+                // f[:, 48:64] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
@@ -1210,25 +1139,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 4, fp32(qr), 0.0))
-                float tkc_red4[2];  // rowsum(where(col == 4, fp32(qr), 0.0)): column 4, from the lane that holds it
+                // w = rowsum(where(col == 4, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red4[2];  // rowsum(where(col == 4, fp32(kr), 0.0)): column 4, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
                     tkc_red4[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red4[tkc_r];
-                // f[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red4[tkc_r] * 0.176776695f);
+                // f[:, 64:80] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
@@ -1237,25 +1166,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 5, fp32(qr), 0.0))
-                float tkc_red5[2];  // rowsum(where(col == 5, fp32(qr), 0.0)): column 5, from the lane that holds it
+                // w = rowsum(where(col == 5, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red5[2];  // rowsum(where(col == 5, fp32(kr), 0.0)): column 5, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
                     tkc_red5[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red5[tkc_r];
-                // f[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red5[tkc_r] * 0.176776695f);
+                // f[:, 80:96] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
@@ -1264,25 +1193,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 6, fp32(qr), 0.0))
-                float tkc_red6[2];  // rowsum(where(col == 6, fp32(qr), 0.0)): column 6, from the lane that holds it
+                // w = rowsum(where(col == 6, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red6[2];  // rowsum(where(col == 6, fp32(kr), 0.0)): column 6, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
                     tkc_red6[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red6[tkc_r];
-                // f[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red6[tkc_r] * 0.176776695f);
+                // f[:, 96:112] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
@@ -1291,25 +1220,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 7, fp32(qr), 0.0))
-                float tkc_red7[2];  // rowsum(where(col == 7, fp32(qr), 0.0)): column 7, from the lane that holds it
+                // w = rowsum(where(col == 7, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red7[2];  // rowsum(where(col == 7, fp32(kr), 0.0)): column 7, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
                     tkc_red7[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red7[tkc_r];
-                // f[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red7[tkc_r] * 0.176776695f);
+                // f[:, 112:128] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
@@ -1318,534 +1247,10 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'f' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
-                // o = f @ a2s[0:128, :]  [wgmma m64n64k16 x 8, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(a2s_smem + 0, 32768, 1024, 1);  // a2s: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 514, tkc_db + 640, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 516, tkc_db + 768, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 518, tkc_db + 896, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // w = rowsum(where(col == 8, fp32(qr), 0.0))
-                float tkc_red8[2];  // rowsum(where(col == 8, fp32(qr), 0.0)): column 8, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red8[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red8[tkc_r];
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
-                // f[:, 0:16] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 9, fp32(qr), 0.0))
-                float tkc_red9[2];  // rowsum(where(col == 9, fp32(qr), 0.0)): column 9, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red9[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red9[tkc_r];
-                // f[:, 16:32] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 10, fp32(qr), 0.0))
-                float tkc_red10[2];  // rowsum(where(col == 10, fp32(qr), 0.0)): column 10, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red10[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red10[tkc_r];
-                // f[:, 32:48] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 11, fp32(qr), 0.0))
-                float tkc_red11[2];  // rowsum(where(col == 11, fp32(qr), 0.0)): column 11, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red11[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red11[tkc_r];
-                // f[:, 48:64] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 12, fp32(qr), 0.0))
-                float tkc_red12[2];  // rowsum(where(col == 12, fp32(qr), 0.0)): column 12, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red12[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red12[tkc_r];
-                // f[:, 64:80] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 13, fp32(qr), 0.0))
-                float tkc_red13[2];  // rowsum(where(col == 13, fp32(qr), 0.0)): column 13, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red13[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red13[tkc_r];
-                // f[:, 80:96] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 14, fp32(qr), 0.0))
-                float tkc_red14[2];  // rowsum(where(col == 14, fp32(qr), 0.0)): column 14, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red14[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red14[tkc_r];
-                // f[:, 96:112] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 15, fp32(qr), 0.0))
-                float tkc_red15[2];  // rowsum(where(col == 15, fp32(qr), 0.0)): column 15, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red15[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red15[tkc_r];
-                // f[:, 112:128] <- bf16(fp32(qr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'f' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
-                // o += f @ a2s[128:256, :]  [wgmma m64n64k16 x 8, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(a2s_smem + 16384, 32768, 1024, 1);  // a2s: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 514, tkc_db + 640, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 516, tkc_db + 768, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 518, tkc_db + 896, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // o += qw @ a1s.T  [wgmma m64n64k16 x 2, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(a1s_smem + 0, 16, 512, 2);  // a1s: K-major, 64B
-                    const uint64_t tkc_da = tkc_desc(qw_smem + 0 + (uint32_t)wg * 4096, 16, 512, 2);  // qw: K-major, 64B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&o[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // x = qw @ ms[0:32, :]  [wgmma m64n16k16 x 2, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(ms_smem + 0, 2048, 256, 3);  // ms: N-major, 32B
-                    const uint64_t tkc_da = tkc_desc(qw_smem + 0 + (uint32_t)wg * 4096, 16, 512, 2);  // qw: K-major, 64B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 2, tkc_db + 32, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // den = fp32(64 * j) + rowsum(fp32(qr) * x)
-                float tkc_red16[2];  // rowsum(fp32(qr) * x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red16[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red16[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red16[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 1);
-                    tkc_red16[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red16[tkc_r]);
-                // x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                // x = tril(1 + x + 0.5 * x * x, 0)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (0) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red17[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red17[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red17[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red17[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red17[tkc_r], 1);
-                    tkc_red17[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red17[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red17[tkc_r]);
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
-                // f[:, 0:16] <- bf16(x)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // x = q @ k[16:32, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 512, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                // x = tril(1 + x + 0.5 * x * x, -16)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-16) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red18[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red18[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red18[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red18[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red18[tkc_r], 1);
-                    tkc_red18[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red18[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red18[tkc_r]);
-                // f[:, 16:32] <- bf16(x)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 1024, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                // x = tril(1 + x + 0.5 * x * x, -32)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-32) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red19[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red19[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red19[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red19[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red19[tkc_r], 1);
-                    tkc_red19[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red19[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red19[tkc_r]);
-                // f[:, 32:48] <- bf16(x)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 1536, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                tkc_fence_proxy_async();  // this thread's reads of q are done before TMA refills it
-                __syncwarp();  // every lane of this warp is done with q
-                if (tkc_lane == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
-                // x = tril(1 + x + 0.5 * x * x, -48)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-48) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red20[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red20[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red20[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red20[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red20[tkc_r], 1);
-                    tkc_red20[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red20[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red20[tkc_r]);
-                // f[:, 48:64] <- bf16(x)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
@@ -1853,243 +1258,6 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 tkc_fence_proxy_async();  // 'f' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'f' is complete
                 tkc_mbar_wait(full_v + 8 * tkc_stage, tkc_phase);  // v landed
-                // o += f[:, 0:64] @ v  [wgmma m64n64k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // w = rowsum(where(col == 0, fp32(kr), 0.0))
-                float tkc_red21[2];  // rowsum(where(col == 0, fp32(kr), 0.0)): column 0, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red21[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red21[tkc_r];
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
-                // f[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 1, fp32(kr), 0.0))
-                float tkc_red22[2];  // rowsum(where(col == 1, fp32(kr), 0.0)): column 1, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red22[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red22[tkc_r];
-                // f[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 2, fp32(kr), 0.0))
-                float tkc_red23[2];  // rowsum(where(col == 2, fp32(kr), 0.0)): column 2, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red23[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red23[tkc_r];
-                // f[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 3, fp32(kr), 0.0))
-                float tkc_red24[2];  // rowsum(where(col == 3, fp32(kr), 0.0)): column 3, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red24[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red24[tkc_r];
-                // f[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 4, fp32(kr), 0.0))
-                float tkc_red25[2];  // rowsum(where(col == 4, fp32(kr), 0.0)): column 4, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red25[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red25[tkc_r];
-                // f[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 5, fp32(kr), 0.0))
-                float tkc_red26[2];  // rowsum(where(col == 5, fp32(kr), 0.0)): column 5, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red26[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red26[tkc_r];
-                // f[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 6, fp32(kr), 0.0))
-                float tkc_red27[2];  // rowsum(where(col == 6, fp32(kr), 0.0)): column 6, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red27[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red27[tkc_r];
-                // f[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 7, fp32(kr), 0.0))
-                float tkc_red28[2];  // rowsum(where(col == 7, fp32(kr), 0.0)): column 7, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red28[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red28[tkc_r];
-                // f[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'f' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
                 // a2lo += f.T @ v  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
@@ -2109,21 +1277,21 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2lo[tkc_i]);
                 }
-                // w = rowsum(where(col == 8, fp32(kr), 0.0))
-                float tkc_red29[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
+                // w = rowsum(where(col == 8, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red8[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red29[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                    tkc_red8[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red29[tkc_r];
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red8[tkc_r] * 0.176776695f);
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2lo[tkc_i]);
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
-                // f[:, 0:16] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                // f[:, 0:16] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -2132,25 +1300,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 9, fp32(kr), 0.0))
-                float tkc_red30[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
+                // w = rowsum(where(col == 9, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red9[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red30[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                    tkc_red9[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red30[tkc_r];
-                // f[:, 16:32] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red9[tkc_r] * 0.176776695f);
+                // f[:, 16:32] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
@@ -2159,25 +1327,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 10, fp32(kr), 0.0))
-                float tkc_red31[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
+                // w = rowsum(where(col == 10, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red10[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red31[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                    tkc_red10[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red31[tkc_r];
-                // f[:, 32:48] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red10[tkc_r] * 0.176776695f);
+                // f[:, 32:48] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
@@ -2186,25 +1354,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 11, fp32(kr), 0.0))
-                float tkc_red32[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
+                // w = rowsum(where(col == 11, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red11[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red32[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                    tkc_red11[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red32[tkc_r];
-                // f[:, 48:64] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red11[tkc_r] * 0.176776695f);
+                // f[:, 48:64] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
@@ -2213,25 +1381,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 12, fp32(kr), 0.0))
-                float tkc_red33[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
+                // w = rowsum(where(col == 12, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red12[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red33[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                    tkc_red12[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red33[tkc_r];
-                // f[:, 64:80] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red12[tkc_r] * 0.176776695f);
+                // f[:, 64:80] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
@@ -2240,25 +1408,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 13, fp32(kr), 0.0))
-                float tkc_red34[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
+                // w = rowsum(where(col == 13, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red13[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red34[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                    tkc_red13[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red34[tkc_r];
-                // f[:, 80:96] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red13[tkc_r] * 0.176776695f);
+                // f[:, 80:96] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
@@ -2267,25 +1435,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 14, fp32(kr), 0.0))
-                float tkc_red35[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
+                // w = rowsum(where(col == 14, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red14[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red35[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                    tkc_red14[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red35[tkc_r];
-                // f[:, 96:112] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red14[tkc_r] * 0.176776695f);
+                // f[:, 96:112] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
@@ -2294,25 +1462,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // w = rowsum(where(col == 15, fp32(kr), 0.0))
-                float tkc_red36[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
+                // w = rowsum(where(col == 15, fp32(kr), 0.0)) * 0.17677669529663689
+                float tkc_red15[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red36[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                    tkc_red15[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red36[tkc_r];
-                // f[:, 112:128] <- bf16(fp32(kr) * w * 0.17677669529663689)  [stmatrix.x4]
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red15[tkc_r] * 0.176776695f);
+                // f[:, 112:128] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
@@ -2321,10 +1489,10 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]) * 0.176776695f));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]) * 0.176776695f), (((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]) * 0.176776695f));
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(kr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(kr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                             tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
@@ -2350,128 +1518,791 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2hi[tkc_i]);
                 }
-                // t <- a1f  [ld.shared.v2]
-                {
-                    const uint32_t tkc_src = a1f_smem;  // a1f: 128B swizzle
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 8; ++tkc_p) {
-                        float tkc_x, tkc_y;
-                        tkc_lds_v2(tkc_src + tkc_tile_offset(64, 32, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 32)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 32))), tkc_x, tkc_y);
-                        t[(2 * tkc_p)] = tkc_x;
-                        t[(2 * tkc_p) + 1] = tkc_y;
-                    }
-                }
-                // t += v.T @ kw  [wgmma m64n32k16 x 4, A and B from shared memory]
+                // a1 += v.T @ h[64:128, :]  [wgmma m64n32k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(t[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(kw_smem + 0, 4096, 512, 2);  // kw: N-major, 64B
+                    const uint64_t tkc_db = tkc_desc(h_smem + 4096, 12288, 512, 2);  // h: N-major, 64B
                     const uint64_t tkc_da = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // v: M-major, 128B
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&t[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&t[0], tkc_da + 128, tkc_db + 64, 1);
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&t[0], tkc_da + 256, tkc_db + 128, 1);
-                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&t[0], tkc_da + 384, tkc_db + 192, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 128, tkc_db + 64, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 256, tkc_db + 128, 1);
+                    tkc_wgmma_m64n32k16_ss_bf16<1, 1, 1>(&a1[0], tkc_da + 384, tkc_db + 192, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(t[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
                 }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a1f' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2hi[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(t[tkc_i]);
-                // a1f <- t  [st.shared.v2]
-                {
-                    const uint32_t tkc_dst = a1f_smem;  // a1f: 128B swizzle
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 8; ++tkc_p)
-                        tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 32, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 32)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 32))), t[(2 * tkc_p)], t[(2 * tkc_p + 1)]);
-                }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
-                tkc_bar_sync(2, 128);  // scratch: 'a1f' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'a1s' is done
-                // a1s <- bf16(t)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = a1s_smem;  // a1s: 64B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 16 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(t[(tkc_f + 0)], t[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(t[(tkc_f + 2)], t[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(t[(tkc_f + 4)], t[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(t[(tkc_f + 6)], t[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'a1s' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'a1s' is complete
-                // x <- mf  [ld.shared.v2]
-                {
-                    const uint32_t tkc_src = mf_smem;  // mf: 64B swizzle
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                        float tkc_x, tkc_y;
-                        tkc_lds_v2(tkc_src + tkc_tile_offset(64, 16, 4, 64, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 16)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 16))), tkc_x, tkc_y);
-                        x[(2 * tkc_p)] = tkc_x;
-                        x[(2 * tkc_p) + 1] = tkc_y;
-                    }
-                }
-                // x += kx.T @ k  [wgmma m64n16k16 x 4, A and B from shared memory]
+                // m += g[256:320, :].T @ k  [wgmma m64n16k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0, 2048, 256, 3);  // k: N-major, 32B
-                    const uint64_t tkc_da = tkc_desc(kx_smem + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // kx: M-major, 128B
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&x[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&x[0], tkc_da + 128, tkc_db + 32, 1);
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&x[0], tkc_da + 256, tkc_db + 64, 1);
-                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&x[0], tkc_da + 384, tkc_db + 96, 1);
+                    const uint64_t tkc_da = tkc_desc(g_smem + 32768 + (uint32_t)wg * 40960, 40960, 1024, 1);  // g: M-major, 128B
+                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 128, tkc_db + 32, 1);
+                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 256, tkc_db + 64, 1);
+                    tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 384, tkc_db + 96, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
                 }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'mf' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                // w = rowsum(where(col == 0, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red16[2];  // rowsum(where(col == 0, fp32(qr), 0.0)): column 0, from the lane that holds it
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // mf <- x  [st.shared.v2]
-                {
-                    const uint32_t tkc_dst = mf_smem;  // mf: 64B swizzle
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p)
-                        tkc_sts_v2(tkc_dst + tkc_tile_offset(64, 16, 4, 64, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 16)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 16))), x[(2 * tkc_p)], x[(2 * tkc_p + 1)]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red16[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
-                tkc_fence_proxy_async();  // this thread's reads of k are done before TMA refills it
-                __syncwarp();  // every lane of this warp is done with k
-                if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
-                tkc_bar_sync(2, 128);  // scratch: 'mf' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'ms' is done
-                // ms <- bf16(x * where(row < 16, 0.125, 0.25))  [stmatrix.x4]
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red16[tkc_r] * 0.176776695f);
+                tkc_wgmma_wait<2>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2hi[tkc_i]);
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
+                // f[:, 0:16] <- bf16(fp32(qr) * w)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = ms_smem;  // ms: 32B swizzle
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
                         for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                             const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16((x[(tkc_f + 0)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 0), 16)) < 16) ? 0.125f : 0.25f)), (x[(tkc_f + 1)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 1), 16)) < 16) ? 0.125f : 0.25f)));
-                            const uint32_t tkc_v1 = tkc_pack_bf16((x[(tkc_f + 2)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 2), 16)) < 16) ? 0.125f : 0.25f)), (x[(tkc_f + 3)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 3), 16)) < 16) ? 0.125f : 0.25f)));
-                            const uint32_t tkc_v2 = tkc_pack_bf16((x[(tkc_f + 4)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 4), 16)) < 16) ? 0.125f : 0.25f)), (x[(tkc_f + 5)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 5), 16)) < 16) ? 0.125f : 0.25f)));
-                            const uint32_t tkc_v3 = tkc_pack_bf16((x[(tkc_f + 6)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 6), 16)) < 16) ? 0.125f : 0.25f)), (x[(tkc_f + 7)] * (((wg * 64 + tkc_frag_row(tkc_lrow, (tkc_f + 7), 16)) < 16) ? 0.125f : 0.25f)));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 16, 2, 32, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'ms' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
+                // w = rowsum(where(col == 1, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red17[2];  // rowsum(where(col == 1, fp32(qr), 0.0)): column 1, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red17[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red17[tkc_r] * 0.176776695f);
+                // f[:, 16:32] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 2, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red18[2];  // rowsum(where(col == 2, fp32(qr), 0.0)): column 2, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red18[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red18[tkc_r] * 0.176776695f);
+                // f[:, 32:48] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 3, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red19[2];  // rowsum(where(col == 3, fp32(qr), 0.0)): column 3, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red19[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red19[tkc_r] * 0.176776695f);
+                // f[:, 48:64] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 4, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red20[2];  // rowsum(where(col == 4, fp32(qr), 0.0)): column 4, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red20[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red20[tkc_r] * 0.176776695f);
+                // f[:, 64:80] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 5, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red21[2];  // rowsum(where(col == 5, fp32(qr), 0.0)): column 5, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red21[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red21[tkc_r] * 0.176776695f);
+                // f[:, 80:96] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 6, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red22[2];  // rowsum(where(col == 6, fp32(qr), 0.0)): column 6, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red22[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red22[tkc_r] * 0.176776695f);
+                // f[:, 96:112] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 7, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red23[2];  // rowsum(where(col == 7, fp32(qr), 0.0)): column 7, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red23[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red23[tkc_r] * 0.176776695f);
+                // f[:, 112:128] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'f' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
+                // o = f @ g[0:128, :]  [wgmma m64n64k16 x 8, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 0, 40960, 1024, 1);  // g: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 514, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 516, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 518, tkc_db + 896, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 8, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red24[2];  // rowsum(where(col == 8, fp32(qr), 0.0)): column 8, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red24[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red24[tkc_r] * 0.176776695f);
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
+                // f[:, 0:16] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 9, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red25[2];  // rowsum(where(col == 9, fp32(qr), 0.0)): column 9, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red25[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red25[tkc_r] * 0.176776695f);
+                // f[:, 16:32] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 10, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red26[2];  // rowsum(where(col == 10, fp32(qr), 0.0)): column 10, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red26[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red26[tkc_r] * 0.176776695f);
+                // f[:, 32:48] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 11, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red27[2];  // rowsum(where(col == 11, fp32(qr), 0.0)): column 11, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red27[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red27[tkc_r] * 0.176776695f);
+                // f[:, 48:64] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 12, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red28[2];  // rowsum(where(col == 12, fp32(qr), 0.0)): column 12, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red28[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red28[tkc_r] * 0.176776695f);
+                // f[:, 64:80] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 13, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red29[2];  // rowsum(where(col == 13, fp32(qr), 0.0)): column 13, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red29[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red29[tkc_r] * 0.176776695f);
+                // f[:, 80:96] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 14, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red30[2];  // rowsum(where(col == 14, fp32(qr), 0.0)): column 14, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red30[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red30[tkc_r] * 0.176776695f);
+                // f[:, 96:112] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                // w = rowsum(where(col == 15, fp32(qr), 0.0)) * 0.17677669529663689
+                float tkc_red31[2];  // rowsum(where(col == 15, fp32(qr), 0.0)): column 15, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red31[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red31[tkc_r] * 0.176776695f);
+                // f[:, 112:128] <- bf16(fp32(qr) * w)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'f' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
+                // o += f @ g[128:256, :]  [wgmma m64n64k16 x 8, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 16384, 40960, 1024, 1);  // g: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 514, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 516, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 518, tkc_db + 896, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // o += h[0:64, :] @ h[128:192, :].T  [wgmma m64n64k16 x 2, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(h_smem + 8192, 16, 512, 2);  // h: K-major, 64B
+                    const uint64_t tkc_da = tkc_desc(h_smem + 0 + (uint32_t)wg * 4096, 16, 512, 2);  // h: K-major, 64B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&o[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0, 16, 256, 3);  // k: K-major, 32B
+                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                }
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                // x = x * 0.25
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
+                // x = tril(1 + x + 0.5 * x * x, 0)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (0) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
+                // den = fp32(64 * j) + rowsum(x)
+                float tkc_red32[2];  // rowsum(x)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red32[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red32[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red32[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red32[tkc_r], 1);
+                    tkc_red32[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red32[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red32[tkc_r]);
+                // p = bf16(x)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
+                }
+                // o += p @ v[0:16, :]  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // x = q @ k[16:32, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 512, 16, 256, 3);  // k: K-major, 32B
+                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                }
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                // x = x * 0.25
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
+                // x = tril(1 + x + 0.5 * x * x, -16)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-16) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
+                // den = den + rowsum(x)
+                float tkc_red33[2];  // rowsum(x)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red33[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red33[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 1);
+                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red33[tkc_r]);
+                // p = bf16(x)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
+                }
+                // o += p @ v[16:32, :]  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 2048, 8192, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 1024, 16, 256, 3);  // k: K-major, 32B
+                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                }
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                // x = x * 0.25
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
+                // x = tril(1 + x + 0.5 * x * x, -32)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-32) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
+                // den = den + rowsum(x)
+                float tkc_red34[2];  // rowsum(x)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red34[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red34[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 1);
+                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red34[tkc_r]);
+                // p = bf16(x)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
+                }
+                // o += p @ v[32:48, :]  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 4096, 8192, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 1536, 16, 256, 3);  // k: K-major, 32B
+                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                }
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                // x = x * 0.25
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
+                tkc_fence_proxy_async();  // this thread's reads of q are done before TMA refills it
+                __syncwarp();  // every lane of this warp is done with q
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
+                tkc_fence_proxy_async();  // this thread's reads of k are done before TMA refills it
+                __syncwarp();  // every lane of this warp is done with k
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
+                // x = tril(1 + x + 0.5 * x * x, -48)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-48) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
+                // den = den + rowsum(x)
+                float tkc_red35[2];  // rowsum(x)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red35[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red35[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 1);
+                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red35[tkc_r]);
+                // p = bf16(x)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
+                }
+                // o += p @ v[48:64, :]  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 6144, 8192, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // x = h[0:64, :] @ ms[0:32, :]  [wgmma m64n16k16 x 2, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(ms_smem + 0, 2048, 256, 3);  // ms: N-major, 32B
+                    const uint64_t tkc_da = tkc_desc(h_smem + 0 + (uint32_t)wg * 4096, 16, 512, 2);  // h: K-major, 64B
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 2, tkc_db + 32, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                }
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                // den = den + rowsum(fp32(qr) * x)
+                float tkc_red36[2];  // rowsum(fp32(qr) * x)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red36[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red36[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red36[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red36[tkc_r], 1);
+                    tkc_red36[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red36[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red36[tkc_r]);
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
                 // O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
                 float tkc_rcp37[2];  // 1 / den, once per row
                 #pragma unroll
@@ -2479,28 +2310,28 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 {
                     const int tkc_r0 = j * 64 + wg * 64;  // first row of this warpgroup's part
                     const int tkc_c0 = 0;
-                    // this lane's stmatrix row address inside a 64 x 32 chunk (64B swizzle)
+                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
                     const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
-                        for (int tkc_ch = 0; tkc_ch < 2; ++tkc_ch) {
-                            const uint32_t tkc_buf = staging_smem + (uint32_t)wg * 4096;
-                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // the previous store has read the buffer
+                        for (int tkc_ch = 0; tkc_ch < 1; ++tkc_ch) {
+                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
+                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
                             tkc_bar_sync(1 + wg, 128);
                             #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 32 + tkc_ch * 16 + tkc_g * 8;  // first value of this 16-column group
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
                                 const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp37[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp37[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
                                 const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp37[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp37[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
                                 const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp37[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp37[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
                                 const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp37[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp37[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 32, 2, 64, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                             tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
                             tkc_bar_sync(1 + wg, 128);
                             if (tkc_wg_thread == 0) {
-                                tkc_tma_store_4d(&tm_O_64x32, tkc_c0 + tkc_ch * 32, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
+                                tkc_tma_store_4d(&tm_O_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
                                 tkc_bulk_commit();
                             }
                             ++tkc_st_cnt;
@@ -2626,12 +2457,12 @@ extern "C" int tkc_based(const void *Q, const int64_t *Q_strides, const void *K,
         const uint32_t box[4] = {64, 64, 1, 1};
         if (!tkc_make_map(&tm_V_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, V, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_O_64x32;
+    CUtensorMap tm_O_64x64;
     {
         const uint64_t dims[4] = {(uint64_t)O_dims[3], (uint64_t)O_dims[2], (uint64_t)O_dims[1], (uint64_t)O_dims[0]};
         const uint64_t strides[3] = {(uint64_t)O_st[2] * 2, (uint64_t)O_st[1] * 2, (uint64_t)O_st[0] * 2};
-        const uint32_t box[4] = {32, 64, 1, 1};
-        if (!tkc_make_map(&tm_O_64x32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 2)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {64, 64, 1, 1};
+        if (!tkc_make_map(&tm_O_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
@@ -2647,7 +2478,7 @@ extern "C" int tkc_based(const void *Q, const int64_t *Q_strides, const void *K,
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_based_kernel<<<grid, 256, 113760, (cudaStream_t)stream>>>(tm_Q_64x16, tm_K_64x16, tm_V_64x64, tm_O_64x32, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)Z, Z_st[0], Z_st[1], Z_st[2], (int)B, (int)H, (int)T);
+    tkc_based_kernel<<<grid, 256, 113760, (cudaStream_t)stream>>>(tm_Q_64x16, tm_K_64x16, tm_V_64x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)Z, Z_st[0], Z_st[1], Z_st[2], (int)B, (int)H, (int)T);
     if ((tkc_based_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_based_cuda = tkc_unstage(&O_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // O's results where the caller's lies
     return TKC_OK;
