@@ -357,6 +357,19 @@ TKC_DEVICE uint32_t tkc_tile_offset(int rows, int cols, int elem, int span, int 
 }
 
 template <int TA, int TB, int SA>
+TKC_DEVICE void tkc_wgmma_m64n128k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, p, %67, 1, %68, %69;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB));
+}
+
+
+template <int TA, int TB, int SA>
 TKC_DEVICE void tkc_wgmma_m64n16k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
     asm volatile(
         "{\n.reg .pred p;\n"
@@ -434,7 +447,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 // kernel based
 //   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..1 (setmaxnreg 232); 256 threads
 //   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
-//   consumer registers (estimate): 232 of 232 = a2lo 64 + a2hi 64 + a1 16 + m 8 + o 32 + x 8 + p 4 + qr 4 + kr 4 + den 2 + w 2 + overhead 24
+//   consumer registers (estimate): 236 of 232 = a2lo 64 + a2hi 64 + a1 16 + m 8 + o 32 + x 8 + p 4 + p2 4 + qr 4 + kr 4 + den 2 + w 2 + overhead 24; at most 226 live at once in a step
 //   grid: b = B, h = H; one block per work tile; order row_major
 //   pipeline: j < cdiv(T, 64); 2 stages
 //   shared memory (from the 1024-aligned base):
@@ -444,7 +457,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     8,192     16,384    v           bf16[64, 64]       128B     2       ring (group v)
 //     24,576    16,384    f           bf16[64, 128]      128B x2  1       scratch
 //     40,960    12,288    h           bf16[192, 32]      64B      1       scratch
-//     53,248    40,960    g           bf16[320, 64]      128B     1       scratch
+//     53,248    40,960    g           bf16[64, 320]      128B x5  1       scratch
 //     94,208    2,048     ms          bf16[64, 16]       32B      1       scratch
 //     96,256    16,384    staging     bf16[64, 64]       128B     2       staging
 //     112,640   96        barriers
@@ -474,21 +487,21 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       v <- V[block.b, block.h, j, 0]  [tm_V_64x64, 1 box]
 //   consumers:
 //     setup:
-//       a2lo = 0  [fp32[128, 64] in registers, accumulator layout, whole per warpgroup]
-//       a2hi = 0  [fp32[128, 64] in registers, accumulator layout, whole per warpgroup]
+//       a2lo = 0  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
+//       a2hi = 0  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
 //       a1 = 0  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
 //       m = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       x = where(col == 0, 1.0, 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       p = bf16(where(col == 0, 1.0, 0.0))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'h' is done
-//       move h[0:64, 16:32] <- bf16(x)  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup] (the block at h[0, 16])
-//       move h[64:128, 16:32] <- bf16(x)  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup] (the block at h[64, 16])
+//       move h[0:64, 16:32] <- p  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup] (the block at h[0, 16])
+//       move h[64:128, 16:32] <- p  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup] (the block at h[64, 16])
 //       fence.proxy.async ('h' is read by products)
 //       bar.sync 2, 128 (scratch): 'h' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'g' is done
-//       move g[256:320, 16:32] <- bf16(x)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[256, 16])
-//       x = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       move g[256:320, 32:48] <- bf16(x)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[256, 32])
-//       move g[256:320, 48:64] <- bf16(x)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[256, 48])
+//       move g[:, 272:288] <- p  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[0, 272])
+//       p = bf16(where(col == 0, 0.0, 0.0))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       move g[:, 288:304] <- p  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[0, 288])
+//       move g[:, 304:320] <- p  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[0, 304])
 //       fence.proxy.async ('g' is read by products)
 //       bar.sync 2, 128 (scratch): 'g' is complete
 //     every step (the first one too):
@@ -503,107 +516,130 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       fence.proxy.async ('h' is read by products)
 //       bar.sync 2, 128 (scratch): 'h' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'g' is done
-//       move g[0:128, :] <- bf16(a2lo)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup]
-//       move g[128:256, :] <- bf16(a2hi)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[128, 0])
-//       move g[256:320, 0:16] <- kr  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[256, 0])
+//       move g[:, 0:128] <- bf16(a2lo)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup]
+//       move g[:, 128:256] <- bf16(a2hi)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[0, 128])
+//       move g[:, 256:272] <- kr  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[0, 256])
 //       fence.proxy.async ('g' is read by products)
 //       bar.sync 2, 128 (scratch): 'g' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'ms' is done
 //       move ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('ms' is read by products)
 //       bar.sync 2, 128 (scratch): 'ms' is complete
-//       w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       mma x = h[0:64, :] @ ms[0:32, :]  [wgmma m64n16k16 x 2 per warpgroup, SS, A K-major, B N-major (32B)]
+//       w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
 //       move f[:, 0:16] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 1, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 1, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 16:32] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
-//       w = rowsum(where(col == 2, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 2, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 32:48] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
-//       w = rowsum(where(col == 3, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 3, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 48:64] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
-//       w = rowsum(where(col == 4, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 4, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 64:80] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
-//       w = rowsum(where(col == 5, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 5, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 80:96] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
-//       w = rowsum(where(col == 6, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 6, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 96:112] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
-//       w = rowsum(where(col == 7, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 7, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 112:128] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
 //       fence.proxy.async ('f' is read by products)
 //       bar.sync 2, 128 (scratch): 'f' is complete
 //       wait full_v
-//       mma a2lo += f.T @ v  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
-//       w = rowsum(where(col == 8, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       mma a2lo += v.T @ f  [wgmma m64n128k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       den = fp32(64 * j) + rowsum(fp32(qr) * x)  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 8, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
 //       move f[:, 0:16] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 9, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 9, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 16:32] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
-//       w = rowsum(where(col == 10, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 10, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 32:48] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
-//       w = rowsum(where(col == 11, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 11, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 48:64] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
-//       w = rowsum(where(col == 12, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 12, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 64:80] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
-//       w = rowsum(where(col == 13, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 13, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 80:96] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
-//       w = rowsum(where(col == 14, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 14, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 96:112] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
-//       w = rowsum(where(col == 15, fp32(kr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 15, fp32(kr), 0.0)) * 0.03125  [fp32[64] per_row in registers]
 //       move f[:, 112:128] <- bf16(fp32(kr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
 //       fence.proxy.async ('f' is read by products)
 //       bar.sync 2, 128 (scratch): 'f' is complete
-//       mma a2hi += f.T @ v  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
+//       mma a2hi += v.T @ f  [wgmma m64n128k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)]
 //       mma a1 += v.T @ h[64:128, :]  [wgmma m64n32k16 x 4 per warpgroup, SS, A M-major, B N-major (64B)] (B from h[64, 0])
-//       mma m += g[256:320, :].T @ k  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)] (A from g[256, 0])
-//       w = rowsum(where(col == 0, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       wgmma.wait_group 2  (registers of a product in flight)
-//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
-//       move f[:, 0:16] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 1, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 16:32] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
-//       w = rowsum(where(col == 2, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 32:48] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
-//       w = rowsum(where(col == 3, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 48:64] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
-//       w = rowsum(where(col == 4, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 64:80] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
-//       w = rowsum(where(col == 5, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 80:96] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
-//       w = rowsum(where(col == 6, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 96:112] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
-//       w = rowsum(where(col == 7, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 112:128] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
-//       fence.proxy.async ('f' is read by products)
-//       bar.sync 2, 128 (scratch): 'f' is complete
-//       mma o = f @ g[0:128, :]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
-//       w = rowsum(where(col == 8, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
-//       move f[:, 0:16] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
-//       w = rowsum(where(col == 9, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 16:32] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 16])
-//       w = rowsum(where(col == 10, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 32:48] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 32])
-//       w = rowsum(where(col == 11, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 48:64] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 48])
-//       w = rowsum(where(col == 12, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 64:80] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 64])
-//       w = rowsum(where(col == 13, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 80:96] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 80])
-//       w = rowsum(where(col == 14, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 96:112] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 96])
-//       w = rowsum(where(col == 15, fp32(qr), 0.0)) * 0.17677669529663689  [fp32[64] per_row in registers]
-//       move f[:, 112:128] <- bf16(fp32(qr) * w)  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 112])
-//       fence.proxy.async ('f' is read by products)
-//       bar.sync 2, 128 (scratch): 'f' is complete
-//       mma o += f @ g[128:256, :]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)] (B from g[128, 0])
+//       mma m += g[:, 256:320].T @ k  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)] (A from g[0, 256])
+//       w = rowsum(where(col == 0, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       p = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o = p @ g[:, 0:16].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)]
+//       w = rowsum(where(col == 1, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       p2 = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 16:32].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 16])
+//       w = rowsum(where(col == 2, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ g[:, 32:48].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 32])
+//       w = rowsum(where(col == 3, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p2 = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 48:64].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 48])
+//       w = rowsum(where(col == 4, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ g[:, 64:80].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 64])
+//       w = rowsum(where(col == 5, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p2 = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 80:96].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 80])
+//       w = rowsum(where(col == 6, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ g[:, 96:112].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 96])
+//       w = rowsum(where(col == 7, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p2 = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 112:128].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 112])
+//       w = rowsum(where(col == 8, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ g[:, 128:144].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 128])
+//       w = rowsum(where(col == 9, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p2 = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 144:160].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 144])
+//       w = rowsum(where(col == 10, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ g[:, 160:176].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 160])
+//       w = rowsum(where(col == 11, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p2 = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 176:192].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 176])
+//       w = rowsum(where(col == 12, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ g[:, 192:208].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 192])
+//       w = rowsum(where(col == 13, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p2 = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 208:224].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 208])
+//       w = rowsum(where(col == 14, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ g[:, 224:240].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 224])
+//       w = rowsum(where(col == 15, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 1  (registers of a product in flight)
+//       p2 = qr * bf16(w)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 240:256].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 240])
 //       mma o += h[0:64, :] @ h[128:192, :].T  [wgmma m64n64k16 x 2 per warpgroup, SS, A K-major, B K-major (64B)] (B from h[128, 0])
 //       mma x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, 0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       den = fp32(64 * j) + rowsum(x)  [fp32[64] per_row in registers]
+//       den = den + rowsum(x)  [fp32[64] per_row in registers]
 //       p = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       mma o += p @ v[0:16, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)]
 //       mma x = q @ k[16:32, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[16, 0])
@@ -611,8 +647,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       x = tril(1 + x + 0.5 * x * x, -16)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       p = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
+//       p2 = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
 //       mma x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[32, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
 //       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
@@ -627,13 +663,11 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       release empty_k, by every warp after a proxy fence (its threads read the stage)
 //       x = tril(1 + x + 0.5 * x * x, -48)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       p = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
-//       mma x = h[0:64, :] @ ms[0:32, :]  [wgmma m64n16k16 x 2 per warpgroup, SS, A K-major, B N-major (32B)]
+//       p2 = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
 //       wgmma.wait_group 0  (registers of a product in flight)
-//       den = den + rowsum(fp32(qr) * x)  [fp32[64] per_row in registers]
-//       release empty_v
 //       store O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
+//       release empty_v
 //       store Z[block.b, block.h, j] <- den  [vector]
 //     after the steps:
 //     finish:
@@ -646,16 +680,17 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'f': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 64B for 'h': a row is 32 x 2 B = 64 B, so the widest span that divides it is 64 B
-//     - swizzle 128B for 'g': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 'g': a row is 320 x 2 B = 640 B, so the widest span that divides it is 128 B
 //     - swizzle 32B for 'ms': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - 'O[block.b, block.h, j, 0] <- bf16(o / den)': a tile divided by a per_row vector takes one reciprocal per row, then a product per element
 //     - the store block runs at the end of every step, after compute, in the same schedule
 //     - 3 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..1 are consumers (setmaxnreg.inc 232); 256 threads
+//     - the register values add up to about 236 registers a consumer thread, over the 232 it has, but a step holds at most about 226 at once (values written and read within a step count only while live): left to ptxas, which spills if that is wrong
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
-//     - 'w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.17677669529663689': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (32 such row sums in this kernel)
-//     - scratch barriers: 134 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 67 async-proxy fences too: one after a run's last write)
+//     - 'w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.03125': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (32 such row sums in this kernel)
+//     - scratch barriers: 78 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 39 async-proxy fences too: one after a run's last write)
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
 __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -666,7 +701,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
     const uint32_t v_smem = tkc_smem_addr(tkc_smem + 8192);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
     const uint32_t f_smem = tkc_smem_addr(tkc_smem + 24576);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
     const uint32_t h_smem = tkc_smem_addr(tkc_smem + 40960);  // scratch bf16[192, 32], swizzle 64B, 1 x 12288 B
-    const uint32_t g_smem = tkc_smem_addr(tkc_smem + 53248);  // scratch bf16[320, 64], swizzle 128B, 1 x 40960 B
+    const uint32_t g_smem = tkc_smem_addr(tkc_smem + 53248);  // scratch bf16[64, 320], swizzle 128B, 1 x 40960 B
     const uint32_t ms_smem = tkc_smem_addr(tkc_smem + 94208);  // scratch bf16[64, 16], swizzle 32B, 1 x 2048 B
     const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 96256);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
     const uint32_t full_q = tkc_smem_addr(tkc_smem + 112640);  // 2 mbarriers
@@ -738,13 +773,14 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
         const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block
         const int tkc_lcol = 2 * (tkc_lane % 4);            // and its first column in an 8-column slab
         (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
-        float a2lo[64];  // row-split fp32[128, 64]: 64 values per thread
-        float a2hi[64];  // row-split fp32[128, 64]: 64 values per thread
+        float a2lo[64];  // row-split fp32[64, 128]: 64 values per thread
+        float a2hi[64];  // row-split fp32[64, 128]: 64 values per thread
         float a1[16];  // row-split fp32[64, 32]: 16 values per thread
         float m[8];  // row-split fp32[64, 16]: 8 values per thread
         float o[32];  // row-split fp32[64, 64]: 32 values per thread
         float x[8];  // row-split fp32[64, 16]: 8 values per thread
         uint32_t p[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
+        uint32_t p2[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t qr[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t kr[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         float den[2];  // fp32[64] per_row: the 2 rows this thread holds
@@ -775,11 +811,13 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
             // m = 0
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 8; ++tkc_i) m[tkc_i] = 0;
-            // x = where(col == 0, 1.0, 0.0)
+            // p = bf16(where(col == 0, 1.0, 0.0))
             #pragma unroll
-            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) == 0) ? 1.0f : 0.0f);
+            for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) == 0) ? 1.0f : 0.0f)), tkc_round_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) == 0) ? 1.0f : 0.0f)));
+            }
             tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'h' is done
-            // h[0:64, 16:32] <- bf16(x)  [stmatrix.x4]
+            // h[0:64, 16:32] <- p  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = h_smem;  // h: 64B swizzle
                 const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
@@ -788,15 +826,15 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     #pragma unroll
                     for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                         const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
+                        const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(p[(tkc_f + 0) >> 1]) : tkc_bf16_lo(p[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(p[(tkc_f + 1) >> 1]) : tkc_bf16_lo(p[(tkc_f + 1) >> 1])));
+                        const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(p[(tkc_f + 2) >> 1]) : tkc_bf16_lo(p[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(p[(tkc_f + 3) >> 1]) : tkc_bf16_lo(p[(tkc_f + 3) >> 1])));
+                        const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(p[(tkc_f + 4) >> 1]) : tkc_bf16_lo(p[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(p[(tkc_f + 5) >> 1]) : tkc_bf16_lo(p[(tkc_f + 5) >> 1])));
+                        const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(p[(tkc_f + 6) >> 1]) : tkc_bf16_lo(p[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(p[(tkc_f + 7) >> 1]) : tkc_bf16_lo(p[(tkc_f + 7) >> 1])));
                         tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(192, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
             }
-            // h[64:128, 16:32] <- bf16(x)  [stmatrix.x4]
+            // h[64:128, 16:32] <- p  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = h_smem;  // h: 64B swizzle
                 const int tkc_mr = 64 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
@@ -805,10 +843,10 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     #pragma unroll
                     for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                         const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
+                        const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(p[(tkc_f + 0) >> 1]) : tkc_bf16_lo(p[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(p[(tkc_f + 1) >> 1]) : tkc_bf16_lo(p[(tkc_f + 1) >> 1])));
+                        const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(p[(tkc_f + 2) >> 1]) : tkc_bf16_lo(p[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(p[(tkc_f + 3) >> 1]) : tkc_bf16_lo(p[(tkc_f + 3) >> 1])));
+                        const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(p[(tkc_f + 4) >> 1]) : tkc_bf16_lo(p[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(p[(tkc_f + 5) >> 1]) : tkc_bf16_lo(p[(tkc_f + 5) >> 1])));
+                        const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(p[(tkc_f + 6) >> 1]) : tkc_bf16_lo(p[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(p[(tkc_f + 7) >> 1]) : tkc_bf16_lo(p[(tkc_f + 7) >> 1])));
                         tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(192, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
@@ -816,57 +854,59 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
             tkc_fence_proxy_async();  // 'h' is read by products
             tkc_bar_sync(2, 128);  // scratch: 'h' is complete
             tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'g' is done
-            // g[256:320, 16:32] <- bf16(x)  [stmatrix.x4]
+            // g[:, 272:288] <- p  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
-                const int tkc_mr = 256 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
+                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 272 + 8 * (tkc_lane >> 4);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
                     for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                         const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(p[(tkc_f + 0) >> 1]) : tkc_bf16_lo(p[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(p[(tkc_f + 1) >> 1]) : tkc_bf16_lo(p[(tkc_f + 1) >> 1])));
+                        const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(p[(tkc_f + 2) >> 1]) : tkc_bf16_lo(p[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(p[(tkc_f + 3) >> 1]) : tkc_bf16_lo(p[(tkc_f + 3) >> 1])));
+                        const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(p[(tkc_f + 4) >> 1]) : tkc_bf16_lo(p[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(p[(tkc_f + 5) >> 1]) : tkc_bf16_lo(p[(tkc_f + 5) >> 1])));
+                        const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(p[(tkc_f + 6) >> 1]) : tkc_bf16_lo(p[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(p[(tkc_f + 7) >> 1]) : tkc_bf16_lo(p[(tkc_f + 7) >> 1])));
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 320, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
             }
-            // x = 0
+            // p = bf16(where(col == 0, 0.0, 0.0))
             #pragma unroll
-            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = 0;
-            // g[256:320, 32:48] <- bf16(x)  [stmatrix.x4]
+            for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) == 0) ? 0.0f : 0.0f)), tkc_round_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) == 0) ? 0.0f : 0.0f)));
+            }
+            // g[:, 288:304] <- p  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
-                const int tkc_mr = 256 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
+                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 288 + 8 * (tkc_lane >> 4);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
                     for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                         const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(p[(tkc_f + 0) >> 1]) : tkc_bf16_lo(p[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(p[(tkc_f + 1) >> 1]) : tkc_bf16_lo(p[(tkc_f + 1) >> 1])));
+                        const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(p[(tkc_f + 2) >> 1]) : tkc_bf16_lo(p[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(p[(tkc_f + 3) >> 1]) : tkc_bf16_lo(p[(tkc_f + 3) >> 1])));
+                        const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(p[(tkc_f + 4) >> 1]) : tkc_bf16_lo(p[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(p[(tkc_f + 5) >> 1]) : tkc_bf16_lo(p[(tkc_f + 5) >> 1])));
+                        const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(p[(tkc_f + 6) >> 1]) : tkc_bf16_lo(p[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(p[(tkc_f + 7) >> 1]) : tkc_bf16_lo(p[(tkc_f + 7) >> 1])));
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 320, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
             }
-            // g[256:320, 48:64] <- bf16(x)  [stmatrix.x4]
+            // g[:, 304:320] <- p  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
-                const int tkc_mr = 256 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
+                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 304 + 8 * (tkc_lane >> 4);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
                     for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
                         const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                        const uint32_t tkc_v0 = tkc_pack_bf16(x[(tkc_f + 0)], x[(tkc_f + 1)]);
-                        const uint32_t tkc_v1 = tkc_pack_bf16(x[(tkc_f + 2)], x[(tkc_f + 3)]);
-                        const uint32_t tkc_v2 = tkc_pack_bf16(x[(tkc_f + 4)], x[(tkc_f + 5)]);
-                        const uint32_t tkc_v3 = tkc_pack_bf16(x[(tkc_f + 6)], x[(tkc_f + 7)]);
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        const uint32_t tkc_v0 = tkc_pack_bf16((((tkc_f + 0) & 1) ? tkc_bf16_hi(p[(tkc_f + 0) >> 1]) : tkc_bf16_lo(p[(tkc_f + 0) >> 1])), (((tkc_f + 1) & 1) ? tkc_bf16_hi(p[(tkc_f + 1) >> 1]) : tkc_bf16_lo(p[(tkc_f + 1) >> 1])));
+                        const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(p[(tkc_f + 2) >> 1]) : tkc_bf16_lo(p[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(p[(tkc_f + 3) >> 1]) : tkc_bf16_lo(p[(tkc_f + 3) >> 1])));
+                        const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(p[(tkc_f + 4) >> 1]) : tkc_bf16_lo(p[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(p[(tkc_f + 5) >> 1]) : tkc_bf16_lo(p[(tkc_f + 5) >> 1])));
+                        const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(p[(tkc_f + 6) >> 1]) : tkc_bf16_lo(p[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(p[(tkc_f + 7) >> 1]) : tkc_bf16_lo(p[(tkc_f + 7) >> 1])));
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 320, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
             }
@@ -965,44 +1005,44 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 tkc_fence_proxy_async();  // 'h' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'h' is complete
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'g' is done
-                // g[0:128, :] <- bf16(a2lo)  [stmatrix.x4]
+                // g[:, 0:128] <- bf16(a2lo)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
-                    const int tkc_mr = wg * 128 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 2; ++tkc_rb) {
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
                             const uint32_t tkc_v0 = tkc_pack_bf16(a2lo[(tkc_f + 0)], a2lo[(tkc_f + 1)]);
                             const uint32_t tkc_v1 = tkc_pack_bf16(a2lo[(tkc_f + 2)], a2lo[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(a2lo[(tkc_f + 4)], a2lo[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(a2lo[(tkc_f + 6)], a2lo[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 320, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // g[128:256, :] <- bf16(a2hi)  [stmatrix.x4]
+                // g[:, 128:256] <- bf16(a2hi)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
-                    const int tkc_mr = 128 + wg * 128 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
                     #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 2; ++tkc_rb) {
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
                             const uint32_t tkc_v0 = tkc_pack_bf16(a2hi[(tkc_f + 0)], a2hi[(tkc_f + 1)]);
                             const uint32_t tkc_v1 = tkc_pack_bf16(a2hi[(tkc_f + 2)], a2hi[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(a2hi[(tkc_f + 4)], a2hi[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(a2hi[(tkc_f + 6)], a2hi[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 320, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                // g[256:320, 0:16] <- kr  [stmatrix.x4]
+                // g[:, 256:272] <- kr  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
-                    const int tkc_mr = 256 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 256 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
@@ -1012,7 +1052,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(kr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(kr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 3) >> 1])));
                             const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(kr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(kr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 5) >> 1])));
                             const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(kr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(kr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(kr[(tkc_f + 7) >> 1])));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(320, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 320, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -1038,7 +1078,20 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 }
                 tkc_fence_proxy_async();  // 'ms' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
-                // w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.17677669529663689
+                // x = h[0:64, :] @ ms[0:32, :]  [wgmma m64n16k16 x 2, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(ms_smem + 0, 2048, 256, 3);  // ms: N-major, 32B
+                    const uint64_t tkc_da = tkc_desc(h_smem + 0 + (uint32_t)wg * 4096, 16, 512, 2);  // h: K-major, 64B
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 2, tkc_db + 32, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                }
+                // w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.03125
                 float tkc_red0[2];  // rowsum(where(col == 0, fp32(kr), 0.0)): column 0, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
@@ -1047,7 +1100,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     tkc_red0[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red0[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red0[tkc_r] * 0.03125f);
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
                 // f[:, 0:16] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
@@ -1066,7 +1119,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 1, fp32(kr), 0.0)) * 0.17677669529663689
+                // w = rowsum(where(col == 1, fp32(kr), 0.0)) * 0.03125
                 float tkc_red1[2];  // rowsum(where(col == 1, fp32(kr), 0.0)): column 1, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
@@ -1075,7 +1128,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     tkc_red1[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red1[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red1[tkc_r] * 0.03125f);
                 // f[:, 16:32] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1093,7 +1146,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 2, fp32(kr), 0.0)) * 0.17677669529663689
+                // w = rowsum(where(col == 2, fp32(kr), 0.0)) * 0.03125
                 float tkc_red2[2];  // rowsum(where(col == 2, fp32(kr), 0.0)): column 2, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
@@ -1102,7 +1155,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     tkc_red2[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red2[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red2[tkc_r] * 0.03125f);
                 // f[:, 32:48] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1120,7 +1173,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 3, fp32(kr), 0.0)) * 0.17677669529663689
+                // w = rowsum(where(col == 3, fp32(kr), 0.0)) * 0.03125
                 float tkc_red3[2];  // rowsum(where(col == 3, fp32(kr), 0.0)): column 3, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
@@ -1129,7 +1182,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     tkc_red3[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red3[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red3[tkc_r] * 0.03125f);
                 // f[:, 48:64] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1147,7 +1200,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 4, fp32(kr), 0.0)) * 0.17677669529663689
+                // w = rowsum(where(col == 4, fp32(kr), 0.0)) * 0.03125
                 float tkc_red4[2];  // rowsum(where(col == 4, fp32(kr), 0.0)): column 4, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
@@ -1156,7 +1209,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     tkc_red4[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red4[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red4[tkc_r] * 0.03125f);
                 // f[:, 64:80] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1174,7 +1227,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 5, fp32(kr), 0.0)) * 0.17677669529663689
+                // w = rowsum(where(col == 5, fp32(kr), 0.0)) * 0.03125
                 float tkc_red5[2];  // rowsum(where(col == 5, fp32(kr), 0.0)): column 5, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
@@ -1183,7 +1236,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     tkc_red5[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red5[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red5[tkc_r] * 0.03125f);
                 // f[:, 80:96] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1201,7 +1254,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 6, fp32(kr), 0.0)) * 0.17677669529663689
+                // w = rowsum(where(col == 6, fp32(kr), 0.0)) * 0.03125
                 float tkc_red6[2];  // rowsum(where(col == 6, fp32(kr), 0.0)): column 6, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
@@ -1210,7 +1263,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     tkc_red6[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red6[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red6[tkc_r] * 0.03125f);
                 // f[:, 96:112] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1228,7 +1281,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 7, fp32(kr), 0.0)) * 0.17677669529663689
+                // w = rowsum(where(col == 7, fp32(kr), 0.0)) * 0.03125
                 float tkc_red7[2];  // rowsum(where(col == 7, fp32(kr), 0.0)): column 7, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
@@ -1237,7 +1290,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     tkc_red7[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red7[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red7[tkc_r] * 0.03125f);
                 // f[:, 112:128] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1258,35 +1311,49 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 tkc_fence_proxy_async();  // 'f' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'f' is complete
                 tkc_mbar_wait(full_v + 8 * tkc_stage, tkc_phase);  // v landed
-                // a2lo += f.T @ v  [wgmma m64n64k16 x 8, A and B from shared memory]
+                // a2lo += v.T @ f  [wgmma m64n128k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2lo[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 16384, 8192, 1024, 1);  // f: M-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[32], tkc_da + 512, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[32], tkc_da + 640, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[32], tkc_da + 768, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2lo[32], tkc_da + 896, tkc_db + 384, 1);
+                    const uint64_t tkc_db = tkc_desc(f_smem + 0, 8192, 1024, 1);  // f: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // v: M-major, 128B
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&a2lo[0], tkc_da + 384, tkc_db + 384, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2lo[tkc_i]);
                 }
-                // w = rowsum(where(col == 8, fp32(kr), 0.0)) * 0.17677669529663689
-                float tkc_red8[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                // den = fp32(64 * j) + rowsum(fp32(qr) * x)
+                float tkc_red8[2];  // rowsum(fp32(qr) * x)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red8[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red8[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red8[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red8[tkc_r], 1);
+                    tkc_red8[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red8[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red8[tkc_r]);
+                // w = rowsum(where(col == 8, fp32(kr), 0.0)) * 0.03125
+                float tkc_red9[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red8[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                    tkc_red9[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red8[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red9[tkc_r] * 0.03125f);
                 tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2lo[tkc_i]);
@@ -1308,16 +1375,16 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 9, fp32(kr), 0.0)) * 0.17677669529663689
-                float tkc_red9[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
+                // w = rowsum(where(col == 9, fp32(kr), 0.0)) * 0.03125
+                float tkc_red10[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red9[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                    tkc_red10[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red9[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red10[tkc_r] * 0.03125f);
                 // f[:, 16:32] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1335,16 +1402,16 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 10, fp32(kr), 0.0)) * 0.17677669529663689
-                float tkc_red10[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
+                // w = rowsum(where(col == 10, fp32(kr), 0.0)) * 0.03125
+                float tkc_red11[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red10[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                    tkc_red11[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red10[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red11[tkc_r] * 0.03125f);
                 // f[:, 32:48] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1362,16 +1429,16 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 11, fp32(kr), 0.0)) * 0.17677669529663689
-                float tkc_red11[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
+                // w = rowsum(where(col == 11, fp32(kr), 0.0)) * 0.03125
+                float tkc_red12[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red11[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                    tkc_red12[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red11[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red12[tkc_r] * 0.03125f);
                 // f[:, 48:64] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1389,16 +1456,16 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 12, fp32(kr), 0.0)) * 0.17677669529663689
-                float tkc_red12[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
+                // w = rowsum(where(col == 12, fp32(kr), 0.0)) * 0.03125
+                float tkc_red13[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red12[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                    tkc_red13[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red12[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red13[tkc_r] * 0.03125f);
                 // f[:, 64:80] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1416,16 +1483,16 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 13, fp32(kr), 0.0)) * 0.17677669529663689
-                float tkc_red13[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
+                // w = rowsum(where(col == 13, fp32(kr), 0.0)) * 0.03125
+                float tkc_red14[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red13[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                    tkc_red14[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red13[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red14[tkc_r] * 0.03125f);
                 // f[:, 80:96] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1443,16 +1510,16 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 14, fp32(kr), 0.0)) * 0.17677669529663689
-                float tkc_red14[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
+                // w = rowsum(where(col == 14, fp32(kr), 0.0)) * 0.03125
+                float tkc_red15[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red14[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                    tkc_red15[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red14[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red15[tkc_r] * 0.03125f);
                 // f[:, 96:112] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1470,16 +1537,16 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                // w = rowsum(where(col == 15, fp32(kr), 0.0)) * 0.17677669529663689
-                float tkc_red15[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
+                // w = rowsum(where(col == 15, fp32(kr), 0.0)) * 0.03125
+                float tkc_red16[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red15[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                    tkc_red16[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red15[tkc_r] * 0.176776695f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red16[tkc_r] * 0.03125f);
                 // f[:, 112:128] <- bf16(fp32(kr) * w)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1499,21 +1566,17 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 }
                 tkc_fence_proxy_async();  // 'f' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'f' is complete
-                // a2hi += f.T @ v  [wgmma m64n64k16 x 8, A and B from shared memory]
+                // a2hi += v.T @ f  [wgmma m64n128k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2hi[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 16384, 8192, 1024, 1);  // f: M-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[32], tkc_da + 512, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[32], tkc_da + 640, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[32], tkc_da + 768, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&a2hi[32], tkc_da + 896, tkc_db + 384, 1);
+                    const uint64_t tkc_db = tkc_desc(f_smem + 0, 8192, 1024, 1);  // f: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // v: M-major, 128B
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&a2hi[0], tkc_da + 384, tkc_db + 384, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2hi[tkc_i]);
@@ -1533,13 +1596,13 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
                 }
-                // m += g[256:320, :].T @ k  [wgmma m64n16k16 x 4, A and B from shared memory]
+                // m += g[:, 256:320].T @ k  [wgmma m64n16k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0, 2048, 256, 3);  // k: N-major, 32B
-                    const uint64_t tkc_da = tkc_desc(g_smem + 32768 + (uint32_t)wg * 40960, 40960, 1024, 1);  // g: M-major, 128B
+                    const uint64_t tkc_da = tkc_desc(g_smem + 32768 + (uint32_t)wg * 8192, 8192, 1024, 1);  // g: M-major, 128B
                     tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 0, tkc_db + 0, 1);
                     tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 128, tkc_db + 32, 1);
                     tkc_wgmma_m64n16k16_ss_bf16<1, 1, 1>(&m[0], tkc_da + 256, tkc_db + 64, 1);
@@ -1548,488 +1611,466 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
                 }
-                // w = rowsum(where(col == 0, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red16[2];  // rowsum(where(col == 0, fp32(qr), 0.0)): column 0, from the lane that holds it
+                // w = rowsum(where(col == 0, fp32(qr), 0.0))
+                float tkc_red17[2];  // rowsum(where(col == 0, fp32(qr), 0.0)): column 0, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red16[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red16[tkc_r] * 0.176776695f);
-                tkc_wgmma_wait<2>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2hi[tkc_i]);
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
-                // f[:, 0:16] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 1, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red17[2];  // rowsum(where(col == 1, fp32(qr), 0.0)): column 1, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
                     tkc_red17[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red17[tkc_r] * 0.176776695f);
-                // f[:, 16:32] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 2, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red18[2];  // rowsum(where(col == 2, fp32(qr), 0.0)): column 2, from the lane that holds it
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red17[tkc_r];
+                // p = qr * bf16(w)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red18[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                 }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red18[tkc_r] * 0.176776695f);
-                // f[:, 32:48] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 3, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red19[2];  // rowsum(where(col == 3, fp32(qr), 0.0)): column 3, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red19[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red19[tkc_r] * 0.176776695f);
-                // f[:, 48:64] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 4, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red20[2];  // rowsum(where(col == 4, fp32(qr), 0.0)): column 4, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red20[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red20[tkc_r] * 0.176776695f);
-                // f[:, 64:80] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 5, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red21[2];  // rowsum(where(col == 5, fp32(qr), 0.0)): column 5, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red21[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red21[tkc_r] * 0.176776695f);
-                // f[:, 80:96] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 6, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red22[2];  // rowsum(where(col == 6, fp32(qr), 0.0)): column 6, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red22[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red22[tkc_r] * 0.176776695f);
-                // f[:, 96:112] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 7, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red23[2];  // rowsum(where(col == 7, fp32(qr), 0.0)): column 7, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red23[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red23[tkc_r] * 0.176776695f);
-                // f[:, 112:128] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'f' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
-                // o = f @ g[0:128, :]  [wgmma m64n64k16 x 8, A and B from shared memory]
+                // o = p @ g[:, 0:16].T  [wgmma m64n64k16 x 1, A from registers]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 0, 40960, 1024, 1);  // g: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 514, tkc_db + 640, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 516, tkc_db + 768, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 518, tkc_db + 896, 1);
+                    const uint64_t tkc_db = tkc_desc(g_smem + 0, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 0);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 }
-                // w = rowsum(where(col == 8, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red24[2];  // rowsum(where(col == 8, fp32(qr), 0.0)): column 8, from the lane that holds it
+                // w = rowsum(where(col == 1, fp32(qr), 0.0))
+                float tkc_red18[2];  // rowsum(where(col == 1, fp32(qr), 0.0)): column 1, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red24[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                    tkc_red18[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red24[tkc_r] * 0.176776695f);
-                tkc_wgmma_wait<0>();  // registers of a product in flight
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red18[tkc_r];
+                // p2 = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p2 @ g[:, 16:32].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 32, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 2, fp32(qr), 0.0))
+                float tkc_red19[2];  // rowsum(where(col == 2, fp32(qr), 0.0)): column 2, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red19[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red19[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(a2hi[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(a1[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
-                // f[:, 0:16] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 9, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red25[2];  // rowsum(where(col == 9, fp32(qr), 0.0)): column 9, from the lane that holds it
+                // p = qr * bf16(w)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red25[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
                 }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red25[tkc_r] * 0.176776695f);
-                // f[:, 16:32] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 10, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red26[2];  // rowsum(where(col == 10, fp32(qr), 0.0)): column 10, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red26[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red26[tkc_r] * 0.176776695f);
-                // f[:, 32:48] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 32 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 11, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red27[2];  // rowsum(where(col == 11, fp32(qr), 0.0)): column 11, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red27[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red27[tkc_r] * 0.176776695f);
-                // f[:, 48:64] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 48 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 12, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red28[2];  // rowsum(where(col == 12, fp32(qr), 0.0)): column 12, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red28[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red28[tkc_r] * 0.176776695f);
-                // f[:, 64:80] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 13, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red29[2];  // rowsum(where(col == 13, fp32(qr), 0.0)): column 13, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red29[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red29[tkc_r] * 0.176776695f);
-                // f[:, 80:96] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 80 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 14, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red30[2];  // rowsum(where(col == 14, fp32(qr), 0.0)): column 14, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red30[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red30[tkc_r] * 0.176776695f);
-                // f[:, 96:112] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 96 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                // w = rowsum(where(col == 15, fp32(qr), 0.0)) * 0.17677669529663689
-                float tkc_red31[2];  // rowsum(where(col == 15, fp32(qr), 0.0)): column 15, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red31[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red31[tkc_r] * 0.176776695f);
-                // f[:, 112:128] <- bf16(fp32(qr) * w)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 112 + 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 1; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 8 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(qr[(tkc_f + 0) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 0) >> 1])) * w[((tkc_f + 0) / 8 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(qr[(tkc_f + 1) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 1) >> 1])) * w[((tkc_f + 1) / 8 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * w[((tkc_f + 2) / 8 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * w[((tkc_f + 3) / 8 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * w[((tkc_f + 4) / 8 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * w[((tkc_f + 5) / 8 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * w[((tkc_f + 6) / 8 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * w[((tkc_f + 7) / 8 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'f' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'f' is complete
-                // o += f @ g[128:256, :]  [wgmma m64n64k16 x 8, A and B from shared memory]
+                // o += p @ g[:, 32:48].T  [wgmma m64n64k16 x 1, A from registers]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 16384, 40960, 1024, 1);  // g: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 514, tkc_db + 640, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 516, tkc_db + 768, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&o[0], tkc_da + 518, tkc_db + 896, 1);
+                    const uint64_t tkc_db = tkc_desc(g_smem + 64, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 3, fp32(qr), 0.0))
+                float tkc_red20[2];  // rowsum(where(col == 3, fp32(qr), 0.0)): column 3, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red20[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red20[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p2 = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p2 @ g[:, 48:64].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 96, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 4, fp32(qr), 0.0))
+                float tkc_red21[2];  // rowsum(where(col == 4, fp32(qr), 0.0)): column 4, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red21[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red21[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p @ g[:, 64:80].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 8192, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 5, fp32(qr), 0.0))
+                float tkc_red22[2];  // rowsum(where(col == 5, fp32(qr), 0.0)): column 5, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red22[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red22[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p2 = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p2 @ g[:, 80:96].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 8224, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 6, fp32(qr), 0.0))
+                float tkc_red23[2];  // rowsum(where(col == 6, fp32(qr), 0.0)): column 6, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red23[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red23[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p @ g[:, 96:112].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 8256, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 7, fp32(qr), 0.0))
+                float tkc_red24[2];  // rowsum(where(col == 7, fp32(qr), 0.0)): column 7, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red24[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red24[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p2 = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p2 @ g[:, 112:128].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 8288, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 8, fp32(qr), 0.0))
+                float tkc_red25[2];  // rowsum(where(col == 8, fp32(qr), 0.0)): column 8, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red25[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red25[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p @ g[:, 128:144].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 16384, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 9, fp32(qr), 0.0))
+                float tkc_red26[2];  // rowsum(where(col == 9, fp32(qr), 0.0)): column 9, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red26[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red26[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p2 = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p2 @ g[:, 144:160].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 16416, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 10, fp32(qr), 0.0))
+                float tkc_red27[2];  // rowsum(where(col == 10, fp32(qr), 0.0)): column 10, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red27[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red27[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p @ g[:, 160:176].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 16448, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 11, fp32(qr), 0.0))
+                float tkc_red28[2];  // rowsum(where(col == 11, fp32(qr), 0.0)): column 11, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red28[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red28[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p2 = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p2 @ g[:, 176:192].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 16480, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 12, fp32(qr), 0.0))
+                float tkc_red29[2];  // rowsum(where(col == 12, fp32(qr), 0.0)): column 12, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red29[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red29[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p @ g[:, 192:208].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 24576, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 13, fp32(qr), 0.0))
+                float tkc_red30[2];  // rowsum(where(col == 13, fp32(qr), 0.0)): column 13, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red30[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red30[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p2 = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p2 @ g[:, 208:224].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 24608, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 14, fp32(qr), 0.0))
+                float tkc_red31[2];  // rowsum(where(col == 14, fp32(qr), 0.0)): column 14, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red31[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red31[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p @ g[:, 224:240].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 24640, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 15, fp32(qr), 0.0))
+                float tkc_red32[2];  // rowsum(where(col == 15, fp32(qr), 0.0)): column 15, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red32[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red32[tkc_r];
+                tkc_wgmma_wait<1>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p2 = qr * bf16(w)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])));
+                }
+                // o += p2 @ g[:, 240:256].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 24672, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -2070,21 +2111,21 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 // x = tril(1 + x + 0.5 * x * x, 0)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (0) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = fp32(64 * j) + rowsum(x)
-                float tkc_red32[2];  // rowsum(x)
+                // den = den + rowsum(x)
+                float tkc_red33[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red32[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red33[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red32[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red33[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red32[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red32[tkc_r], 1);
-                    tkc_red32[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red32[tkc_r], 2);
+                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 1);
+                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red32[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red33[tkc_r]);
                 // p = bf16(x)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -2125,32 +2166,32 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-16) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red33[2];  // rowsum(x)
+                float tkc_red34[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red33[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red34[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red33[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red34[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 1);
-                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 2);
+                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 1);
+                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red33[tkc_r]);
-                // p = bf16(x)
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red34[tkc_r]);
+                // p2 = bf16(x)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
                 }
-                // o += p @ v[16:32, :]  [wgmma m64n64k16 x 1, A from registers]
+                // o += p2 @ v[16:32, :]  [wgmma m64n64k16 x 1, A from registers]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 2048, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -2179,20 +2220,20 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-32) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red34[2];  // rowsum(x)
+                float tkc_red35[2];  // rowsum(x)
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red34[tkc_r] = 0.f;
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red35[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red34[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
+                    tkc_red35[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 1);
-                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 2);
+                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 1);
+                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red34[tkc_r]);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red35[tkc_r]);
                 // p = bf16(x)
                 #pragma unroll
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
@@ -2239,61 +2280,12 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-48) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
                 // den = den + rowsum(x)
-                float tkc_red35[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red35[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red35[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 1);
-                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red35[tkc_r]);
-                // p = bf16(x)
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
-                }
-                // o += p @ v[48:64, :]  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 6144, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // x = h[0:64, :] @ ms[0:32, :]  [wgmma m64n16k16 x 2, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(ms_smem + 0, 2048, 256, 3);  // ms: N-major, 32B
-                    const uint64_t tkc_da = tkc_desc(h_smem + 0 + (uint32_t)wg * 4096, 16, 512, 2);  // h: K-major, 64B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 2, tkc_db + 32, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // den = den + rowsum(fp32(qr) * x)
-                float tkc_red36[2];  // rowsum(fp32(qr) * x)
+                float tkc_red36[2];  // rowsum(x)
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red36[tkc_r] = 0.f;
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red36[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
+                    tkc_red36[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
@@ -2302,7 +2294,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red36[tkc_r]);
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
+                // p2 = bf16(x)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
+                }
+                // o += p2 @ v[48:64, :]  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 6144, 8192, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 // O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
                 float tkc_rcp37[2];  // 1 / den, once per row
                 #pragma unroll
@@ -2338,6 +2348,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
                 // Z[block.b, block.h, j] <- den  [vector]
                 if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value
                     #pragma unroll

@@ -433,7 +433,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 // kernel mamba2
 //   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..1 (setmaxnreg 232); 256 threads
 //   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
-//   consumer registers (estimate): 192 of 232 = a 2 + cs 2 + csc 16 + er 2 + s 32 + y 32 + ht 32 + br 16 + cs_v6 16 + y_operand 16 + temporaries (peak) 2 + overhead 24
+//   consumer registers (estimate): 224 of 232 = a 2 + cs 2 + csc 16 + er 2 + s 32 + y 32 + ht 32 + br 16 + m 32 + cs_v6 16 + y_operand 16 + temporaries (peak) 2 + overhead 24
 //   grid: b = B, h = H; one block per work tile; order row_major
 //   pipeline: j < cdiv(T, 64); 3 stages
 //   shared memory (from the 1024-aligned base):
@@ -442,8 +442,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     24,576    24,576    bm          bf16[64, 64]       128B     3       ring (group bm)
 //     49,152    24,576    x           bf16[64, 64]       128B     3       ring (group x)
 //     73,728    768       at          fp32[64]           none     3       ring (group at)
-//     74,752    8,192     hs          bf16[64, 64]       128B     1       scratch
-//     82,944    8,192     bs          bf16[64, 64]       128B     1       scratch
+//     74,752    16,384    hb          bf16[128, 64]      128B     1       scratch
 //     91,136    256       cs_relayout fp32[64]           none     1       scratch
 //     91,392    16        rowscan     fp32[1, 4]         none     1       scratch
 //     92,160    16,384    staging     bf16[64, 64]       128B     2       staging
@@ -480,7 +479,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   consumers:
 //     setup:
 //       ht = 0  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//     first step:
+//     every step (the first one too):
 //       wait full_at
 //       a <- at
 //       release empty_at, by every warp after a proxy fence (its threads read the stage)
@@ -491,74 +490,30 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 2, 128 (scratch): 'cs_relayout' is complete
 //       move cs_v6 <- cs_relayout  [ld.shared (vector), cs_relayout, into per_col slots]
 //       csc = cs_v6  [fp32[64] per_col in registers]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'hs' is done
-//       move hs <- bf16(ht)  [stmatrix.x4, hs 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('hs' is read by products)
-//       bar.sync 2, 128 (scratch): 'hs' is complete
-//       wait full_c
-//       mma y = c @ hs.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
-//       wait full_bm
-//       mma s = c @ bm.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       y = y * exp2(cs)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       s = tril(s * exp2(cs - csc), 0)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       release empty_c
-//       wait full_x
-//       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
 //       er = rowsum(where(col == 63, csc, 0.0 * cs))  [fp32[64] per_row in registers]
-//       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
-//       release empty_bm, by every warp after a proxy fence (its threads read the stage)
-//       bar.sync 2, 128 (scratch): every earlier reader of 'bs' is done
-//       move bs[:, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4, bs 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('bs' is read by products)
-//       bar.sync 2, 128 (scratch): 'bs' is complete
-//       ht = ht * exp2(er)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       mma ht += x.T @ bs  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       store Y[block.b, block.h, j, 0] <- bf16(y)  [staged]
-//     every later step:
-//       wait full_at
-//       a <- at
-//       release empty_at, by every warp after a proxy fence (its threads read the stage)
-//       a = a * 1.4426950408889634  [fp32[64] per_row in registers]
-//       cs = cumsum(a)  [fp32[64] per_row in registers]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'cs_relayout' is done
-//       move cs_relayout <- cs  [st.shared (vector), cs_relayout, per_row: one lane per row]
-//       bar.sync 2, 128 (scratch): 'cs_relayout' is complete
-//       move cs_v6 <- cs_relayout  [ld.shared (vector), cs_relayout, into per_col slots]
-//       csc = cs_v6  [fp32[64] per_col in registers]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'hs' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move hs <- bf16(ht)  [stmatrix.x4, hs 128B swizzle, whole tile per warpgroup]
-//       release empty_x (previous step's stage), skipped on the first step
-//       fence.proxy.async ('hs' is read by products)
-//       bar.sync 2, 128 (scratch): 'hs' is complete
-//       wait full_c
-//       mma y = c @ hs.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
 //       wait full_bm
-//       mma s = c @ bm.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       y = y * exp2(cs)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       s = tril(s * exp2(cs - csc), 0)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       release empty_c
-//       wait full_x
-//       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//       er = rowsum(where(col == 63, csc, 0.0 * cs))  [fp32[64] per_row in registers]
 //       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
-//       release empty_bm, by every warp after a proxy fence (its threads read the stage)
-//       bar.sync 2, 128 (scratch): every earlier reader of 'bs' is done
-//       move bs[:, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4, bs 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('bs' is read by products)
-//       bar.sync 2, 128 (scratch): 'bs' is complete
+//       bar.sync 2, 128 (scratch): every earlier reader of 'hb' is done
+//       move hb[0:64, :] <- bf16(ht)  [stmatrix.x4, hb 128B swizzle, whole tile per warpgroup]
+//       move hb[64:128, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4, hb 128B swizzle, whole tile per warpgroup] (the block at hb[64, 0])
+//       fence.proxy.async ('hb' is read by products)
+//       bar.sync 2, 128 (scratch): 'hb' is complete
 //       ht = ht * exp2(er)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       mma ht += x.T @ bs  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)]
+//       wait full_c
+//       mma y = c @ hb[0:64, :].T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
+//       mma s = c @ bm.T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)]
+//       wait full_x
+//       mma ht += x.T @ hb[64:128, :]  [wgmma m64n64k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)] (B from hb[64, 0])
 //       wgmma.wait_group 1  (registers of a product in flight)
+//       m = tril(s * exp2(cs - csc), 0)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
+//       release empty_c
+//       release empty_bm, by every warp after a proxy fence (its threads read the stage)
+//       y = y * exp2(cs)  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
+//       mma y += y_operand @ x  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//       wgmma.wait_group 0  (registers of a product in flight)
 //       store Y[block.b, block.h, j, 0] <- bf16(y)  [staged]
+//       release empty_x
 //     after the steps:
-//       wgmma.wait_group 0  (the last step's products)
-//       release empty_x (previous step's stage), skipped on the first step
 //     finish:
 //   store (store): Y[block.b, block.h, j, 0] <- bf16(y)  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
@@ -567,8 +522,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 128B for 'c': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'bm': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'hs': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'bs': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 'hb': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - 'cs_relayout': a scratch buffer for 'cs' in another register layout (written in its layout, read back in the new one)
 //     - 'csc = cs': the per_row value becomes per_col through 'cs_relayout'
 //     - 'if (NS > 64)' is false at compile time: it is left out
@@ -579,6 +533,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 3 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - 'er = rowsum(where(col == 63, csc, 0.0 * cs))': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (1 such row sum in this kernel)
+//     - scratch barriers: 4 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 2 async-proxy fences too: one after a run's last write)
+//     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
 __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constant__ CUtensorMap tm_Cm_64x64, const __grid_constant__ CUtensorMap tm_Bm_64x64, const __grid_constant__ CUtensorMap tm_X_64x64, const __grid_constant__ CUtensorMap tm_Aa_v64, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ X, const float *__restrict__ Aa, const __nv_bfloat16 *__restrict__ Cm, const __nv_bfloat16 *__restrict__ Bm, __nv_bfloat16 *__restrict__ Y, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
@@ -587,8 +543,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
     const uint32_t bm_smem = tkc_smem_addr(tkc_smem + 24576);  // ring bf16[64, 64], swizzle 128B, 3 x 8192 B
     const uint32_t x_smem = tkc_smem_addr(tkc_smem + 49152);  // ring bf16[64, 64], swizzle 128B, 3 x 8192 B
     const uint32_t at_smem = tkc_smem_addr(tkc_smem + 73728);  // ring fp32[1, 64], swizzle none, 3 x 256 B
-    const uint32_t hs_smem = tkc_smem_addr(tkc_smem + 74752);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t bs_smem = tkc_smem_addr(tkc_smem + 82944);  // scratch bf16[64, 64], swizzle 128B, 1 x 8192 B
+    const uint32_t hb_smem = tkc_smem_addr(tkc_smem + 74752);  // scratch bf16[128, 64], swizzle 128B, 1 x 16384 B
     const uint32_t cs_relayout_smem = tkc_smem_addr(tkc_smem + 91136);  // scratch fp32[1, 64], swizzle none, 1 x 256 B
     const uint32_t rowscan_smem = tkc_smem_addr(tkc_smem + 91392);  // scratch fp32[1, 4], swizzle none, 1 x 16 B
     const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 92160);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
@@ -678,6 +633,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
         float y[32];  // row-split fp32[64, 64]: 32 values per thread
         float ht[32];  // row-split fp32[64, 64]: 32 values per thread
         uint32_t br[16];  // row-split bf16[64, 64]: 16 packed pairs per thread
+        float m[32];  // row-split fp32[64, 64]: 32 values per thread
         float cs_v6[16];  // fp32[64] per_col: the 16 columns this thread holds, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2
         uint32_t y_operand[16];  // row-split bf16[64, 64]: 16 packed pairs per thread
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
@@ -700,9 +656,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
             const int tkc_steps = tkc_cdiv(T, 64);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
-            if (tkc_steps > 0) {  // the first step, on its own: it has no previous step
-                const int j = 0;
-                (void)j;
+            for (int j = 0; j < tkc_steps; ++j) {  // every step
                 tkc_mbar_wait(full_at + 8 * tkc_stage, tkc_phase);  // at landed
                 // a <- at
                 #pragma unroll
@@ -762,88 +716,6 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 // csc = cs: csc = cs_v6
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 16; ++tkc_r) csc[tkc_r] = cs_v6[tkc_r];
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'hs' is done
-                // hs <- bf16(ht)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = hs_smem;  // hs: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(ht[(tkc_f + 0)], ht[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(ht[(tkc_f + 2)], ht[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(ht[(tkc_f + 4)], ht[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(ht[(tkc_f + 6)], ht[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'hs' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'hs' is complete
-                tkc_mbar_wait(full_c + 8 * tkc_stage, tkc_phase);  // c landed
-                // y = c @ hs.T  [wgmma m64n64k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(hs_smem + 0, 16, 1024, 1);  // hs: K-major, 128B
-                    const uint64_t tkc_da = tkc_desc(c_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // c: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 6, tkc_db + 6, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                }
-                tkc_mbar_wait(full_bm + 8 * tkc_stage, tkc_phase);  // bm landed
-                // s = c @ bm.T  [wgmma m64n64k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(bm_smem + (uint32_t)tkc_stage * 8192 + 0, 16, 1024, 1);  // bm: K-major, 128B
-                    const uint64_t tkc_da = tkc_desc(c_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // c: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 6, tkc_db + 6, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s[tkc_i]);
-                }
-                tkc_wgmma_wait<1>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                // y = y * exp2(cs)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) y[tkc_i] = (y[tkc_i] * tkc_exp2(cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s[tkc_i]);
-                // s = tril(s * exp2(cs - csc), 0)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 64)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 64))) <= (0) ? (s[tkc_i] * tkc_exp2((cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] - csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))]))) : 0.f);
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_c + 8 * tkc_stage);  // release c
-                tkc_mbar_wait(full_x + 8 * tkc_stage, tkc_phase);  // x landed
-                // y += bf16(s) @ x  [wgmma m64n64k16 x 4, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 16; ++tkc_p) y_operand[tkc_p] = tkc_pack_bf16(s[(2 * tkc_p)], s[(2 * tkc_p + 1)]);
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(x_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // x: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&y[0], y_operand[0], y_operand[1], y_operand[2], y_operand[3], tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&y[0], y_operand[4], y_operand[5], y_operand[6], y_operand[7], tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&y[0], y_operand[8], y_operand[9], y_operand[10], y_operand[11], tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&y[0], y_operand[12], y_operand[13], y_operand[14], y_operand[15], tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                }
                 // er = rowsum(where(col == 63, csc, 0.0 * cs))
                 float tkc_red1[2];  // rowsum(where(col == 63, csc, 0.0 * cs)): column 63, from the lane that holds it
                 #pragma unroll
@@ -854,6 +726,7 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) er[tkc_r] = tkc_red1[tkc_r];
+                tkc_mbar_wait(full_bm + 8 * tkc_stage, tkc_phase);  // bm landed
                 // br <- bm[:, 0:64]  [ldmatrix.x4]
                 {
                     const uint32_t tkc_src = bm_smem + (uint32_t)tkc_stage * 8192;  // bm: 128B swizzle
@@ -870,155 +743,10 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // this thread's reads of bm are done before TMA refills it
-                __syncwarp();  // every lane of this warp is done with bm
-                if (tkc_lane == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'bs' is done
-                // bs[:, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4]
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'hb' is done
+                // hb[0:64, :] <- bf16(ht)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = bs_smem;  // bs: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1])) * tkc_exp2((er[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))] - cs[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]))), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1])) * tkc_exp2((er[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))] - cs[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]))));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])) * tkc_exp2((er[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))] - cs[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]))), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])) * tkc_exp2((er[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))] - cs[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]))));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])) * tkc_exp2((er[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))] - cs[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]))), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])) * tkc_exp2((er[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))] - cs[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]))));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])) * tkc_exp2((er[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))] - cs[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]))), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])) * tkc_exp2((er[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))] - cs[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]))));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'bs' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'bs' is complete
-                // ht = ht * exp2(er)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) ht[tkc_i] = (ht[tkc_i] * tkc_exp2(er[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
-                // ht += x.T @ bs  [wgmma m64n64k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(ht[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(bs_smem + 0, 8192, 1024, 1);  // bs: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(x_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // x: M-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(ht[tkc_i]);
-                }
-                tkc_wgmma_wait<1>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(y_operand[tkc_i]);
-                // Y[block.b, block.h, j, 0] <- bf16(y)  [staged]
-                {
-                    const int tkc_r0 = j * 64 + wg * 64;  // first row of this warpgroup's part
-                    const int tkc_c0 = 0;
-                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
-                    const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_ch = 0; tkc_ch < 1; ++tkc_ch) {
-                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
-                            tkc_bar_sync(1 + wg, 128);
-                            #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16(y[(tkc_f + 0)], y[(tkc_f + 1)]);
-                                const uint32_t tkc_v1 = tkc_pack_bf16(y[(tkc_f + 2)], y[(tkc_f + 3)]);
-                                const uint32_t tkc_v2 = tkc_pack_bf16(y[(tkc_f + 4)], y[(tkc_f + 5)]);
-                                const uint32_t tkc_v3 = tkc_pack_bf16(y[(tkc_f + 6)], y[(tkc_f + 7)]);
-                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                            }
-                            tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
-                            tkc_bar_sync(1 + wg, 128);
-                            if (tkc_wg_thread == 0) {
-                                tkc_tma_store_4d(&tm_Y_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
-                                tkc_bulk_commit();
-                            }
-                            ++tkc_st_cnt;
-                        }
-                    }
-                }
-                tkc_prev_stage = tkc_stage;
-                tkc_prev_phase = tkc_phase;
-                if (++tkc_stage == 3) { tkc_stage = 0; tkc_phase ^= 1; }
-            }
-            for (int j = 1; j < tkc_steps; ++j) {  // the steady state
-                tkc_mbar_wait(full_at + 8 * tkc_stage, tkc_phase);  // at landed
-                // a <- at
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) a[tkc_r] = tkc_ld_shared_f32(at_smem + (uint32_t)tkc_stage * 256 + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4);  // each thread its own rows
-                tkc_fence_proxy_async();  // this thread's reads of at are done before TMA refills it
-                __syncwarp();  // every lane of this warp is done with at
-                if (tkc_lane == 0) tkc_mbar_arrive(empty_at + 8 * tkc_stage);  // release at
-                // a = a * 1.4426950408889634
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) a[tkc_r] = (a[tkc_r] * 1.44269504f);
-                // cs = cumsum(a)
-                float tkc_scan2[2];  // cumsum(a)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_scan2[tkc_r] = a[tkc_r];
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // rows l / 4 of each half of the warp's 16 (lanes 4 apart)
-                    { const float tkc_u = __shfl_up_sync(0xffffffffu, tkc_scan2[tkc_r], 4); if (tkc_lane >= 4) tkc_scan2[tkc_r] += tkc_u; }
-                    { const float tkc_u = __shfl_up_sync(0xffffffffu, tkc_scan2[tkc_r], 8); if (tkc_lane >= 8) tkc_scan2[tkc_r] += tkc_u; }
-                    { const float tkc_u = __shfl_up_sync(0xffffffffu, tkc_scan2[tkc_r], 16); if (tkc_lane >= 16) tkc_scan2[tkc_r] += tkc_u; }
-                }
-                float tkc_scan2_w[1];  // the warp's total of each 64-row block
-                #pragma unroll
-                for (int tkc_b = 0; tkc_b < 1; ++tkc_b) {  // the second half adds the first's total (lane 28 holds row 7)
-                    tkc_scan2[2 * tkc_b + 1] += __shfl_sync(0xffffffffu, tkc_scan2[2 * tkc_b], 28);
-                    tkc_scan2_w[tkc_b] = __shfl_sync(0xffffffffu, tkc_scan2[2 * tkc_b + 1], 28);
-                }
-                {  // the totals of 4 16-row groups meet in 'rowscan' (named barrier rowscan: prefix sums of row-split per_row vectors: every consumer warpgroup's warps)
-                    const uint32_t tkc_sb = rowscan_smem;
-                    tkc_bar_sync(3, 128);  // every thread has read the last prefix sum's totals
-                    if (tkc_lane == 0) {
-                        #pragma unroll
-                        for (int tkc_b = 0; tkc_b < 1; ++tkc_b) tkc_st_shared_f32(tkc_sb + (uint32_t)((wg * 1 + tkc_b) * 4 + tkc_warp) * 4, tkc_scan2_w[tkc_b]);
-                    }
-                    tkc_bar_sync(3, 128);
-                    #pragma unroll
-                    for (int tkc_b = 0; tkc_b < 1; ++tkc_b) {
-                        float tkc_s = 0.f;
-                        #pragma unroll
-                        for (int tkc_k = 0; tkc_k < 3; ++tkc_k)
-                            if (tkc_k < ((wg * 1 + tkc_b) * 4 + tkc_warp)) tkc_s += tkc_ld_shared_f32(tkc_sb + (uint32_t)tkc_k * 4);
-                        tkc_scan2[2 * tkc_b] += tkc_s;
-                        tkc_scan2[2 * tkc_b + 1] += tkc_s;
-                    }
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) cs[tkc_r] = tkc_scan2[tkc_r];
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'cs_relayout' is done
-                // csc = cs: cs_relayout <- cs  [st.shared (vector)]
-                if ((tkc_lane & 3) == 0) {  // one thread per row
-                    #pragma unroll
-                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_st_shared_f32(cs_relayout_smem + (uint32_t)(wg * 64 + tkc_rowvec_row(tkc_lrow, tkc_r)) * 4, cs[tkc_r]);
-                }
-                tkc_bar_sync(2, 128);  // scratch: 'cs_relayout' is complete
-                // csc = cs: cs_v6 <- cs_relayout  [ld.shared (vector)]
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 16; ++tkc_r) cs_v6[tkc_r] = tkc_ld_shared_f32(cs_relayout_smem + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 4);  // each thread its own columns
-                // csc = cs: csc = cs_v6
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 16; ++tkc_r) csc[tkc_r] = cs_v6[tkc_r];
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'hs' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(ht[tkc_i]);
-                // hs <- bf16(ht)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = hs_smem;  // hs: 128B swizzle
+                    const uint32_t tkc_dst = hb_smem;  // hb: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1029,20 +757,39 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                             const uint32_t tkc_v1 = tkc_pack_bf16(ht[(tkc_f + 2)], ht[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(ht[(tkc_f + 4)], ht[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(ht[(tkc_f + 6)], ht[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_x + 8 * tkc_prev_stage);  // release x (previous step)
-                tkc_fence_proxy_async();  // 'hs' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'hs' is complete
+                // hb[64:128, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = hb_smem;  // hb: 128B swizzle
+                    const int tkc_mr = 64 + wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1])) * tkc_exp2((er[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))] - cs[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]))), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1])) * tkc_exp2((er[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))] - cs[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]))));
+                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])) * tkc_exp2((er[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))] - cs[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]))), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])) * tkc_exp2((er[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))] - cs[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]))));
+                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])) * tkc_exp2((er[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))] - cs[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]))), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])) * tkc_exp2((er[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))] - cs[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]))));
+                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])) * tkc_exp2((er[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))] - cs[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]))), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])) * tkc_exp2((er[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))] - cs[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]))));
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'hb' is read by products
+                tkc_bar_sync(2, 128);  // scratch: 'hb' is complete
+                // ht = ht * exp2(er)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) ht[tkc_i] = (ht[tkc_i] * tkc_exp2(er[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
                 tkc_mbar_wait(full_c + 8 * tkc_stage, tkc_phase);  // c landed
-                // y = c @ hs.T  [wgmma m64n64k16 x 4, A and B from shared memory]
+                // y = c @ hb[0:64, :].T  [wgmma m64n64k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
                     tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(hs_smem + 0, 16, 1024, 1);  // hs: K-major, 128B
+                    const uint64_t tkc_db = tkc_desc(hb_smem + 0, 16, 1024, 1);  // hb: K-major, 128B
                     const uint64_t tkc_da = tkc_desc(c_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // c: K-major, 128B
                     tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 0, tkc_db + 0, 0);
                     tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 2, tkc_db + 2, 1);
@@ -1052,7 +799,6 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
                 }
-                tkc_mbar_wait(full_bm + 8 * tkc_stage, tkc_phase);  // bm landed
                 // s = c @ bm.T  [wgmma m64n64k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
@@ -1068,24 +814,41 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s[tkc_i]);
                 }
+                tkc_mbar_wait(full_x + 8 * tkc_stage, tkc_phase);  // x landed
+                // ht += x.T @ hb[64:128, :]  [wgmma m64n64k16 x 4, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(ht[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(hb_smem + 8192, 16384, 1024, 1);  // hb: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(x_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // x: M-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(ht[tkc_i]);
+                }
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s[tkc_i]);
+                // m = tril(s * exp2(cs - csc), 0)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) m[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 64)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 64))) <= (0) ? (s[tkc_i] * tkc_exp2((cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] - csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))]))) : 0.f);
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_c + 8 * tkc_stage);  // release c
+                tkc_fence_proxy_async();  // this thread's reads of bm are done before TMA refills it
+                __syncwarp();  // every lane of this warp is done with bm
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
                 // y = y * exp2(cs)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) y[tkc_i] = (y[tkc_i] * tkc_exp2(cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(s[tkc_i]);
-                // s = tril(s * exp2(cs - csc), 0)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 64)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 64))) <= (0) ? (s[tkc_i] * tkc_exp2((cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] - csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))]))) : 0.f);
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_c + 8 * tkc_stage);  // release c
-                tkc_mbar_wait(full_x + 8 * tkc_stage, tkc_phase);  // x landed
-                // y += bf16(s) @ x  [wgmma m64n64k16 x 4, A from registers]
+                // y += bf16(m) @ x  [wgmma m64n64k16 x 4, A from registers]
                 {
                     #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 16; ++tkc_p) y_operand[tkc_p] = tkc_pack_bf16(s[(2 * tkc_p)], s[(2 * tkc_p + 1)]);
+                    for (int tkc_p = 0; tkc_p < 16; ++tkc_p) y_operand[tkc_p] = tkc_pack_bf16(m[(2 * tkc_p)], m[(2 * tkc_p + 1)]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
                     tkc_wgmma_fence();
@@ -1098,74 +861,9 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
                 }
-                // er = rowsum(where(col == 63, csc, 0.0 * cs))
-                float tkc_red3[2];  // rowsum(where(col == 63, csc, 0.0 * cs)): column 63, from the lane that holds it
+                tkc_wgmma_wait<0>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 32 + 29 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 7
-                    const float tkc_v = csc[(2 * ((tkc_i >> 2) % 8) + (tkc_i & 1))] + (0.0f * cs[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]);
-                    tkc_red3[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) er[tkc_r] = tkc_red3[tkc_r];
-                // br <- bm[:, 0:64]  [ldmatrix.x4]
-                {
-                    const uint32_t tkc_src = bm_smem + (uint32_t)tkc_stage * 8192;  // bm: 128B swizzle
-                    // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                            const int tkc_q = tkc_f >> 1;
-                            tkc_ldmatrix_x4(tkc_a, br[tkc_q], br[tkc_q + 1], br[tkc_q + 2], br[tkc_q + 3]);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // this thread's reads of bm are done before TMA refills it
-                __syncwarp();  // every lane of this warp is done with bm
-                if (tkc_lane == 0) tkc_mbar_arrive(empty_bm + 8 * tkc_stage);  // release bm
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'bs' is done
-                // bs[:, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = bs_smem;  // bs: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1])) * tkc_exp2((er[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))] - cs[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]))), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1])) * tkc_exp2((er[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))] - cs[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]))));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])) * tkc_exp2((er[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))] - cs[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]))), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])) * tkc_exp2((er[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))] - cs[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]))));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])) * tkc_exp2((er[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))] - cs[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]))), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])) * tkc_exp2((er[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))] - cs[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]))));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])) * tkc_exp2((er[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))] - cs[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]))), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])) * tkc_exp2((er[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))] - cs[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]))));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'bs' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'bs' is complete
-                // ht = ht * exp2(er)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) ht[tkc_i] = (ht[tkc_i] * tkc_exp2(er[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
-                // ht += x.T @ bs  [wgmma m64n64k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(ht[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(bs_smem + 0, 8192, 1024, 1);  // bs: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(x_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // x: M-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&ht[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(ht[tkc_i]);
-                }
-                tkc_wgmma_wait<1>();  // registers of a product in flight
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(ht[tkc_i]);
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
                 #pragma unroll
@@ -1202,15 +900,12 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                         }
                     }
                 }
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_x + 8 * tkc_stage);  // release x
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 3) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
-            tkc_wgmma_wait<0>();  // the last step's products
-            #pragma unroll
-            for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(ht[tkc_i]);
-            if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_x + 8 * tkc_prev_stage);  // release x (previous step)
             // finish
             tkc_tile_phase ^= 1;
         }
