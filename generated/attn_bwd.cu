@@ -2067,8 +2067,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //     32,768    32,768    g           bf16[128, 64]      128B     2       ring (group g)
 //     65,536    1,024     ls          fp32[128]          none     2       ring (group ls)
 //     66,560    1,024     ds          fp32[128]          none     2       ring (group ds)
-//     100,352   32,768    pt          bf16[128, 128]     128B x2  1       scratch
-//     133,120   32,768    dst         bf16[128, 128]     128B x2  1       scratch
+//     100,352   65,536    pds         bf16[128, 256]     128B x4  1       scratch
 //     165,888   32,768    dqs         fp32[128, 64]      128B x2  1       scratch
 //     198,656   144       barriers
 //     total 198,800 + 1,024 base alignment = 199,824 of 232,448
@@ -2123,30 +2122,28 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //       mma dp1 = g @ v[FBKV / 2:FBKV, :].T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)] (B from v[64, 0])
 //       wgmma.wait_group 2  (registers of a product in flight)
 //       p = exp2(p * c - lse * 1.4426950408889634)  [fp32[128, 128] in registers, accumulator layout, rows split over the warpgroups]
-//       bar.sync 1, 256 (scratch): every earlier reader of 'pt' is done
-//       move pt <- bf16(p)  [stmatrix.x4, pt 128B swizzle, each warpgroup its rows]
-//       fence.proxy.async ('pt' is read by products)
-//       bar.sync 1, 256 (scratch): 'pt' is complete
-//       mma dv += pt.T @ g  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
-//       wgmma.wait_group 2  (registers of a product in flight)
-//       p[:, 0:FBKV / 2] = p[:, 0:FBKV / 2] * (dp0 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
 //       wgmma.wait_group 1  (registers of a product in flight)
-//       p[:, FBKV / 2:FBKV] = p[:, FBKV / 2:FBKV] * (dp1 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
-//       bar.sync 1, 256 (scratch): every earlier reader of 'dst' is done
-//       move dst <- bf16(p)  [stmatrix.x4, dst 128B swizzle, each warpgroup its rows]
-//       fence.proxy.async ('dst' is read by products)
-//       bar.sync 1, 256 (scratch): 'dst' is complete
-//       mma dk += dst.T @ q  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
-//       mma dp0 = dst @ k  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
-//       bar.sync 1, 256 (scratch): every earlier reader of 'dqs' is done (and its TMA stores have read it)
+//       dp0 = p[:, 0:FBKV / 2] * (dp0 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
 //       wgmma.wait_group 0  (registers of a product in flight)
+//       dp1 = p[:, FBKV / 2:FBKV] * (dp1 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
+//       bar.sync 1, 256 (scratch): every earlier reader of 'pds' is done
+//       move pds[:, 0:FBKV] <- bf16(p)  [stmatrix.x4, pds 128B swizzle, each warpgroup its rows]
+//       move pds[:, FBKV:FBKV + FBKV / 2] <- bf16(dp0)  [stmatrix.x4, pds 128B swizzle, each warpgroup its rows] (the block at pds[0, 128])
+//       move pds[:, FBKV + FBKV / 2:2 * FBKV] <- bf16(dp1)  [stmatrix.x4, pds 128B swizzle, each warpgroup its rows] (the block at pds[0, 192])
+//       fence.proxy.async ('pds' is read by products)
+//       bar.sync 1, 256 (scratch): 'pds' is complete
+//       mma dp0 = pds[:, FBKV:2 * FBKV] @ k  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)] (A from pds[0, 128])
+//       mma dv += pds[:, 0:FBKV].T @ g  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
+//       mma dk += pds[:, FBKV:2 * FBKV].T @ q  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step] (A from pds[0, 128])
+//       bar.sync 1, 256 (scratch): every earlier reader of 'dqs' is done (and its TMA stores have read it)
+//       wgmma.wait_group 2  (registers of a product in flight)
 //       release empty_k_v, on the last step only
 //       move dqs <- dp0 * scale  [st.shared.v2, dqs 128B swizzle, each warpgroup its rows]
-//       release empty_q
-//       release empty_g
 //       fence.proxy.async ('dqs' is read by TMA stores or products)
 //       bar.sync 1, 256 (scratch): 'dqs' is complete
 //       store dQ[block.b, block.h, i + first, 0] += dqs  [tma.add]
+//       wgmma.wait_group 1  (keep one product group in flight)
+//       release empty_g
 //     every later step:
 //       wait full_ls
 //       lse <- ls
@@ -2161,32 +2158,33 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //       mma dp1 = g @ v[FBKV / 2:FBKV, :].T  [wgmma m64n64k16 x 4 per warpgroup, SS, A K-major, B K-major (128B)] (B from v[64, 0])
 //       wgmma.wait_group 2  (registers of a product in flight)
 //       p = exp2(p * c - lse * 1.4426950408889634)  [fp32[128, 128] in registers, accumulator layout, rows split over the warpgroups]
-//       bar.sync 1, 256 (scratch): every earlier reader of 'pt' is done
-//       move pt <- bf16(p)  [stmatrix.x4, pt 128B swizzle, each warpgroup its rows]
-//       fence.proxy.async ('pt' is read by products)
-//       bar.sync 1, 256 (scratch): 'pt' is complete
-//       mma dv += pt.T @ g  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
-//       wgmma.wait_group 2  (registers of a product in flight)
-//       p[:, 0:FBKV / 2] = p[:, 0:FBKV / 2] * (dp0 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
+//       release empty_q (previous step's stage), skipped on the first step
 //       wgmma.wait_group 1  (registers of a product in flight)
-//       p[:, FBKV / 2:FBKV] = p[:, FBKV / 2:FBKV] * (dp1 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
-//       bar.sync 1, 256 (scratch): every earlier reader of 'dst' is done
-//       move dst <- bf16(p)  [stmatrix.x4, dst 128B swizzle, each warpgroup its rows]
-//       fence.proxy.async ('dst' is read by products)
-//       bar.sync 1, 256 (scratch): 'dst' is complete
-//       mma dk += dst.T @ q  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
-//       mma dp0 = dst @ k  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
-//       bar.sync 1, 256 (scratch): every earlier reader of 'dqs' is done (and its TMA stores have read it)
+//       dp0 = p[:, 0:FBKV / 2] * (dp0 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
 //       wgmma.wait_group 0  (registers of a product in flight)
+//       dp1 = p[:, FBKV / 2:FBKV] * (dp1 - dd)  [fp32[128, 64] in registers, accumulator layout, rows split over the warpgroups]
+//       bar.sync 1, 256 (scratch): every earlier reader of 'pds' is done
+//       move pds[:, 0:FBKV] <- bf16(p)  [stmatrix.x4, pds 128B swizzle, each warpgroup its rows]
+//       move pds[:, FBKV:FBKV + FBKV / 2] <- bf16(dp0)  [stmatrix.x4, pds 128B swizzle, each warpgroup its rows] (the block at pds[0, 128])
+//       move pds[:, FBKV + FBKV / 2:2 * FBKV] <- bf16(dp1)  [stmatrix.x4, pds 128B swizzle, each warpgroup its rows] (the block at pds[0, 192])
+//       fence.proxy.async ('pds' is read by products)
+//       bar.sync 1, 256 (scratch): 'pds' is complete
+//       mma dp0 = pds[:, FBKV:2 * FBKV] @ k  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)] (A from pds[0, 128])
+//       mma dv += pds[:, 0:FBKV].T @ g  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step]
+//       mma dk += pds[:, FBKV:2 * FBKV].T @ q  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B), scale-d 0 on the first step] (A from pds[0, 128])
+//       bar.sync 1, 256 (scratch): every earlier reader of 'dqs' is done (and its TMA stores have read it)
+//       wgmma.wait_group 2  (registers of a product in flight)
 //       release empty_k_v, on the last step only
 //       move dqs <- dp0 * scale  [st.shared.v2, dqs 128B swizzle, each warpgroup its rows]
-//       release empty_q
-//       release empty_g
 //       fence.proxy.async ('dqs' is read by TMA stores or products)
 //       bar.sync 1, 256 (scratch): 'dqs' is complete
 //       store dQ[block.b, block.h, i + first, 0] += dqs  [tma.add]
+//       wgmma.wait_group 1  (keep one product group in flight)
+//       release empty_g
 //     after the steps:
 //       release empty_k_v, only when no step ran
+//       wgmma.wait_group 0  (the last step's products)
+//       release empty_q (previous step's stage), skipped on the first step
 //     finish:
 //       store dK[block.b, kv, block.kb, 0] += dk * scale  [red]
 //       store dV[block.b, kv, block.kb, 0] += dv  [red]
@@ -2201,8 +2199,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'q': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'g': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'pt': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'dst': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 'pds': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'dqs': a row is 64 x 4 B = 256 B, so the widest span that divides it is 128 B
 //     - 'if (CAUSAL)' is false at compile time: it is left out
 //     - the store block runs at the end of every step, after compute, in the same schedule
@@ -2214,6 +2211,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //     - atomic adds from registers: each consumer thread adds the elements it holds with red.global.add (.f32, .bf16 or .f16; the v2 / x2 forms, two adjacent columns at once, where the tensor's strides and alignment allow), skipping rows and columns past the tensor's end
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
+//     - scratch barriers: 8 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 4 async-proxy fences too: one after a run's last write)
 //     - programmatic dependent launch: the launcher clears dK (and the other zeroed outputs) with a kernel that lets this one launch as it starts, then launches this one programmatically; every thread waits for that grid (griddepcontrol.wait) after the barriers are set up, before it touches global memory
 __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid_constant__ CUtensorMap tm_Q_128x64, const __grid_constant__ CUtensorMap tm_dO_128x64, const __grid_constant__ CUtensorMap tm_L_v128, const __grid_constant__ CUtensorMap tm_Dl_v128, const __grid_constant__ CUtensorMap tm_K_128x64, const __grid_constant__ CUtensorMap tm_V_128x64, const __grid_constant__ CUtensorMap tm_dQ_128x32, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ dO, const float *__restrict__ L, const float *__restrict__ Dl, float *__restrict__ dK, const long long dK_st0, const long long dK_st1, const long long dK_st2, const long long dK_st3, float *__restrict__ dV, const long long dV_st0, const long long dV_st1, const long long dV_st2, const long long dV_st3, float *__restrict__ dQ, const int B, const int H, const int N, const int HKV, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -2225,8 +2223,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
     const uint32_t g_smem = tkc_smem_addr(tkc_smem + 32768);  // ring bf16[128, 64], swizzle 128B, 2 x 16384 B
     const uint32_t ls_smem = tkc_smem_addr(tkc_smem + 65536);  // ring fp32[1, 128], swizzle none, 2 x 512 B
     const uint32_t ds_smem = tkc_smem_addr(tkc_smem + 66560);  // ring fp32[1, 128], swizzle none, 2 x 512 B
-    const uint32_t pt_smem = tkc_smem_addr(tkc_smem + 100352);  // scratch bf16[128, 128], swizzle 128B, 1 x 32768 B
-    const uint32_t dst_smem = tkc_smem_addr(tkc_smem + 133120);  // scratch bf16[128, 128], swizzle 128B, 1 x 32768 B
+    const uint32_t pds_smem = tkc_smem_addr(tkc_smem + 100352);  // scratch bf16[128, 256], swizzle 128B, 1 x 65536 B
     const uint32_t dqs_smem = tkc_smem_addr(tkc_smem + 165888);  // scratch fp32[128, 64], swizzle 128B, 1 x 32768 B
     const uint32_t full_q = tkc_smem_addr(tkc_smem + 198656);  // 2 mbarriers
     const uint32_t empty_q = tkc_smem_addr(tkc_smem + 198672);  // 2 mbarriers
@@ -2429,61 +2426,22 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                 // p = exp2(p * c - lse * 1.4426950408889634)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) p[tkc_i] = tkc_exp2(((p[tkc_i] * c) - (lse[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))] * 1.44269504f)));
-                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'pt' is done
-                // pt <- bf16(p)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = pt_smem;  // pt: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(p[(tkc_f + 0)], p[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(p[(tkc_f + 2)], p[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(p[(tkc_f + 4)], p[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(p[(tkc_f + 6)], p[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'pt' is read by products
-                tkc_bar_sync(1, 256);  // scratch: 'pt' is complete
-                // dv += pt.T @ g  [wgmma m64n64k16 x 8, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // g: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(pt_smem + 0 + (uint32_t)wg * 16384, 16384, 1024, 1);  // pt: M-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 640, tkc_db + 640, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 768, tkc_db + 768, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 896, tkc_db + 896, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
-                }
-                tkc_wgmma_wait<2>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
-                // p[:, 0:FBKV / 2] = p[:, 0:FBKV / 2] * (dp0 - dd)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] * (dp0[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp1[tkc_i]);
-                // p[:, FBKV / 2:FBKV] = p[:, FBKV / 2:FBKV] * (dp1 - dd)
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
+                // dp0 = p[:, 0:FBKV / 2] * (dp0 - dd)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] * (dp1[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
-                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'dst' is done
-                // dst <- bf16(p)  [stmatrix.x4]
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) dp0[tkc_i] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] * (dp0[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp1[tkc_i]);
+                // dp1 = p[:, FBKV / 2:FBKV] * (dp1 - dd)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) dp1[tkc_i] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] * (dp1[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'pds' is done
+                // pds[:, 0:FBKV] <- bf16(p)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = dst_smem;  // dst: 128B swizzle
+                    const uint32_t tkc_dst = pds_smem;  // pds: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -2494,38 +2452,53 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                             const uint32_t tkc_v1 = tkc_pack_bf16(p[(tkc_f + 2)], p[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(p[(tkc_f + 4)], p[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(p[(tkc_f + 6)], p[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'dst' is read by products
-                tkc_bar_sync(1, 256);  // scratch: 'dst' is complete
-                // dk += dst.T @ q  [wgmma m64n64k16 x 8, A and B from shared memory]
+                // pds[:, FBKV:FBKV + FBKV / 2] <- bf16(dp0)  [stmatrix.x4]
                 {
+                    const uint32_t tkc_dst = pds_smem;  // pds: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // q: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(dst_smem + 0 + (uint32_t)wg * 16384, 16384, 1024, 1);  // dst: M-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 640, tkc_db + 640, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 768, tkc_db + 768, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 896, tkc_db + 896, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(dp0[(tkc_f + 0)], dp0[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(dp0[(tkc_f + 2)], dp0[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(dp0[(tkc_f + 4)], dp0[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(dp0[(tkc_f + 6)], dp0[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
                 }
-                // dp0 = dst @ k  [wgmma m64n64k16 x 8, A and B from shared memory]
+                // pds[:, FBKV + FBKV / 2:2 * FBKV] <- bf16(dp1)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = pds_smem;  // pds: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(dp1[(tkc_f + 0)], dp1[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(dp1[(tkc_f + 2)], dp1[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(dp1[(tkc_f + 4)], dp1[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(dp1[(tkc_f + 6)], dp1[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'pds' is read by products
+                tkc_bar_sync(1, 256);  // scratch: 'pds' is complete
+                // dp0 = pds[:, FBKV:2 * FBKV] @ k  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(k_smem + 0, 16384, 1024, 1);  // k: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(dst_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // dst: K-major, 128B
+                    const uint64_t tkc_da = tkc_desc(pds_smem + 32768 + (uint32_t)wg * 8192, 16, 1024, 1);  // pds: K-major, 128B
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 0, tkc_db + 0, 0);
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 2, tkc_db + 128, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 4, tkc_db + 256, 1);
@@ -2538,13 +2511,47 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                 }
+                // dv += pds[:, 0:FBKV].T @ g  [wgmma m64n64k16 x 8, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // g: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(pds_smem + 0 + (uint32_t)wg * 16384, 16384, 1024, 1);  // pds: M-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 640, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 768, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 896, tkc_db + 896, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
+                }
+                // dk += pds[:, FBKV:2 * FBKV].T @ q  [wgmma m64n64k16 x 8, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // q: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(pds_smem + 32768 + (uint32_t)wg * 16384, 16384, 1024, 1);  // pds: M-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 640, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 768, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 896, tkc_db + 896, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+                }
                 if (wg == 0 && tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // TMA stores have read 'dqs'
                 tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'dqs' is done (and its TMA stores have read it)
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+                tkc_wgmma_wait<2>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                 if (i == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v);  // release k_v: the last step: nothing after it reads the setup tiles
@@ -2555,8 +2562,6 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                     for (int tkc_p = 0; tkc_p < 16; ++tkc_p)
                         tkc_sts_v2(tkc_dst + tkc_tile_offset(128, 64, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64))), (dp0[(2 * tkc_p)] * scale), (dp0[(2 * tkc_p + 1)] * scale));
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_g + 8 * tkc_stage);  // release g
                 tkc_fence_proxy_async();  // 'dqs' is read by TMA stores or products
                 tkc_bar_sync(1, 256);  // scratch: 'dqs' is complete
                 // dQ[block.b, block.h, i + first, 0] += dqs  [tma.add]
@@ -2565,6 +2570,10 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                     tkc_tma_add_4d(&tm_dQ_128x32, 32, (i + 0) * 128, block_h, block_b, dqs_smem + 16384);
                     tkc_bulk_commit();
                 }
+                tkc_wgmma_wait<1>();  // keep one product group in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_g + 8 * tkc_stage);  // release g
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
@@ -2633,65 +2642,29 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                 }
                 tkc_wgmma_wait<2>();  // registers of a product in flight
                 #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+                #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(p[tkc_i]);
                 // p = exp2(p * c - lse * 1.4426950408889634)
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 64; ++tkc_i) p[tkc_i] = tkc_exp2(((p[tkc_i] * c) - (lse[(tkc_i / 64 * 2 + ((tkc_i >> 1) & 1))] * 1.44269504f)));
-                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'pt' is done
-                // pt <- bf16(p)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = pt_smem;  // pt: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(p[(tkc_f + 0)], p[(tkc_f + 1)]);
-                            const uint32_t tkc_v1 = tkc_pack_bf16(p[(tkc_f + 2)], p[(tkc_f + 3)]);
-                            const uint32_t tkc_v2 = tkc_pack_bf16(p[(tkc_f + 4)], p[(tkc_f + 5)]);
-                            const uint32_t tkc_v3 = tkc_pack_bf16(p[(tkc_f + 6)], p[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                        }
-                    }
-                }
-                tkc_fence_proxy_async();  // 'pt' is read by products
-                tkc_bar_sync(1, 256);  // scratch: 'pt' is complete
-                // dv += pt.T @ g  [wgmma m64n64k16 x 8, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // g: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(pt_smem + 0 + (uint32_t)wg * 16384, 16384, 1024, 1);  // pt: M-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 640, tkc_db + 640, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 768, tkc_db + 768, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 896, tkc_db + 896, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
-                }
-                tkc_wgmma_wait<2>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
-                // p[:, 0:FBKV / 2] = p[:, 0:FBKV / 2] * (dp0 - dd)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] * (dp0[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_prev_stage);  // release q (previous step)
                 tkc_wgmma_wait<1>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp1[tkc_i]);
-                // p[:, FBKV / 2:FBKV] = p[:, FBKV / 2:FBKV] * (dp1 - dd)
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
+                // dp0 = p[:, 0:FBKV / 2] * (dp0 - dd)
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) p[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] * (dp1[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
-                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'dst' is done
-                // dst <- bf16(p)  [stmatrix.x4]
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) dp0[tkc_i] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] * (dp0[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp1[tkc_i]);
+                // dp1 = p[:, FBKV / 2:FBKV] * (dp1 - dd)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) dp1[tkc_i] = (p[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] * (dp1[tkc_i] - dd[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]));
+                tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'pds' is done
+                // pds[:, 0:FBKV] <- bf16(p)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = dst_smem;  // dst: 128B swizzle
+                    const uint32_t tkc_dst = pds_smem;  // pds: 128B swizzle
                     const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -2702,38 +2675,53 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                             const uint32_t tkc_v1 = tkc_pack_bf16(p[(tkc_f + 2)], p[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(p[(tkc_f + 4)], p[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(p[(tkc_f + 6)], p[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'dst' is read by products
-                tkc_bar_sync(1, 256);  // scratch: 'dst' is complete
-                // dk += dst.T @ q  [wgmma m64n64k16 x 8, A and B from shared memory]
+                // pds[:, FBKV:FBKV + FBKV / 2] <- bf16(dp0)  [stmatrix.x4]
                 {
+                    const uint32_t tkc_dst = pds_smem;  // pds: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // q: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(dst_smem + 0 + (uint32_t)wg * 16384, 16384, 1024, 1);  // dst: M-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 640, tkc_db + 640, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 768, tkc_db + 768, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 896, tkc_db + 896, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(dp0[(tkc_f + 0)], dp0[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(dp0[(tkc_f + 2)], dp0[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(dp0[(tkc_f + 4)], dp0[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(dp0[(tkc_f + 6)], dp0[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
                 }
-                // dp0 = dst @ k  [wgmma m64n64k16 x 8, A and B from shared memory]
+                // pds[:, FBKV + FBKV / 2:2 * FBKV] <- bf16(dp1)  [stmatrix.x4]
+                {
+                    const uint32_t tkc_dst = pds_smem;  // pds: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
+                    #pragma unroll
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        #pragma unroll
+                        for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                            const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                            const uint32_t tkc_v0 = tkc_pack_bf16(dp1[(tkc_f + 0)], dp1[(tkc_f + 1)]);
+                            const uint32_t tkc_v1 = tkc_pack_bf16(dp1[(tkc_f + 2)], dp1[(tkc_f + 3)]);
+                            const uint32_t tkc_v2 = tkc_pack_bf16(dp1[(tkc_f + 4)], dp1[(tkc_f + 5)]);
+                            const uint32_t tkc_v3 = tkc_pack_bf16(dp1[(tkc_f + 6)], dp1[(tkc_f + 7)]);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(128, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        }
+                    }
+                }
+                tkc_fence_proxy_async();  // 'pds' is read by products
+                tkc_bar_sync(1, 256);  // scratch: 'pds' is complete
+                // dp0 = pds[:, FBKV:2 * FBKV] @ k  [wgmma m64n64k16 x 8, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(k_smem + 0, 16384, 1024, 1);  // k: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(dst_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // dst: K-major, 128B
+                    const uint64_t tkc_da = tkc_desc(pds_smem + 32768 + (uint32_t)wg * 8192, 16, 1024, 1);  // pds: K-major, 128B
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 0, tkc_db + 0, 0);
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 2, tkc_db + 128, 1);
                     tkc_wgmma_m64n64k16_ss_bf16<0, 1, 1>(&dp0[0], tkc_da + 4, tkc_db + 256, 1);
@@ -2746,13 +2734,47 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                 }
+                // dv += pds[:, 0:FBKV].T @ g  [wgmma m64n64k16 x 8, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // g: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(pds_smem + 0 + (uint32_t)wg * 16384, 16384, 1024, 1);  // pds: M-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 640, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 768, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dv[0], tkc_da + 896, tkc_db + 896, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
+                }
+                // dk += pds[:, FBKV:2 * FBKV].T @ q  [wgmma m64n64k16 x 8, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(q_smem + (uint32_t)tkc_stage * 16384 + 0, 16384, 1024, 1);  // q: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(pds_smem + 32768 + (uint32_t)wg * 16384, 16384, 1024, 1);  // pds: M-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 512, tkc_db + 512, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 640, tkc_db + 640, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 768, tkc_db + 768, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&dk[0], tkc_da + 896, tkc_db + 896, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+                }
                 if (wg == 0 && tkc_wg_thread == 0) tkc_bulk_wait_read<0>();  // TMA stores have read 'dqs'
                 tkc_bar_sync(1, 256);  // scratch: every earlier reader of 'dqs' is done (and its TMA stores have read it)
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+                tkc_wgmma_wait<2>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dp0[tkc_i]);
                 if (i == tkc_steps - 1 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v);  // release k_v: the last step: nothing after it reads the setup tiles
@@ -2763,8 +2785,6 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                     for (int tkc_p = 0; tkc_p < 16; ++tkc_p)
                         tkc_sts_v2(tkc_dst + tkc_tile_offset(128, 64, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64))), (dp0[(2 * tkc_p)] * scale), (dp0[(2 * tkc_p + 1)] * scale));
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_g + 8 * tkc_stage);  // release g
                 tkc_fence_proxy_async();  // 'dqs' is read by TMA stores or products
                 tkc_bar_sync(1, 256);  // scratch: 'dqs' is complete
                 // dQ[block.b, block.h, i + first, 0] += dqs  [tma.add]
@@ -2773,12 +2793,20 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
                     tkc_tma_add_4d(&tm_dQ_128x32, 32, (i + 0) * 128, block_h, block_b, dqs_smem + 16384);
                     tkc_bulk_commit();
                 }
+                tkc_wgmma_wait<1>();  // keep one product group in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dv[tkc_i]);
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_g + 8 * tkc_stage);  // release g
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
             }
             // after the steps
             if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_k_v);  // release k_v: no step ran, so no step released the setup tiles
+            tkc_wgmma_wait<0>();  // the last step's products
+            #pragma unroll
+            for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(dk[tkc_i]);
+            if (tkc_steps > 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_q + 8 * tkc_prev_stage);  // release q (previous step)
             if (tkc_steps == 0) {  // no product ran: dv keeps its zero fill
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) dv[tkc_i] = 0.f;
