@@ -62,17 +62,46 @@ def flops(B, H, T):
     return attn * pct_swa + lin * pct_lin
 
 
+def bf16_np(x):
+    """round to nearest even, to bf16, back to fp32 (numpy)"""
+    import numpy as np
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    u = x.view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    return u.astype(np.uint32).view(np.float32).reshape(x.shape)
+
+
+def ref_np(q, k, v, wq, wk, alpha, beta):
+    """O, KV, KS of the formula in fp64 (the quadratic form; wq, wk: W, not [W | -W])"""
+    import numpy as np
+    q, k, v, wq, wk = (x.astype(np.float64) for x in (q, k, v, wq, wk))
+    T = q.shape[0]
+
+    def phi(x, w):
+        t = x @ w
+        a = np.exp(t - t.max(1, keepdims=True))
+        b = np.exp(-t - (-t).max(1, keepdims=True))
+        return np.concatenate([a / a.sum(1, keepdims=True), b / b.sum(1, keepdims=True)], 1)
+
+    fq, fk = phi(q, wq), phi(k, wk)
+    i = np.arange(T)[:, None]
+    jj = np.arange(T)[None, :]
+    ci, cj = i // C, jj // C
+    win = (jj <= i) & (cj >= ci - 1)
+    lin = cj < ci - 1
+    s = q @ k.T
+    m = np.where(win, s, -np.inf).max(1, keepdims=True)
+    a = np.where(win, beta * np.exp((np.where(win, s, m) - m) / np.sqrt(128.0)), 0.0)
+    a = a + np.where(lin, alpha * (fq @ fk.T), 0.0)
+    O = (a @ v) / a.sum(1, keepdims=True)
+    last = (-(-T // C) - 1) * C
+    return O, fk[:last].T @ v[:last], fk[:last].sum(0)
+
+
 def simulate(_args):
     import numpy as np
     f32 = np.float32
-
-    def bf16_(x):  # round to nearest even, to bf16, back to fp32
-        x = np.ascontiguousarray(x, dtype=np.float32)
-        u = x.view(np.uint32).astype(np.uint64)
-        u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
-        return u.astype(np.uint32).view(np.float32).reshape(x.shape)
-
-    bf16 = bf16_
+    bf16 = bf16_np
 
     def feat(x, w2, scale, f32, bf16):  # o = x @ [W | -W]; each half: exp(o - rowmax) * (scale / rowsum), bf16
         o = (x @ w2).astype(f32)
@@ -84,7 +113,7 @@ def simulate(_args):
 
     def kernel(q, k, v, wq2, wk2, alpha, beta, exact=False):
         """exact: the same tile algebra in fp64 with no roundings (checks the chunking alone)"""
-        f32, bf16r = (np.float64, lambda x: np.asarray(x, np.float64)) if exact else (np.float32, bf16_)
+        f32, bf16r = (np.float64, lambda x: np.asarray(x, np.float64)) if exact else (np.float32, bf16_np)
         bf16 = bf16r
         q, k, v, wq2, wk2 = (np.asarray(x, f32) for x in (q, k, v, wq2, wk2))
         L2E_RS = f32(1.4426950408889634 / np.sqrt(128.0))
@@ -131,30 +160,6 @@ def simulate(_args):
             O[j * C:(j + 1) * C] = bf16(o / den)
         return O[:T], kv, ks[:, 0]
 
-    def ref(q, k, v, wq, wk, alpha, beta):  # fp64, the formula (quadratic)
-        q, k, v, wq, wk = (x.astype(np.float64) for x in (q, k, v, wq, wk))
-        T = q.shape[0]
-
-        def phi(x, w):
-            t = x @ w
-            a = np.exp(t - t.max(1, keepdims=True))
-            b = np.exp(-t - (-t).max(1, keepdims=True))
-            return np.concatenate([a / a.sum(1, keepdims=True), b / b.sum(1, keepdims=True)], 1)
-
-        fq, fk = phi(q, wq), phi(k, wk)
-        i = np.arange(T)[:, None]
-        jj = np.arange(T)[None, :]
-        ci, cj = i // C, jj // C
-        win = (jj <= i) & (cj >= ci - 1)
-        lin = cj < ci - 1
-        s = q @ k.T
-        m = np.where(win, s, -np.inf).max(1, keepdims=True)
-        a = np.where(win, beta * np.exp((np.where(win, s, m) - m) / np.sqrt(128.0)), 0.0)
-        a = a + np.where(lin, alpha * (fq @ fk.T), 0.0)
-        O = (a @ v) / a.sum(1, keepdims=True)
-        last = (-(-T // C) - 1) * C
-        return O, fk[:last].T @ v[:last], fk[:last].sum(0)
-
     rng = np.random.default_rng(0)
     worst = exact_worst = 0.0
     for T in (1024, 333, 100, 1):
@@ -165,7 +170,7 @@ def simulate(_args):
         alpha, beta = f32(rng.random() * 3), f32(rng.random())
         wq2, wk2 = (np.concatenate([w, -w], 1) for w in (wq, wk))
         O, KV, KS = kernel(q, k, v, wq2, wk2, alpha, beta)
-        Or, KVr, KSr = ref(q, k, v, wq, wk, float(alpha), float(beta))
+        Or, KVr, KSr = ref_np(q, k, v, wq, wk, float(alpha), float(beta))
 
         def rel(a, b):
             nb = np.linalg.norm(b)

@@ -157,8 +157,8 @@ VARIANTS = {
         dict(M=200, K=136, N=264), dict(M=333, K=72, N=520, strided=True)]),
     "linear_attn": dict(tk="linear_attn.tk", scalars={"scale": attn_scale}, cases=[
         dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
-    # Wq, Wk are the maps [W | -W] as the kernel takes them (here any [Wa | Wb]: the reference reads
-    # both halves as given); Alpha, Beta > 0, as Hedgehog's mixing weights are
+    # Wq, Wk are the maps [W | -W] as the kernel takes them (w_neg_w: the kernel reads W alone; the
+    # reference reads both halves as given); Alpha, Beta > 0, as Hedgehog's mixing weights are
     "hedgehog": dict(tk="hedgehog.tk", inputs=dict({n: (lambda n_, rng: b"".join(
         struct.pack("<f", (1 + rng.randrange(64)) / 64.0) for _ in range(n_))) for n in ("Alpha", "Beta")},
         Wq=w_neg_w, Wk=w_neg_w),

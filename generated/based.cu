@@ -489,7 +489,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move rr <- p  [stmatrix.x4, rr 32B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('rr' is read by products)
 //       bar.sync 2, 128 (scratch): 'rr' is complete
-//       p = bf16(where(col == 0, 0.0, 0.0))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       p = 0  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       move f[:, 160:176] <- p  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 160])
 //       fence.proxy.async ('f' is read by products)
 //       bar.sync 2, 128 (scratch): 'f' is complete
@@ -834,10 +834,10 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
             }
             tkc_fence_proxy_async();  // 'rr' is read by products
             tkc_bar_sync(2, 128);  // scratch: 'rr' is complete
-            // p = bf16(where(col == 0, 0.0, 0.0))
+            // p = 0
             #pragma unroll
             for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) == 0) ? 0.0f : 0.0f)), tkc_round_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) == 0) ? 0.0f : 0.0f)));
+                p[(2 * tkc_p) >> 1] = tkc_pack_bf16(0, 0);
             }
             // f[:, 160:176] <- p  [stmatrix.x4]
             {

@@ -1,16 +1,15 @@
-"""experiment: split128.tk (D = 128 backward in one kernel, keys split over two consumer warpgroups,
-dQ's columns split) against kernels.tk/attn_bwd.tk's attn_bwd_main (attn_bwd then attn_bwd_dq), both
-after the same attn_bwd_prep. Libraries (built here by `sh bench/experiments/attn_bwd/bwdsplit.sh TKC
-LIB`): LIB/main_cC.so, LIB/split_cC.so, LIB/splitred_cC.so (split128_red.tk), LIB/split3_cC.so (three
-stages). Checks dQ, dK, dV against fp32 autograd (ragged N, GQA),
-then times both alternated at B16 H16 N4096 (CUDA events around 10 launches, median of rounds).
+"""experiment: backward kernels against kernels.tk/attn_bwd.tk's attn_bwd_main, all after the same
+attn_bwd_prep. LIB holds main_cC.so (attn_bwd.tk at this D, called through tkc_attn_bwd_main) and any
+other NAME_cC.so (C = 0, 1), each called through its tkc_attn_bwd_split, or tkc_attn_bwd_fused where it
+has no split kernel (the same C signature): split128.tk, split128_red.tk and split3 (`sh
+bench/experiments/attn_bwd/bwdsplit.sh TKC LIB`), split.tk and split64.tk at D = 64, the fused_r2_*.tk
+variants of attn_bwd_fused. Checks dQ, dK, dV against fp32 autograd (ragged N, GQA), then times them all
+alternated at B16 H16 N4096 (CUDA events around 10 launches, median of rounds).
 
-    python3 bench/experiments/attn_bwd/bwdsplit.py LIB [ROUNDS [D]]
-
-D = 64 (LIB/d64 of bwdsplit.sh): split.tk (keys split, dQ a partial tile added from registers) against
-attn_bwd_main, whose D = 64 kernel is attn_bwd_fused.
+    python3 bench/experiments/attn_bwd/bwdsplit.py LIB [ROUNDS [D]]     (D defaults to 128)
 """
 import ctypes
+import glob
 import os
 import statistics
 import sys
@@ -62,9 +61,13 @@ def rel(a, b):
 
 
 for causal in (0, 1):
-    libs = {n: (ctypes.CDLL(os.path.join(LIB, "%s_c%d.so" % (n, causal))),
-                "tkc_attn_bwd_main" if n == "main" else "tkc_attn_bwd_split")
-            for n in ("main", "split", "splitred", "split3") if os.path.exists(os.path.join(LIB, "%s_c%d.so" % (n, causal)))}
+    tail = "_c%d.so" % causal
+    others = sorted(os.path.basename(f)[:-len(tail)] for f in glob.glob(os.path.join(LIB, "*" + tail)))
+    libs = {}
+    for n in ["main"] + [n for n in others if n != "main"]:
+        lib = ctypes.CDLL(os.path.join(LIB, n + tail))
+        libs[n] = (lib, "tkc_attn_bwd_main" if n == "main" else
+                   "tkc_attn_bwd_split" if hasattr(lib, "tkc_attn_bwd_split") else "tkc_attn_bwd_fused")
     scale = D ** -0.5
     for (B, H, HKV, N) in ((2, 4, 2, 333), (1, 2, 2, 1000), (1, 4, 1, 256)):
         q, k, v, do, o, lse, dl = inputs(B, H, HKV, N, causal, scale)

@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
 """hh_2wg_sim.py - numpy model of bench/experiments/hedgehog/hh_2wg.tk (two consumer warpgroups, the
-value columns split), with its bf16 roundings, against the fp64 formula of bench/hedgehog.py (its ref,
-copied here). Needs numpy only: python3 bench/experiments/hedgehog/hh_2wg_sim.py
+value columns split), with its bf16 roundings, against the fp64 formula of bench/hedgehog.py (its
+ref_np; bf16_np its rounding). Needs numpy only: python3 bench/experiments/hedgehog/hh_2wg_sim.py
 The fp64 line ("fp64 algebra") runs the same steps without roundings: it checks the chunking, the
 at() rows and the j = 0 handling alone."""
+import os
+import sys
+
 import numpy as np
-C, D, F = 64, 128, 64
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from hedgehog import C, D, F, bf16_np as bf16_, ref_np as ref  # noqa: E402
 f32 = np.float32
 
-def bf16_(x):
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    u = x.view(np.uint32).astype(np.uint64)
-    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
-    return u.astype(np.uint32).view(np.float32).reshape(x.shape)
 
 def kernel(q, k, v, w_q, w_k, alpha, beta, exact=False):
     f = np.float64 if exact else np.float32
@@ -74,25 +74,6 @@ def kernel(q, k, v, w_q, w_k, alpha, beta, exact=False):
     KV = np.concatenate(kv, 1)
     KS = np.concatenate([ks[0][:, 0], ks[1][:, 0]])
     return O[:T], KV, KS
-
-def ref(q, k, v, wq, wk, alpha, beta):
-    q, k, v, wq, wk = (x.astype(np.float64) for x in (q, k, v, wq, wk))
-    T = q.shape[0]
-    def phi(x, w):
-        t = x @ w
-        a = np.exp(t - t.max(1, keepdims=True)); b = np.exp(-t - (-t).max(1, keepdims=True))
-        return np.concatenate([a / a.sum(1, keepdims=True), b / b.sum(1, keepdims=True)], 1)
-    fq, fk = phi(q, wq), phi(k, wk)
-    i = np.arange(T)[:, None]; jj = np.arange(T)[None, :]
-    ci, cj = i // C, jj // C
-    win = (jj <= i) & (cj >= ci - 1); lin = cj < ci - 1
-    s = q @ k.T
-    m = np.where(win, s, -np.inf).max(1, keepdims=True)
-    a = np.where(win, beta * np.exp((np.where(win, s, m) - m) / np.sqrt(128.0)), 0.0)
-    a = a + np.where(lin, alpha * (fq @ fk.T), 0.0)
-    O = (a @ v) / a.sum(1, keepdims=True)
-    last = (-(-T // C) - 1) * C
-    return O, fk[:last].T @ v[:last], fk[:last].sum(0)
 
 rng = np.random.default_rng(0)
 worst = ex_worst = 0.0
