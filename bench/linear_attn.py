@@ -236,9 +236,25 @@ def gpu(args):
         rows.append(row)
         print(json.dumps(row), flush=True)
 
+    keep = []
+
     def raw(ext, q, k, v, slopes, o, scale):
         B, H, T, _ = q.shape
-        st = ext.linear_attn(q, k, v, slopes, o, B, H, T, scale)
+        if hasattr(ext, "linear_attn"):        # a C++ extension (torch.utils.cpp_extension)
+            st = ext.linear_attn(q, k, v, slopes, o, B, H, T, scale)
+        else:                                  # the module's ctypes library (_TkcLib): the C launcher
+            import ctypes
+            fn = ext.lib.tkc_linear_attn
+            fn.restype = ctypes.c_int
+            a = []
+            for t in (q, k, v, slopes, o):
+                s = (ctypes.c_int64 * t.dim())(*t.stride())
+                keep.append(s)
+                a += [ctypes.c_void_p(t.data_ptr()), s]
+            if len(keep) > 1000:
+                del keep[:500]
+            st = fn(*a, ctypes.c_int64(B), ctypes.c_int64(H), ctypes.c_int64(T), ctypes.c_float(scale),
+                    ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
         if st:
             raise RuntimeError("linear_attn launcher returned %s" % st)
 
