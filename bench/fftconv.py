@@ -293,6 +293,29 @@ def gpu(args):
             ok = rc == 0 and err < 1e-2 and finite
             emit(dict(kind="check", N=N, B=B, D=D, strided=strided, rc=rc, rel_err=err, finite=finite,
                       status="ok" if ok else "FAIL"))
+        # batch elements (and channels) of very different scales: the error of each (batch, channel) sequence
+        # against its own reference, not the tensor's (a kernel that packs two batch elements into one complex
+        # signal must not let the larger one swamp the smaller's roundings)
+        for case, scale_b1, scale_c0 in (("batch 1 at 1/100 of batch 0", 1e-2, 1.0),
+                                         ("batch 1 at 100x batch 0", 1e2, 1.0),
+                                         ("channel 0 of batch 1 at 1/100", 1.0, 1e-2)):
+            B, D = 2, 2 * G
+            u = torch.randn(B, D, N, device="cuda", generator=g)
+            u[1] *= scale_b1
+            u[1, 0] *= scale_c0
+            u = u.bfloat16()
+            k = (torch.randn(D, N, device="cuda", generator=g) / math.sqrt(N)).bfloat16()
+            cst, Kf = device_constants(torch, N, k)
+            Y = torch.full((B, D // G, 64, 64), float("nan"), device="cuda", dtype=torch.bfloat16)
+            rc = call(fn, u.view(B, D // G, 64, 64), cst, Kf, Y, N, stream(), keep)
+            torch.cuda.synchronize()
+            want = reference(u, k, N)
+            y = Y.view(B, D, N).double()
+            per = ((y - want).norm(dim=-1) / want.norm(dim=-1).clamp(min=1e-30)) if rc == 0 else None
+            worst = per.max().item() if per is not None else float("nan")
+            ok = rc == 0 and worst < 1e-2 and bool(torch.isfinite(y).all().item())
+            emit(dict(kind="check", N=N, case="scales: " + case, rc=rc, worst_sequence_rel_err=worst,
+                      status="ok" if ok else "FAIL"))
         # a launch with the wrong sequence length: the launcher's requirement n == NN
         rc = call(fn, U, cst, Kf, Y, N // 2, stream(), keep)
         ok = rc != 0 and (err_require is None or rc == err_require)
