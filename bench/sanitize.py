@@ -89,6 +89,21 @@ def attn_scale(prm):
     return 1.0 / math.sqrt(prm["D"])
 
 
+def f1_block_diagonal(nn):
+    """fftconv.tk's F1 for sequence length nn: bf16 [2, 64, 128] random values in the block-diagonal places of
+    the real F1 (row c H + a, column c' N1 + k1 nonzero only where c == c'; H = nn / 64, N1 = nn / 32), zeros
+    elsewhere: the kernel's first products skip the zero rows of each column half (K = 32 at nn <= 2048)."""
+    h, n1 = nn // 64, nn // 32
+
+    def make(n, rng):
+        table, out = VALUES["bf16"], bytearray()
+        for i in range(n):
+            r, c = (i % (64 * 128)) // 128, i % 128
+            out += table[rng.randrange(len(table))] if r // h == c // n1 else b"\0\0"
+        return bytes(out)
+    return make
+
+
 def w_neg_w(n, rng):
     """hedgehog.tk's Wq, Wk: bf16 [H, 128, 128] rows holding [W | -W] (its interface: the kernel reads
     W and makes the -x W half from it), W's values from the bf16 table."""
@@ -170,11 +185,13 @@ VARIANTS = {
     "mamba2_n128": dict(tk="mamba2.tk", defines={"NS": 128}, inputs={"Aa": lambda n, rng: b"".join(
         struct.pack("<f", -(1 + rng.randrange(32)) / 512.0) for _ in range(n))},
         cases=[dict(B=1, H=2, T=333), dict(B=1, H=3, T=200, strided=True)]),
-    # fftconv.tk's constants and filter spectrum as random tiles: the reference is the kernel's tile
-    # algebra on whatever it is given (kernels.tk/fftconv.tk), so any inputs check it; n = NN
-    "fftconv": dict(tk="fftconv.tk", scalars={"n": 1024}, cases=[dict(B=3, DG=2), dict(B=2, DG=3, strided=True)]),
+    # fftconv.tk's constants and filter spectrum as random tiles (F1 with the real F1's block-diagonal zeros,
+    # which the kernel's products skip): the reference is the kernel's tile algebra on whatever it is given,
+    # two batch elements a step as one complex signal (reference()), so any inputs check it; n = NN
+    "fftconv": dict(tk="fftconv.tk", scalars={"n": 1024}, inputs={"F1": f1_block_diagonal(1024)},
+                    cases=[dict(B=3, DG=2), dict(B=2, DG=3, strided=True)]),
     "fftconv_n4096": dict(tk="fftconv.tk", defines={"NN": 4096}, scalars={"n": 4096},
-                          cases=[dict(B=3, DG=2), dict(B=2, DG=3, strided=True)]),
+                          inputs={"F1": f1_block_diagonal(4096)}, cases=[dict(B=3, DG=2), dict(B=2, DG=3, strided=True)]),
     "linear_attn_d64_decay": dict(tk="linear_attn.tk", defines={"D": 64, "DECAY": 1}, scalars={"scale": attn_scale},
                                   inputs={"Slope": lambda n, rng: b"".join(
                                       struct.pack("<f", (1 + rng.randrange(16)) / 256.0) for _ in range(n))},
@@ -768,13 +785,32 @@ def reference(variant, t, outs, dims, scalars, chained=False):
                 cs = Aa[b, h].cumsum(0)
                 y[b, h] = (cb * torch.where(m, torch.exp((cs[:, None] - cs[None, :]).masked_fill(~m, 0)), 0)) @ X[b, h]
         return {"Y": y}, {"Y": ("norm", 1e-2)}
-    if tk == "fftconv.tk":  # the tile algebra of kernels.tk/fftconv.tk on the inputs as given, in complex128
+    if tk == "fftconv.tk":  # the tile algebra of kernels.tk/fftconv.tk on the inputs as given, in complex128:
+        # batch elements 2p and 2p + 1 as one signal z = x_a + i t x_b, t = 2^k per channel (k as the kernel
+        # picks it from the channels' norms), y_a = Re Y(z), y_b = Im Y(z) / t (exact for the real DFT
+        # constants; with random ones Y of a real tile is complex and the pair's parts mix, as in the kernel)
         def cplx(x):  # [..., 2, R, C] real and imaginary parts
             return torch.complex(x.select(-3, 0), x.select(-3, 1))
         f1, f2, tw, kf = (cplx(hp(t[n])) for n in ("F1", "F2", "Tw", "Kf"))
-        x = hp(t["U"]).to(torch.complex128)                   # [B, DG, 64, 64]
-        w = (f2.conj() @ ((f2 @ ((x.transpose(-1, -2) @ f1) * tw)) * kf)) * tw.conj()
-        return {"Y": (f1.conj() @ w.transpose(-1, -2)).real}, {"Y": ("norm", 1e-2)}
+        x = hp(t["U"])                                        # [B, DG, 64, 64]
+        h = int(VARIANTS[variant].get("defines", {}).get("NN", 1024)) // 64
+
+        def norms2(u):                                        # per channel, clamped as the kernel clamps
+            return (u * u).reshape(u.shape[0], 64 // h, h * 64).sum(-1).clamp(1e-36, 1e38)
+
+        y = torch.empty_like(x)
+        for a in range(0, x.shape[0], 2):
+            xa = x[a]
+            xb = x[a + 1] if a + 1 < x.shape[0] else torch.zeros_like(xa)
+            k = (0.5 * torch.log2(norms2(xa) / norms2(xb))).clamp(-60, 60).round()
+            tt = torch.exp2(k).repeat_interleave(h, dim=1)[..., None]   # [DG, 64, 1]: the row's channel's t
+            z = xa.to(torch.complex128) + 1j * (tt * xb)
+            w = (f2.conj() @ ((f2 @ ((z.transpose(-1, -2) @ f1) * tw)) * kf)) * tw.conj()
+            yz = f1.conj() @ w.transpose(-1, -2)
+            y[a] = yz.real
+            if a + 1 < x.shape[0]:
+                y[a + 1] = yz.imag / tt
+        return {"Y": y}, {"Y": ("norm", 1e-2)}
     raise ValueError(f"no reference for {variant}")
 
 

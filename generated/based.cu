@@ -382,6 +382,19 @@ TKC_DEVICE void tkc_wgmma_m64n192k16_ss_bf16(float *d, uint64_t desc_a, uint64_t
 }
 
 
+template <int TA, int TB, int SA>
+TKC_DEVICE void tkc_wgmma_m64n32k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "setp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+        "%16, %17, p, %19, 1, %20, %21;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB));
+}
+
+
 template <int TB, int SA>
 TKC_DEVICE void tkc_wgmma_m64n64k16_rs_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {
     asm volatile(
@@ -434,7 +447,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 // kernel based
 //   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..1 (setmaxnreg 232); 256 threads
 //   registers: 128 x 24 + 1 x 128 x 232 = 32,768 of 65,536
-//   consumer registers (estimate): 214 of 232 = a2x 96 + m 8 + o 32 + x 8 + xr 8 + xq 8 + p 4 + p2 4 + qr 4 + kr 4 + qrev 4 + krev 4 + den 2 + w 2 + w2 2 + overhead 24
+//   consumer registers (estimate): 266 of 232 = a2x 96 + m 8 + o 32 + x 8 + s 16 + s2 16 + xr 8 + xq 8 + p 4 + p2 4 + p3 4 + qr 4 + kr 4 + qrev 4 + krev 4 + den 2 + w 2 + w2 2 + o_operand 4 + o_operand19 4 + o_operand20 4 + o_operand21 4 + overhead 24; at most 226 live at once in a step
 //   grid: b = B, h = H; one block per work tile; order row_major
 //   pipeline: j < cdiv(T, 64); 2 stages
 //   shared memory (from the 1024-aligned base):
@@ -443,20 +456,19 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     4,096     4,096     k           bf16[64, 16]       32B      2       ring (group k)
 //     8,192     16,384    v           bf16[64, 64]       128B     2       ring (group v)
 //     24,576    24,576    f           bf16[64, 192]      128B x3  1       scratch
-//     49,152    4,096     h           bf16[64, 32]       64B      1       scratch
-//     53,248    24,576    g           bf16[64, 192]      128B x3  1       scratch
-//     77,824    2,048     rr          bf16[64, 16]       32B      1       scratch
-//     79,872    2,048     ms          bf16[64, 16]       32B      1       scratch
-//     81,920    16,384    staging     bf16[64, 64]       128B     2       staging
-//     98,304    96        barriers
-//     total 98,400 + 1,024 base alignment = 99,424 of 232,448
+//     49,152    32,768    g           bf16[64, 256]      128B x4  1       scratch
+//     81,920    2,048     rr          bf16[64, 16]       32B      1       scratch
+//     83,968    2,048     ms          bf16[64, 16]       32B      1       scratch
+//     86,016    16,384    staging     bf16[64, 64]       128B     2       staging
+//     102,400   96        barriers
+//     total 102,496 + 1,024 base alignment = 103,520 of 232,448
 //   barriers:
-//     full_q[2] at 98,304: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_q[2] at 98,320: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
-//     full_k[2] at 98,336: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_k[2] at 98,352: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
-//     full_v[2] at 98,368: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_v[2] at 98,384: count 1 (one elected thread per consumer warpgroup releases the stage)
+//     full_q[2] at 102,400: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_q[2] at 102,416: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_k[2] at 102,432: count 1, 2,048 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_k[2] at 102,448: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_v[2] at 102,464: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_v[2] at 102,480: count 1 (one elected thread per consumer warpgroup releases the stage)
 //   named barriers:
 //     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
 //     scratch: id 2, 128 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
@@ -478,10 +490,10 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       a2x = 0  [fp32[64, 192] in registers, accumulator layout, whole per warpgroup]
 //       m = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       p = bf16(where(col == 0, 1.0, 0.0))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'h' is done
-//       move h[:, 16:32] <- p  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup] (the block at h[0, 16])
-//       fence.proxy.async ('h' is read by products)
-//       bar.sync 2, 128 (scratch): 'h' is complete
+//       bar.sync 2, 128 (scratch): every earlier reader of 'g' is done
+//       move g[:, 208:224] <- p  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[0, 208])
+//       fence.proxy.async ('g' is read by products)
+//       bar.sync 2, 128 (scratch): 'g' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
 //       move f[:, 144:160] <- p  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 144])
 //       p = bf16(where(row + col == 15, 1.0, 0.0))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
@@ -498,11 +510,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move qr <- q  [ldmatrix.x4, q 32B swizzle, whole tile per warpgroup]
 //       wait full_k
 //       move kr <- k  [ldmatrix.x4, k 32B swizzle, whole tile per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'h' is done
-//       move h[:, 0:16] <- bf16(fp32(qr) * 0.25)  [stmatrix.x4, h 64B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('h' is read by products)
-//       bar.sync 2, 128 (scratch): 'h' is complete
 //       bar.sync 2, 128 (scratch): every earlier reader of 'g' is done
+//       move g[:, 192:208] <- bf16(fp32(qr) * 0.25)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[0, 192])
 //       move g[:, 0:192] <- bf16(a2x)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('g' is read by products)
 //       bar.sync 2, 128 (scratch): 'g' is complete
@@ -510,13 +519,70 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('ms' is read by products)
 //       bar.sync 2, 128 (scratch): 'ms' is complete
-//       mma xr = k @ rr[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
 //       mma xq = q @ rr[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
-//       mma x = h @ ms[0:32, :]  [wgmma m64n16k16 x 2 per warpgroup, SS, A K-major, B N-major (32B)]
+//       mma xr = k @ rr[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
+//       mma x = g[:, 192:224] @ ms[0:32, :]  [wgmma m64n16k16 x 2 per warpgroup, SS, A K-major, B N-major (32B)] (A from g[0, 192])
+//       mma s = g[:, 192:208] @ k[0:32, :].T  [wgmma m64n32k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (A from g[0, 192])
+//       mma s2 = g[:, 192:208] @ k[32:64, :].T  [wgmma m64n32k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (A from g[0, 192]) (B from k[32, 0])
+//       wgmma.wait_group 4  (registers of a product in flight)
+//       qrev = bf16(xq)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       release empty_q, by every warp after a proxy fence (its threads read the stage)
+//       wgmma.wait_group 3  (registers of a product in flight)
+//       krev = bf16(xr)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       w = rowsum(where(col == 0, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       w2 = rowsum(where(col == 15, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       p = where(col > 0, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o = p @ g[:, 0:16].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)]
+//       wgmma.wait_group 3  (registers of a product in flight)
+//       den = fp32(64 * j) + rowsum(fp32(qr) * x)  [fp32[64] per_row in registers]
+//       w = rowsum(where(col == 1, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       w2 = rowsum(where(col == 14, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       p2 = where(col > 1, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 16:32].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 16])
+//       w = rowsum(where(col == 2, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       w2 = rowsum(where(col == 13, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       p3 = where(col > 2, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p3 @ g[:, 32:48].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 32])
+//       w = rowsum(where(col == 3, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       w2 = rowsum(where(col == 12, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       p = where(col > 3, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ g[:, 48:64].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 48])
+//       w = rowsum(where(col == 4, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       w2 = rowsum(where(col == 11, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       p2 = where(col > 4, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 64:80].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 64])
+//       w = rowsum(where(col == 5, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       w2 = rowsum(where(col == 10, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       p3 = where(col > 5, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p3 @ g[:, 80:96].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 80])
+//       w = rowsum(where(col == 6, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       w2 = rowsum(where(col == 9, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       p = where(col > 6, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p @ g[:, 96:112].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 96])
+//       w = rowsum(where(col == 7, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       w2 = rowsum(where(col == 8, fp32(qr), 0.0))  [fp32[64] per_row in registers]
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       p2 = where(col > 7, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p2 @ g[:, 112:128].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 112])
+//       wgmma.wait_group 2  (registers of a product in flight)
+//       p3 = qr * qr  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       mma o += p3 @ g[:, 176:192].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 176])
+//       mma o += g[:, 192:224] @ g[:, 128:160].T  [wgmma m64n64k16 x 2 per warpgroup, SS, A K-major, B K-major (128B)] (A from g[0, 192]) (B from g[0, 128])
+//       s = tril(s * (1 + 0.5 * s) + 1, 0)  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
+//       den = den + rowsum(s)  [fp32[64] per_row in registers]
+//       wait full_v
+//       mma o += o_operand @ v[0:16, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)]
+//       mma o += o_operand19 @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
+//       s2 = tril(s2 * (1 + 0.5 * s2) + 1, -32)  [fp32[64, 32] in registers, accumulator layout, whole per warpgroup]
+//       den = den + rowsum(s2)  [fp32[64] per_row in registers]
+//       mma o += o_operand20 @ v[32:48, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[32, 0])
+//       mma o += o_operand21 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
 //       w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.0625  [fp32[64] per_row in registers]
 //       w2 = rowsum(where(col == 15, fp32(kr), 0.0)) * 0.0625  [fp32[64] per_row in registers]
-//       wgmma.wait_group 2  (registers of a product in flight)
-//       krev = bf16(xr)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
 //       move f[:, 0:16] <- bf16(where(col > 0, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
 //       w = rowsum(where(col == 1, fp32(kr), 0.0)) * 0.0625  [fp32[64] per_row in registers]
@@ -544,88 +610,15 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move f[:, 176:192] <- bf16(fp32(kr) * fp32(kr) * where(col < 8, 0.03125, -0.03125))  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 176])
 //       fence.proxy.async ('f' is read by products)
 //       bar.sync 2, 128 (scratch): 'f' is complete
-//       wait full_v
-//       mma a2x += v.T @ f  [wgmma m64n192k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)]
 //       mma m += f[:, 128:192].T @ k  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)] (A from f[0, 128])
+//       mma a2x += v.T @ f  [wgmma m64n192k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)]
 //       wgmma.wait_group 2  (registers of a product in flight)
-//       den = fp32(64 * j) + rowsum(fp32(qr) * x)  [fp32[64] per_row in registers]
-//       qrev = bf16(xq)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       w = rowsum(where(col == 0, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       w2 = rowsum(where(col == 15, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       p = where(col > 0, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o = p @ g[:, 0:16].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)]
-//       w = rowsum(where(col == 1, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       w2 = rowsum(where(col == 14, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       p2 = where(col > 1, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p2 @ g[:, 16:32].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 16])
-//       w = rowsum(where(col == 2, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       w2 = rowsum(where(col == 13, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       p = where(col > 2, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p @ g[:, 32:48].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 32])
-//       w = rowsum(where(col == 3, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       w2 = rowsum(where(col == 12, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       p2 = where(col > 3, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p2 @ g[:, 48:64].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 48])
-//       w = rowsum(where(col == 4, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       w2 = rowsum(where(col == 11, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       p = where(col > 4, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p @ g[:, 64:80].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 64])
-//       w = rowsum(where(col == 5, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       w2 = rowsum(where(col == 10, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       p2 = where(col > 5, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p2 @ g[:, 80:96].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 80])
-//       w = rowsum(where(col == 6, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       w2 = rowsum(where(col == 9, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       p = where(col > 6, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p @ g[:, 96:112].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 96])
-//       w = rowsum(where(col == 7, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       w2 = rowsum(where(col == 8, fp32(qr), 0.0))  [fp32[64] per_row in registers]
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       p2 = where(col > 7, qr * bf16(w), qrev * bf16(w2))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p2 @ g[:, 112:128].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 112])
-//       wgmma.wait_group 1  (registers of a product in flight)
-//       p = qr * qr  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p @ g[:, 176:192].T  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B K-major (128B)] (B from g[0, 176])
-//       mma o += h @ g[:, 128:160].T  [wgmma m64n64k16 x 2 per warpgroup, SS, A K-major, B K-major (128B)] (B from g[0, 128])
-//       mma x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       x = tril(1 + x + 0.5 * x * x, 0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       p2 = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p2 @ v[0:16, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)]
-//       mma x = q @ k[16:32, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[16, 0])
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       x = tril(1 + x + 0.5 * x * x, -16)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       p = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p @ v[16:32, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[16, 0])
-//       mma x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[32, 0])
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       x = tril(1 + x + 0.5 * x * x, -32)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       p2 = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p2 @ v[32:48, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[32, 0])
-//       mma x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)] (B from k[48, 0])
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       x = x * 0.25  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       release empty_q, by every warp after a proxy fence (its threads read the stage)
-//       release empty_k, by every warp after a proxy fence (its threads read the stage)
-//       x = tril(1 + x + 0.5 * x * x, -48)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       den = den + rowsum(x)  [fp32[64] per_row in registers]
-//       p = bf16(x)  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       mma o += p @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
-//       wgmma.wait_group 0  (registers of a product in flight)
 //       store O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
-//       release empty_v
 //       store Z[block.b, block.h, j] <- den  [vector]
+//       wgmma.wait_group 0  (registers of a product in flight)
+//       a2x[:, 160:176] = 0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//       release empty_k, by every warp after a proxy fence (its threads read the stage)
+//       release empty_v
 //     after the steps:
 //     finish:
 //   store (store): O[block.b, block.h, j, 0] <- bf16(o / den)  [64x64 chunks through staging, tm_O_64x64]
@@ -636,18 +629,18 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 32B for 'k': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'f': a row is 192 x 2 B = 384 B, so the widest span that divides it is 128 B
-//     - swizzle 64B for 'h': a row is 32 x 2 B = 64 B, so the widest span that divides it is 64 B
-//     - swizzle 128B for 'g': a row is 192 x 2 B = 384 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 'g': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
 //     - swizzle 32B for 'rr': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 32B for 'ms': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - 'O[block.b, block.h, j, 0] <- bf16(o / den)': a tile divided by a per_row vector takes one reciprocal per row, then a product per element
 //     - the store block runs at the end of every step, after compute, in the same schedule
 //     - 3 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..1 are consumers (setmaxnreg.inc 232); 256 threads
+//     - the register values add up to about 266 registers a consumer thread, over the 232 it has, but a step holds at most about 226 at once (values written and read within a step count only while live): left to ptxas, which spills if that is wrong
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
-//     - 'w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.0625': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (32 such row sums in this kernel)
-//     - scratch barriers: 38 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 19 async-proxy fences too: one after a run's last write)
+//     - 'w = rowsum(where(col == 0, fp32(qr), 0.0))': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (32 such row sums in this kernel)
+//     - scratch barriers: 42 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 21 async-proxy fences too: one after a run's last write)
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
 __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -657,17 +650,16 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
     const uint32_t k_smem = tkc_smem_addr(tkc_smem + 4096);  // ring bf16[64, 16], swizzle 32B, 2 x 2048 B
     const uint32_t v_smem = tkc_smem_addr(tkc_smem + 8192);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
     const uint32_t f_smem = tkc_smem_addr(tkc_smem + 24576);  // scratch bf16[64, 192], swizzle 128B, 1 x 24576 B
-    const uint32_t h_smem = tkc_smem_addr(tkc_smem + 49152);  // scratch bf16[64, 32], swizzle 64B, 1 x 4096 B
-    const uint32_t g_smem = tkc_smem_addr(tkc_smem + 53248);  // scratch bf16[64, 192], swizzle 128B, 1 x 24576 B
-    const uint32_t rr_smem = tkc_smem_addr(tkc_smem + 77824);  // scratch bf16[64, 16], swizzle 32B, 1 x 2048 B
-    const uint32_t ms_smem = tkc_smem_addr(tkc_smem + 79872);  // scratch bf16[64, 16], swizzle 32B, 1 x 2048 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 81920);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t full_q = tkc_smem_addr(tkc_smem + 98304);  // 2 mbarriers
-    const uint32_t empty_q = tkc_smem_addr(tkc_smem + 98320);  // 2 mbarriers
-    const uint32_t full_k = tkc_smem_addr(tkc_smem + 98336);  // 2 mbarriers
-    const uint32_t empty_k = tkc_smem_addr(tkc_smem + 98352);  // 2 mbarriers
-    const uint32_t full_v = tkc_smem_addr(tkc_smem + 98368);  // 2 mbarriers
-    const uint32_t empty_v = tkc_smem_addr(tkc_smem + 98384);  // 2 mbarriers
+    const uint32_t g_smem = tkc_smem_addr(tkc_smem + 49152);  // scratch bf16[64, 256], swizzle 128B, 1 x 32768 B
+    const uint32_t rr_smem = tkc_smem_addr(tkc_smem + 81920);  // scratch bf16[64, 16], swizzle 32B, 1 x 2048 B
+    const uint32_t ms_smem = tkc_smem_addr(tkc_smem + 83968);  // scratch bf16[64, 16], swizzle 32B, 1 x 2048 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 86016);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
+    const uint32_t full_q = tkc_smem_addr(tkc_smem + 102400);  // 2 mbarriers
+    const uint32_t empty_q = tkc_smem_addr(tkc_smem + 102416);  // 2 mbarriers
+    const uint32_t full_k = tkc_smem_addr(tkc_smem + 102432);  // 2 mbarriers
+    const uint32_t empty_k = tkc_smem_addr(tkc_smem + 102448);  // 2 mbarriers
+    const uint32_t full_v = tkc_smem_addr(tkc_smem + 102464);  // 2 mbarriers
+    const uint32_t empty_v = tkc_smem_addr(tkc_smem + 102480);  // 2 mbarriers
     if (threadIdx.x == 0) {
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_q + 8 * tkc_s, 1);
         for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_q + 8 * tkc_s, 4);
@@ -735,10 +727,13 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
         float m[8];  // row-split fp32[64, 16]: 8 values per thread
         float o[32];  // row-split fp32[64, 64]: 32 values per thread
         float x[8];  // row-split fp32[64, 16]: 8 values per thread
+        float s[16];  // row-split fp32[64, 32]: 16 values per thread
+        float s2[16];  // row-split fp32[64, 32]: 16 values per thread
         float xr[8];  // row-split fp32[64, 16]: 8 values per thread
         float xq[8];  // row-split fp32[64, 16]: 8 values per thread
         uint32_t p[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t p2[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
+        uint32_t p3[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t qr[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t kr[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         uint32_t qrev[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
@@ -746,6 +741,10 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
         float den[2];  // fp32[64] per_row: the 2 rows this thread holds
         float w[2];  // fp32[64] per_row: the 2 rows this thread holds
         float w2[2];  // fp32[64] per_row: the 2 rows this thread holds
+        uint32_t o_operand[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
+        uint32_t o_operand19[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
+        uint32_t o_operand20[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
+        uint32_t o_operand21[4];  // row-split bf16[64, 16]: 4 packed pairs per thread
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
         for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
@@ -771,11 +770,11 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
             for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                 p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) == 0) ? 1.0f : 0.0f)), tkc_round_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) == 0) ? 1.0f : 0.0f)));
             }
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'h' is done
-            // h[:, 16:32] <- p  [stmatrix.x4]
+            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'g' is done
+            // g[:, 208:224] <- p  [stmatrix.x4]
             {
-                const uint32_t tkc_dst = h_smem;  // h: 64B swizzle
-                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 16 + 8 * (tkc_lane >> 4);
+                const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
+                const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 208 + 8 * (tkc_lane >> 4);
                 #pragma unroll
                 for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                     #pragma unroll
@@ -785,12 +784,12 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         const uint32_t tkc_v1 = tkc_pack_bf16((((tkc_f + 2) & 1) ? tkc_bf16_hi(p[(tkc_f + 2) >> 1]) : tkc_bf16_lo(p[(tkc_f + 2) >> 1])), (((tkc_f + 3) & 1) ? tkc_bf16_hi(p[(tkc_f + 3) >> 1]) : tkc_bf16_lo(p[(tkc_f + 3) >> 1])));
                         const uint32_t tkc_v2 = tkc_pack_bf16((((tkc_f + 4) & 1) ? tkc_bf16_hi(p[(tkc_f + 4) >> 1]) : tkc_bf16_lo(p[(tkc_f + 4) >> 1])), (((tkc_f + 5) & 1) ? tkc_bf16_hi(p[(tkc_f + 5) >> 1]) : tkc_bf16_lo(p[(tkc_f + 5) >> 1])));
                         const uint32_t tkc_v3 = tkc_pack_bf16((((tkc_f + 6) & 1) ? tkc_bf16_hi(p[(tkc_f + 6) >> 1]) : tkc_bf16_lo(p[(tkc_f + 6) >> 1])), (((tkc_f + 7) & 1) ? tkc_bf16_hi(p[(tkc_f + 7) >> 1]) : tkc_bf16_lo(p[(tkc_f + 7) >> 1])));
-                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                     }
                 }
             }
-            tkc_fence_proxy_async();  // 'h' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'h' is complete
+            tkc_fence_proxy_async();  // 'g' is read by products
+            tkc_bar_sync(2, 128);  // scratch: 'g' is complete
             tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
             // f[:, 144:160] <- p  [stmatrix.x4]
             {
@@ -896,11 +895,11 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'h' is done
-                // h[:, 0:16] <- bf16(fp32(qr) * 0.25)  [stmatrix.x4]
+                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'g' is done
+                // g[:, 192:208] <- bf16(fp32(qr) * 0.25)  [stmatrix.x4]
                 {
-                    const uint32_t tkc_dst = h_smem;  // h: 64B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
+                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
@@ -910,13 +909,10 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(qr[(tkc_f + 2) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 2) >> 1])) * 0.25f), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(qr[(tkc_f + 3) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 3) >> 1])) * 0.25f));
                             const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(qr[(tkc_f + 4) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 4) >> 1])) * 0.25f), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(qr[(tkc_f + 5) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 5) >> 1])) * 0.25f));
                             const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(qr[(tkc_f + 6) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 6) >> 1])) * 0.25f), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(qr[(tkc_f + 7) >> 1]) : tkc_bf16_lo(qr[(tkc_f + 7) >> 1])) * 0.25f));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 32, 2, 64, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
-                tkc_fence_proxy_async();  // 'h' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'h' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'g' is done
                 // g[:, 0:192] <- bf16(a2x)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = g_smem;  // g: 128B swizzle
@@ -930,7 +926,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                             const uint32_t tkc_v1 = tkc_pack_bf16(a2x[(tkc_f + 2)], a2x[(tkc_f + 3)]);
                             const uint32_t tkc_v2 = tkc_pack_bf16(a2x[(tkc_f + 4)], a2x[(tkc_f + 5)]);
                             const uint32_t tkc_v3 = tkc_pack_bf16(a2x[(tkc_f + 6)], a2x[(tkc_f + 7)]);
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 192, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                         }
                     }
                 }
@@ -956,18 +952,6 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 }
                 tkc_fence_proxy_async();  // 'ms' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
-                // xr = k @ rr[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(xr[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(rr_smem + 0, 16, 256, 3);  // rr: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&xr[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(xr[tkc_i]);
-                }
                 // xq = q @ rr[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
                 {
                     #pragma unroll
@@ -980,40 +964,67 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(xq[tkc_i]);
                 }
-                // x = h @ ms[0:32, :]  [wgmma m64n16k16 x 2, A and B from shared memory]
+                // xr = k @ rr[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(xr[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(rr_smem + 0, 16, 256, 3);  // rr: K-major, 32B
+                    const uint64_t tkc_da = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // k: K-major, 32B
+                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&xr[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(xr[tkc_i]);
+                }
+                // x = g[:, 192:224] @ ms[0:32, :]  [wgmma m64n16k16 x 2, A and B from shared memory]
                 {
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                     tkc_wgmma_fence();
                     const uint64_t tkc_db = tkc_desc(ms_smem + 0, 2048, 256, 3);  // ms: N-major, 32B
-                    const uint64_t tkc_da = tkc_desc(h_smem + 0 + (uint32_t)wg * 4096, 16, 512, 2);  // h: K-major, 64B
+                    const uint64_t tkc_da = tkc_desc(g_smem + 24576 + (uint32_t)wg * 8192, 16, 1024, 1);  // g: K-major, 128B
                     tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
                     tkc_wgmma_m64n16k16_ss_bf16<0, 1, 1>(&x[0], tkc_da + 2, tkc_db + 32, 1);
                     tkc_wgmma_commit();
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
                 }
-                // w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.0625
-                float tkc_red0[2];  // rowsum(where(col == 0, fp32(kr), 0.0)): column 0, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red0[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                // s = g[:, 192:208] @ k[0:32, :].T  [wgmma m64n32k16 x 1, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0, 16, 256, 3);  // k: K-major, 32B
+                    const uint64_t tkc_da = tkc_desc(g_smem + 24576 + (uint32_t)wg * 8192, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s[tkc_i]);
                 }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red0[tkc_r] * 0.0625f);
-                // w2 = rowsum(where(col == 15, fp32(kr), 0.0)) * 0.0625
-                float tkc_red1[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red1[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                // s2 = g[:, 192:208] @ k[32:64, :].T  [wgmma m64n32k16 x 1, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s2[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 1024, 16, 256, 3);  // k: K-major, 32B
+                    const uint64_t tkc_da = tkc_desc(g_smem + 24576 + (uint32_t)wg * 8192, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n32k16_ss_bf16<0, 0, 1>(&s2[0], tkc_da + 0, tkc_db + 0, 0);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s2[tkc_i]);
                 }
+                tkc_wgmma_wait<4>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red1[tkc_r] * 0.0625f);
-                tkc_wgmma_wait<2>();  // registers of a product in flight
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(xq[tkc_i]);
+                // qrev = bf16(xq)
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    qrev[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(xq[(2 * tkc_p)]), tkc_round_bf16(xq[(2 * tkc_p + 1)]));
+                }
+                tkc_fence_proxy_async();  // this thread's reads of q are done before TMA refills it
+                __syncwarp();  // every lane of this warp is done with q
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
+                tkc_wgmma_wait<3>();  // registers of a product in flight
                 #pragma unroll
                 for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(xr[tkc_i]);
                 // krev = bf16(xr)
@@ -1021,6 +1032,472 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                     krev[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(xr[(2 * tkc_p)]), tkc_round_bf16(xr[(2 * tkc_p + 1)]));
                 }
+                // w = rowsum(where(col == 0, fp32(qr), 0.0))
+                float tkc_red0[2];  // rowsum(where(col == 0, fp32(qr), 0.0)): column 0, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red0[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red0[tkc_r];
+                // w2 = rowsum(where(col == 15, fp32(qr), 0.0))
+                float tkc_red1[2];  // rowsum(where(col == 15, fp32(qr), 0.0)): column 15, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red1[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red1[tkc_r];
+                // p = where(col > 0, qr * bf16(w), qrev * bf16(w2))
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 0) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 0) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
+                }
+                // o = p @ g[:, 0:16].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 0, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 0);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                tkc_wgmma_wait<3>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
+                // den = fp32(64 * j) + rowsum(fp32(qr) * x)
+                float tkc_red2[2];  // rowsum(fp32(qr) * x)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red2[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                    tkc_red2[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 1);
+                    tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red2[tkc_r]);
+                // w = rowsum(where(col == 1, fp32(qr), 0.0))
+                float tkc_red3[2];  // rowsum(where(col == 1, fp32(qr), 0.0)): column 1, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red3[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red3[tkc_r];
+                // w2 = rowsum(where(col == 14, fp32(qr), 0.0))
+                float tkc_red4[2];  // rowsum(where(col == 14, fp32(qr), 0.0)): column 14, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red4[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red4[tkc_r];
+                // p2 = where(col > 1, qr * bf16(w), qrev * bf16(w2))
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 1) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 1) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
+                }
+                // o += p2 @ g[:, 16:32].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 32, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 2, fp32(qr), 0.0))
+                float tkc_red5[2];  // rowsum(where(col == 2, fp32(qr), 0.0)): column 2, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red5[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red5[tkc_r];
+                // w2 = rowsum(where(col == 13, fp32(qr), 0.0))
+                float tkc_red6[2];  // rowsum(where(col == 13, fp32(qr), 0.0)): column 13, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red6[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red6[tkc_r];
+                // p3 = where(col > 2, qr * bf16(w), qrev * bf16(w2))
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p3[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 2) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 2) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
+                }
+                // o += p3 @ g[:, 32:48].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 64, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p3[0], p3[1], p3[2], p3[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 3, fp32(qr), 0.0))
+                float tkc_red7[2];  // rowsum(where(col == 3, fp32(qr), 0.0)): column 3, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red7[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red7[tkc_r];
+                // w2 = rowsum(where(col == 12, fp32(qr), 0.0))
+                float tkc_red8[2];  // rowsum(where(col == 12, fp32(qr), 0.0)): column 12, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red8[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red8[tkc_r];
+                tkc_wgmma_wait<2>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) tkc_pin(s2[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p = where(col > 3, qr * bf16(w), qrev * bf16(w2))
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 3) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 3) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
+                }
+                // o += p @ g[:, 48:64].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 96, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 4, fp32(qr), 0.0))
+                float tkc_red9[2];  // rowsum(where(col == 4, fp32(qr), 0.0)): column 4, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red9[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red9[tkc_r];
+                // w2 = rowsum(where(col == 11, fp32(qr), 0.0))
+                float tkc_red10[2];  // rowsum(where(col == 11, fp32(qr), 0.0)): column 11, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red10[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red10[tkc_r];
+                tkc_wgmma_wait<2>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p2 = where(col > 4, qr * bf16(w), qrev * bf16(w2))
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 4) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 4) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
+                }
+                // o += p2 @ g[:, 64:80].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 8192, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 5, fp32(qr), 0.0))
+                float tkc_red11[2];  // rowsum(where(col == 5, fp32(qr), 0.0)): column 5, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red11[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red11[tkc_r];
+                // w2 = rowsum(where(col == 10, fp32(qr), 0.0))
+                float tkc_red12[2];  // rowsum(where(col == 10, fp32(qr), 0.0)): column 10, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red12[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red12[tkc_r];
+                tkc_wgmma_wait<2>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p3 = where(col > 5, qr * bf16(w), qrev * bf16(w2))
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p3[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 5) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 5) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
+                }
+                // o += p3 @ g[:, 80:96].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 8224, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p3[0], p3[1], p3[2], p3[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 6, fp32(qr), 0.0))
+                float tkc_red13[2];  // rowsum(where(col == 6, fp32(qr), 0.0)): column 6, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red13[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red13[tkc_r];
+                // w2 = rowsum(where(col == 9, fp32(qr), 0.0))
+                float tkc_red14[2];  // rowsum(where(col == 9, fp32(qr), 0.0)): column 9, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red14[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red14[tkc_r];
+                tkc_wgmma_wait<2>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p = where(col > 6, qr * bf16(w), qrev * bf16(w2))
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 6) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 6) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
+                }
+                // o += p @ g[:, 96:112].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 8256, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 7, fp32(qr), 0.0))
+                float tkc_red15[2];  // rowsum(where(col == 7, fp32(qr), 0.0)): column 7, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red15[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red15[tkc_r];
+                // w2 = rowsum(where(col == 8, fp32(qr), 0.0))
+                float tkc_red16[2];  // rowsum(where(col == 8, fp32(qr), 0.0)): column 8, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
+                    tkc_red16[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red16[tkc_r];
+                tkc_wgmma_wait<2>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p2 = where(col > 7, qr * bf16(w), qrev * bf16(w2))
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 7) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 7) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
+                }
+                // o += p2 @ g[:, 112:128].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 8288, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                tkc_wgmma_wait<2>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                // p3 = qr * qr
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
+                    p3[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * (((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1]))), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * (((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1]))));
+                }
+                // o += p3 @ g[:, 176:192].T  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 16480, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p3[0], p3[1], p3[2], p3[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // o += g[:, 192:224] @ g[:, 128:160].T  [wgmma m64n64k16 x 2, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(g_smem + 16384, 16, 1024, 1);  // g: K-major, 128B
+                    const uint64_t tkc_da = tkc_desc(g_smem + 24576 + (uint32_t)wg * 8192, 16, 1024, 1);  // g: K-major, 128B
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&o[0], tkc_da + 2, tkc_db + 2, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // s = tril(s * (1 + 0.5 * s) + 1, 0)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) s[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 32)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 32))) <= (0) ? ((s[tkc_i] * (1 + (0.5f * s[tkc_i]))) + 1) : 0.f);
+                // den = den + rowsum(s)
+                float tkc_red17[2];  // rowsum(s)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red17[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) {
+                    tkc_red17[(tkc_i / 16 * 2 + ((tkc_i >> 1) & 1))] += s[tkc_i];
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red17[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red17[tkc_r], 1);
+                    tkc_red17[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red17[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red17[tkc_r]);
+                tkc_mbar_wait(full_v + 8 * tkc_stage, tkc_phase);  // v landed
+                // o += bf16(s[:, 0:16]) @ v[0:16, :]  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand[tkc_p] = tkc_pack_bf16(s[((2 * tkc_p) / 8 * 16 + (2 * tkc_p) % 8 + 0)], s[((2 * tkc_p + 1) / 8 * 16 + (2 * tkc_p + 1) % 8 + 0)]);
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand[0], o_operand[1], o_operand[2], o_operand[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // o += bf16(s[:, 16:32]) @ v[16:32, :]  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand19[tkc_p] = tkc_pack_bf16(s[((2 * tkc_p) / 8 * 16 + (2 * tkc_p) % 8 + 8)], s[((2 * tkc_p + 1) / 8 * 16 + (2 * tkc_p + 1) % 8 + 8)]);
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 2048, 8192, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand19[0], o_operand19[1], o_operand19[2], o_operand19[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // s2 = tril(s2 * (1 + 0.5 * s2) + 1, -32)
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) s2[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 32)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 32))) <= (-32) ? ((s2[tkc_i] * (1 + (0.5f * s2[tkc_i]))) + 1) : 0.f);
+                // den = den + rowsum(s2)
+                float tkc_red18[2];  // rowsum(s2)
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red18[tkc_r] = 0.f;
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 16; ++tkc_i) {
+                    tkc_red18[(tkc_i / 16 * 2 + ((tkc_i >> 1) & 1))] += s2[tkc_i];
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                    tkc_red18[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red18[tkc_r], 1);
+                    tkc_red18[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red18[tkc_r], 2);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red18[tkc_r]);
+                // o += bf16(s2[:, 0:16]) @ v[32:48, :]  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand20[tkc_p] = tkc_pack_bf16(s2[((2 * tkc_p) / 8 * 16 + (2 * tkc_p) % 8 + 0)], s2[((2 * tkc_p + 1) / 8 * 16 + (2 * tkc_p + 1) % 8 + 0)]);
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 4096, 8192, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand20[0], o_operand20[1], o_operand20[2], o_operand20[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // o += bf16(s2[:, 16:32]) @ v[48:64, :]  [wgmma m64n64k16 x 1, A from registers]
+                {
+                    #pragma unroll
+                    for (int tkc_p = 0; tkc_p < 4; ++tkc_p) o_operand21[tkc_p] = tkc_pack_bf16(s2[((2 * tkc_p) / 8 * 16 + (2 * tkc_p) % 8 + 8)], s2[((2 * tkc_p + 1) / 8 * 16 + (2 * tkc_p + 1) % 8 + 8)]);
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 6144, 8192, 1024, 1);  // v: N-major, 128B
+                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], o_operand21[0], o_operand21[1], o_operand21[2], o_operand21[3], tkc_db + 0, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                }
+                // w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.0625
+                float tkc_red19[2];  // rowsum(where(col == 0, fp32(kr), 0.0)): column 0, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red19[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red19[tkc_r] * 0.0625f);
+                // w2 = rowsum(where(col == 15, fp32(kr), 0.0)) * 0.0625
+                float tkc_red20[2];  // rowsum(where(col == 15, fp32(kr), 0.0)): column 15, from the lane that holds it
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
+                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
+                    tkc_red20[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                }
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red20[tkc_r] * 0.0625f);
                 tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
                 // f[:, 0:16] <- bf16(where(col > 0, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4]
                 {
@@ -1040,25 +1517,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 1, fp32(kr), 0.0)) * 0.0625
-                float tkc_red2[2];  // rowsum(where(col == 1, fp32(kr), 0.0)): column 1, from the lane that holds it
+                float tkc_red21[2];  // rowsum(where(col == 1, fp32(kr), 0.0)): column 1, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red2[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                    tkc_red21[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red2[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red21[tkc_r] * 0.0625f);
                 // w2 = rowsum(where(col == 14, fp32(kr), 0.0)) * 0.0625
-                float tkc_red3[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
+                float tkc_red22[2];  // rowsum(where(col == 14, fp32(kr), 0.0)): column 14, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red3[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                    tkc_red22[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red3[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red22[tkc_r] * 0.0625f);
                 // f[:, 16:32] <- bf16(where(col > 1, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1077,25 +1554,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 2, fp32(kr), 0.0)) * 0.0625
-                float tkc_red4[2];  // rowsum(where(col == 2, fp32(kr), 0.0)): column 2, from the lane that holds it
+                float tkc_red23[2];  // rowsum(where(col == 2, fp32(kr), 0.0)): column 2, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red4[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                    tkc_red23[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red4[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red23[tkc_r] * 0.0625f);
                 // w2 = rowsum(where(col == 13, fp32(kr), 0.0)) * 0.0625
-                float tkc_red5[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
+                float tkc_red24[2];  // rowsum(where(col == 13, fp32(kr), 0.0)): column 13, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red5[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                    tkc_red24[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red5[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red24[tkc_r] * 0.0625f);
                 // f[:, 32:48] <- bf16(where(col > 2, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1114,25 +1591,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 3, fp32(kr), 0.0)) * 0.0625
-                float tkc_red6[2];  // rowsum(where(col == 3, fp32(kr), 0.0)): column 3, from the lane that holds it
+                float tkc_red25[2];  // rowsum(where(col == 3, fp32(kr), 0.0)): column 3, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red6[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                    tkc_red25[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red6[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red25[tkc_r] * 0.0625f);
                 // w2 = rowsum(where(col == 12, fp32(kr), 0.0)) * 0.0625
-                float tkc_red7[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
+                float tkc_red26[2];  // rowsum(where(col == 12, fp32(kr), 0.0)): column 12, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red7[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                    tkc_red26[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red7[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red26[tkc_r] * 0.0625f);
                 // f[:, 48:64] <- bf16(where(col > 3, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1151,25 +1628,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 4, fp32(kr), 0.0)) * 0.0625
-                float tkc_red8[2];  // rowsum(where(col == 4, fp32(kr), 0.0)): column 4, from the lane that holds it
+                float tkc_red27[2];  // rowsum(where(col == 4, fp32(kr), 0.0)): column 4, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red8[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                    tkc_red27[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red8[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red27[tkc_r] * 0.0625f);
                 // w2 = rowsum(where(col == 11, fp32(kr), 0.0)) * 0.0625
-                float tkc_red9[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
+                float tkc_red28[2];  // rowsum(where(col == 11, fp32(kr), 0.0)): column 11, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red9[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                    tkc_red28[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red9[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red28[tkc_r] * 0.0625f);
                 // f[:, 64:80] <- bf16(where(col > 4, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1188,25 +1665,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 5, fp32(kr), 0.0)) * 0.0625
-                float tkc_red10[2];  // rowsum(where(col == 5, fp32(kr), 0.0)): column 5, from the lane that holds it
+                float tkc_red29[2];  // rowsum(where(col == 5, fp32(kr), 0.0)): column 5, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red10[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
+                    tkc_red29[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red10[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red29[tkc_r] * 0.0625f);
                 // w2 = rowsum(where(col == 10, fp32(kr), 0.0)) * 0.0625
-                float tkc_red11[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
+                float tkc_red30[2];  // rowsum(where(col == 10, fp32(kr), 0.0)): column 10, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red11[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
+                    tkc_red30[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red11[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red30[tkc_r] * 0.0625f);
                 // f[:, 80:96] <- bf16(where(col > 5, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1225,25 +1702,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 6, fp32(kr), 0.0)) * 0.0625
-                float tkc_red12[2];  // rowsum(where(col == 6, fp32(kr), 0.0)): column 6, from the lane that holds it
+                float tkc_red31[2];  // rowsum(where(col == 6, fp32(kr), 0.0)): column 6, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red12[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                    tkc_red31[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red12[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red31[tkc_r] * 0.0625f);
                 // w2 = rowsum(where(col == 9, fp32(kr), 0.0)) * 0.0625
-                float tkc_red13[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
+                float tkc_red32[2];  // rowsum(where(col == 9, fp32(kr), 0.0)): column 9, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red13[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                    tkc_red32[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red13[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red32[tkc_r] * 0.0625f);
                 // f[:, 96:112] <- bf16(where(col > 6, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1262,25 +1739,25 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     }
                 }
                 // w = rowsum(where(col == 7, fp32(kr), 0.0)) * 0.0625
-                float tkc_red14[2];  // rowsum(where(col == 7, fp32(kr), 0.0)): column 7, from the lane that holds it
+                float tkc_red33[2];  // rowsum(where(col == 7, fp32(kr), 0.0)): column 7, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red14[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
+                    tkc_red33[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red14[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = (tkc_red33[tkc_r] * 0.0625f);
                 // w2 = rowsum(where(col == 8, fp32(kr), 0.0)) * 0.0625
-                float tkc_red15[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
+                float tkc_red34[2];  // rowsum(where(col == 8, fp32(kr), 0.0)): column 8, from the lane that holds it
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
                     const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
                     const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(kr[tkc_i >> 1]) : tkc_bf16_lo(kr[tkc_i >> 1])) + 0.0f;
-                    tkc_red15[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
+                    tkc_red34[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
                 }
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red15[tkc_r] * 0.0625f);
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red34[tkc_r] * 0.0625f);
                 // f[:, 112:128] <- bf16(where(col > 7, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -1334,22 +1811,6 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 }
                 tkc_fence_proxy_async();  // 'f' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'f' is complete
-                tkc_mbar_wait(full_v + 8 * tkc_stage, tkc_phase);  // v landed
-                // a2x += v.T @ f  [wgmma m64n192k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 96; ++tkc_i) tkc_pin(a2x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(f_smem + 0, 8192, 1024, 1);  // f: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // v: M-major, 128B
-                    tkc_wgmma_m64n192k16_ss_bf16<1, 1, 1>(&a2x[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n192k16_ss_bf16<1, 1, 1>(&a2x[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n192k16_ss_bf16<1, 1, 1>(&a2x[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n192k16_ss_bf16<1, 1, 1>(&a2x[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 96; ++tkc_i) tkc_pin(a2x[tkc_i]);
-                }
                 // m += f[:, 128:192].T @ k  [wgmma m64n16k16 x 4, A and B from shared memory]
                 {
                     #pragma unroll
@@ -1365,602 +1826,36 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
                 }
+                // a2x += v.T @ f  [wgmma m64n192k16 x 4, A and B from shared memory]
+                {
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 96; ++tkc_i) tkc_pin(a2x[tkc_i]);
+                    tkc_wgmma_fence();
+                    const uint64_t tkc_db = tkc_desc(f_smem + 0, 8192, 1024, 1);  // f: N-major, 128B
+                    const uint64_t tkc_da = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // v: M-major, 128B
+                    tkc_wgmma_m64n192k16_ss_bf16<1, 1, 1>(&a2x[0], tkc_da + 0, tkc_db + 0, 1);
+                    tkc_wgmma_m64n192k16_ss_bf16<1, 1, 1>(&a2x[0], tkc_da + 128, tkc_db + 128, 1);
+                    tkc_wgmma_m64n192k16_ss_bf16<1, 1, 1>(&a2x[0], tkc_da + 256, tkc_db + 256, 1);
+                    tkc_wgmma_m64n192k16_ss_bf16<1, 1, 1>(&a2x[0], tkc_da + 384, tkc_db + 384, 1);
+                    tkc_wgmma_commit();
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 96; ++tkc_i) tkc_pin(a2x[tkc_i]);
+                }
                 tkc_wgmma_wait<2>();  // registers of a product in flight
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(xq[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // den = fp32(64 * j) + rowsum(fp32(qr) * x)
-                float tkc_red16[2];  // rowsum(fp32(qr) * x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red16[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red16[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) * x[tkc_i]);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red16[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 1);
-                    tkc_red16[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((64 * j) + tkc_red16[tkc_r]);
-                // qrev = bf16(xq)
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    qrev[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(xq[(2 * tkc_p)]), tkc_round_bf16(xq[(2 * tkc_p + 1)]));
-                }
-                // w = rowsum(where(col == 0, fp32(qr), 0.0))
-                float tkc_red17[2];  // rowsum(where(col == 0, fp32(qr), 0.0)): column 0, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red17[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red17[tkc_r];
-                // w2 = rowsum(where(col == 15, fp32(qr), 0.0))
-                float tkc_red18[2];  // rowsum(where(col == 15, fp32(qr), 0.0)): column 15, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red18[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red18[tkc_r];
-                // p = where(col > 0, qr * bf16(w), qrev * bf16(w2))
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 0) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 0) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
-                }
-                // o = p @ g[:, 0:16].T  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 0, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // w = rowsum(where(col == 1, fp32(qr), 0.0))
-                float tkc_red19[2];  // rowsum(where(col == 1, fp32(qr), 0.0)): column 1, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red19[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red19[tkc_r];
-                // w2 = rowsum(where(col == 14, fp32(qr), 0.0))
-                float tkc_red20[2];  // rowsum(where(col == 14, fp32(qr), 0.0)): column 14, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red20[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red20[tkc_r];
-                // p2 = where(col > 1, qr * bf16(w), qrev * bf16(w2))
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 1) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 1) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
-                }
-                // o += p2 @ g[:, 16:32].T  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 32, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // w = rowsum(where(col == 2, fp32(qr), 0.0))
-                float tkc_red21[2];  // rowsum(where(col == 2, fp32(qr), 0.0)): column 2, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red21[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red21[tkc_r];
-                // w2 = rowsum(where(col == 13, fp32(qr), 0.0))
-                float tkc_red22[2];  // rowsum(where(col == 13, fp32(qr), 0.0)): column 13, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red22[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red22[tkc_r];
-                tkc_wgmma_wait<1>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 96; ++tkc_i) tkc_pin(a2x[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                // p = where(col > 2, qr * bf16(w), qrev * bf16(w2))
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 2) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 2) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
-                }
-                // o += p @ g[:, 32:48].T  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 64, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // w = rowsum(where(col == 3, fp32(qr), 0.0))
-                float tkc_red23[2];  // rowsum(where(col == 3, fp32(qr), 0.0)): column 3, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red23[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red23[tkc_r];
-                // w2 = rowsum(where(col == 12, fp32(qr), 0.0))
-                float tkc_red24[2];  // rowsum(where(col == 12, fp32(qr), 0.0)): column 12, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red24[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red24[tkc_r];
-                tkc_wgmma_wait<1>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                // p2 = where(col > 3, qr * bf16(w), qrev * bf16(w2))
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 3) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 3) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
-                }
-                // o += p2 @ g[:, 48:64].T  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 96, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // w = rowsum(where(col == 4, fp32(qr), 0.0))
-                float tkc_red25[2];  // rowsum(where(col == 4, fp32(qr), 0.0)): column 4, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red25[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red25[tkc_r];
-                // w2 = rowsum(where(col == 11, fp32(qr), 0.0))
-                float tkc_red26[2];  // rowsum(where(col == 11, fp32(qr), 0.0)): column 11, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red26[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red26[tkc_r];
-                tkc_wgmma_wait<1>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                // p = where(col > 4, qr * bf16(w), qrev * bf16(w2))
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 4) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 4) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
-                }
-                // o += p @ g[:, 64:80].T  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 8192, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // w = rowsum(where(col == 5, fp32(qr), 0.0))
-                float tkc_red27[2];  // rowsum(where(col == 5, fp32(qr), 0.0)): column 5, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red27[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red27[tkc_r];
-                // w2 = rowsum(where(col == 10, fp32(qr), 0.0))
-                float tkc_red28[2];  // rowsum(where(col == 10, fp32(qr), 0.0)): column 10, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red28[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 1);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red28[tkc_r];
-                tkc_wgmma_wait<1>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                // p2 = where(col > 5, qr * bf16(w), qrev * bf16(w2))
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 5) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 5) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
-                }
-                // o += p2 @ g[:, 80:96].T  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 8224, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // w = rowsum(where(col == 6, fp32(qr), 0.0))
-                float tkc_red29[2];  // rowsum(where(col == 6, fp32(qr), 0.0)): column 6, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 0 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red29[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red29[tkc_r];
-                // w2 = rowsum(where(col == 9, fp32(qr), 0.0))
-                float tkc_red30[2];  // rowsum(where(col == 9, fp32(qr), 0.0)): column 9, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 5 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red30[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red30[tkc_r];
-                tkc_wgmma_wait<1>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                // p = where(col > 6, qr * bf16(w), qrev * bf16(w2))
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 6) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 6) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
-                }
-                // o += p @ g[:, 96:112].T  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 8256, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // w = rowsum(where(col == 7, fp32(qr), 0.0))
-                float tkc_red31[2];  // rowsum(where(col == 7, fp32(qr), 0.0)): column 7, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 1 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 0
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red31[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 3);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w[tkc_r] = tkc_red31[tkc_r];
-                // w2 = rowsum(where(col == 8, fp32(qr), 0.0))
-                float tkc_red32[2];  // rowsum(where(col == 8, fp32(qr), 0.0)): column 8, from the lane that holds it
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                    const int tkc_i = tkc_r / 2 * 8 + 4 + 2 * (tkc_r & 1);  // this lane's value of row slot tkc_r in column group 1
-                    const float tkc_v = ((tkc_i & 1) ? tkc_bf16_hi(qr[tkc_i >> 1]) : tkc_bf16_lo(qr[tkc_i >> 1])) + 0.0f;
-                    tkc_red32[tkc_r] = __shfl_sync(0xffffffffu, tkc_v, (tkc_lane & ~3) | 0);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = tkc_red32[tkc_r];
-                tkc_wgmma_wait<1>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                // p2 = where(col > 7, qr * bf16(w), qrev * bf16(w2))
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16((((tkc_frag_col(tkc_lcol, (2 * tkc_p), 16)) > 7) ? ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * tkc_round_bf16(w[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))])) : ((((2 * tkc_p) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p) / 8 * 2 + (((2 * tkc_p) >> 1) & 1))]))), (((tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16)) > 7) ? ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))])) : ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qrev[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qrev[(2 * tkc_p + 1) >> 1])) * tkc_round_bf16(w2[((2 * tkc_p + 1) / 8 * 2 + (((2 * tkc_p + 1) >> 1) & 1))]))));
-                }
-                // o += p2 @ g[:, 112:128].T  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 8288, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                tkc_wgmma_wait<1>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                // p = qr * qr
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(((((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1])) * (((2 * tkc_p) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p) >> 1]))), ((((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1])) * (((2 * tkc_p + 1) & 1) ? tkc_bf16_hi(qr[(2 * tkc_p + 1) >> 1]) : tkc_bf16_lo(qr[(2 * tkc_p + 1) >> 1]))));
-                }
-                // o += p @ g[:, 176:192].T  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 16480, 16, 1024, 1);  // g: K-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<0, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // o += h @ g[:, 128:160].T  [wgmma m64n64k16 x 2, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(g_smem + 16384, 16, 1024, 1);  // g: K-major, 128B
-                    const uint64_t tkc_da = tkc_desc(h_smem + 0 + (uint32_t)wg * 4096, 16, 512, 2);  // h: K-major, 64B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&o[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&o[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // x = q @ k[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 0, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
                 for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
+                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                // x = tril(1 + x + 0.5 * x * x, 0)
+                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand19[tkc_i]);
                 #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (0) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red33[2];  // rowsum(x)
+                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand20[tkc_i]);
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red33[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red33[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 1);
-                    tkc_red33[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red33[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red33[tkc_r]);
-                // p2 = bf16(x)
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
-                }
-                // o += p2 @ v[0:16, :]  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // x = q @ k[16:32, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 512, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                // x = tril(1 + x + 0.5 * x * x, -16)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-16) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red34[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red34[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red34[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 1);
-                    tkc_red34[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red34[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red34[tkc_r]);
-                // p = bf16(x)
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
-                }
-                // o += p @ v[16:32, :]  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 2048, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // x = q @ k[32:48, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 1024, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                // x = tril(1 + x + 0.5 * x * x, -32)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-32) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red35[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red35[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red35[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 1);
-                    tkc_red35[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red35[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red35[tkc_r]);
-                // p2 = bf16(x)
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p2[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
-                }
-                // o += p2 @ v[32:48, :]  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 4096, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p2[0], p2[1], p2[2], p2[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                // x = q @ k[48:64, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(k_smem + (uint32_t)tkc_stage * 2048 + 1536, 16, 256, 3);  // k: K-major, 32B
-                    const uint64_t tkc_da = tkc_desc(q_smem + (uint32_t)tkc_stage * 2048 + 0 + (uint32_t)wg * 2048, 16, 256, 3);  // q: K-major, 32B
-                    tkc_wgmma_m64n16k16_ss_bf16<0, 0, 1>(&x[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(x[tkc_i]);
-                // x = x * 0.25
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (x[tkc_i] * 0.25f);
-                tkc_fence_proxy_async();  // this thread's reads of q are done before TMA refills it
-                __syncwarp();  // every lane of this warp is done with q
-                if (tkc_lane == 0) tkc_mbar_arrive(empty_q + 8 * tkc_stage);  // release q
-                tkc_fence_proxy_async();  // this thread's reads of k are done before TMA refills it
-                __syncwarp();  // every lane of this warp is done with k
-                if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
-                // x = tril(1 + x + 0.5 * x * x, -48)
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) x[tkc_i] = (((tkc_frag_col(tkc_lcol, tkc_i, 16)) - (wg * 64 + tkc_frag_row(tkc_lrow, tkc_i, 16))) <= (-48) ? ((1 + x[tkc_i]) + ((0.5f * x[tkc_i]) * x[tkc_i])) : 0.f);
-                // den = den + rowsum(x)
-                float tkc_red36[2];  // rowsum(x)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red36[tkc_r] = 0.f;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red36[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += x[tkc_i];
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red36[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red36[tkc_r], 1);
-                    tkc_red36[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red36[tkc_r], 2);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = (den[tkc_r] + tkc_red36[tkc_r]);
-                // p = bf16(x)
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
-                    p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(x[(2 * tkc_p)]), tkc_round_bf16(x[(2 * tkc_p + 1)]));
-                }
-                // o += p @ v[48:64, :]  [wgmma m64n64k16 x 1, A from registers]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(v_smem + (uint32_t)tkc_stage * 8192 + 6144, 8192, 1024, 1);  // v: N-major, 128B
-                    tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&o[0], p[0], p[1], p[2], p[3], tkc_db + 0, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
-                }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
+                for (int tkc_i = 0; tkc_i < 4; ++tkc_i) tkc_pin(o_operand21[tkc_i]);
                 // O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
-                float tkc_rcp37[2];  // 1 / den, once per row
+                float tkc_rcp35[2];  // 1 / den, once per row
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp37[tkc_r] = 1.f / den[tkc_r];
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp35[tkc_r] = 1.f / den[tkc_r];
                 {
                     const int tkc_r0 = j * 64 + wg * 64;  // first row of this warpgroup's part
                     const int tkc_c0 = 0;
@@ -1976,10 +1871,10 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                             #pragma unroll
                             for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
                                 const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp37[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp37[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                                const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp37[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp37[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                                const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp37[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp37[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                                const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp37[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp37[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                                const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp35[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp35[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                                const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp35[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp35[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                                const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp35[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp35[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                                const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp35[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp35[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
                                 tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                             tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
@@ -1992,7 +1887,6 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         }
                     }
                 }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
                 // Z[block.b, block.h, j] <- den  [vector]
                 if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value
                     #pragma unroll
@@ -2001,6 +1895,18 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                         if (tkc_gi < T) Z[(long long)block_b * Z_st0 + (long long)block_h * Z_st1 + tkc_gi * Z_st2] = den[tkc_r];
                     }
                 }
+                tkc_wgmma_wait<0>();  // registers of a product in flight
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(m[tkc_i]);
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 96; ++tkc_i) tkc_pin(a2x[tkc_i]);
+                // a2x[:, 160:176] = 0
+                #pragma unroll
+                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) a2x[(tkc_i / 8 * 96 + tkc_i % 8 + 80)] = 0;
+                tkc_fence_proxy_async();  // this thread's reads of k are done before TMA refills it
+                __syncwarp();  // every lane of this warp is done with k
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_k + 8 * tkc_stage);  // release k
+                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_v + 8 * tkc_stage);  // release v
                 tkc_prev_stage = tkc_stage;
                 tkc_prev_phase = tkc_phase;
                 if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
@@ -2128,12 +2034,12 @@ extern "C" int tkc_based(const void *Q, const int64_t *Q_strides, const void *K,
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_based_cuda = cudaFuncSetAttribute(tkc_based_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 99424)) != cudaSuccess)
+        if ((tkc_based_cuda = cudaFuncSetAttribute(tkc_based_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 103520)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_based_kernel<<<grid, 256, 99424, (cudaStream_t)stream>>>(tm_Q_64x16, tm_K_64x16, tm_V_64x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)Z, Z_st[0], Z_st[1], Z_st[2], (int)B, (int)H, (int)T);
+    tkc_based_kernel<<<grid, 256, 103520, (cudaStream_t)stream>>>(tm_Q_64x16, tm_K_64x16, tm_V_64x64, tm_O_64x64, (const __nv_bfloat16 *)Q, (const __nv_bfloat16 *)K, (const __nv_bfloat16 *)V, (__nv_bfloat16 *)O, (float *)Z, Z_st[0], Z_st[1], Z_st[2], (int)B, (int)H, (int)T);
     if ((tkc_based_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_based_cuda = tkc_unstage(&O_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // O's results where the caller's lies
     return TKC_OK;

@@ -178,6 +178,28 @@ TKC_DEVICE void tkc_bar_arrive(int id, int threads) {
 }
 
 
+// Single elements of shared memory, by shared-space address: fp32 stores and loads (the scratch of
+// column reductions) and loads of 16-bit elements widened to fp32 (shared vectors).
+TKC_DEVICE void tkc_st_shared_f32(uint32_t addr, float v) {
+    asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+}
+TKC_DEVICE float tkc_ld_shared_f32(uint32_t addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
+    return v;
+}
+TKC_DEVICE float tkc_ld_shared_bf16(uint32_t addr) {
+    unsigned short v;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(addr) : "memory");
+    return __bfloat162float(__ushort_as_bfloat16(v));
+}
+TKC_DEVICE float tkc_ld_shared_fp16(uint32_t addr) {
+    unsigned short v;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(addr) : "memory");
+    return __half2float(__ushort_as_half(v));
+}
+
+
 // Each lane of a warp gives one 16-byte row address; lane l's register i holds row l/4,
 // columns 2(l%4) and 2(l%4)+1 of 8x8 matrix i.
 TKC_DEVICE void tkc_stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
@@ -345,16 +367,27 @@ TKC_DEVICE uint32_t tkc_tile_offset(int rows, int cols, int elem, int span, int 
     return a ^ (((a >> 7) & mask) << 4);
 }
 
-template <int TA, int TB, int SA>
-TKC_DEVICE void tkc_wgmma_m64n128k16_ss_bf16(float *d, uint64_t desc_a, uint64_t desc_b, int scale_d) {
+// Where a thread's values of a register tile sit (the wgmma accumulator layout, which register
+// tiles of every dtype share; src/hopper.c acc_fragment_pos is the reference): in each 64-row block
+// warp w holds rows 16w .. 16w + 15; lane l holds rows lrow = 16w + l / 4 and lrow + 8, and in each
+// 8-column slab columns lcol = 2 (l % 4) and lcol + 1. Value i of a tile of cols columns:
+TKC_DEVICE int tkc_frag_row(int lrow, int i, int cols) { return lrow + 8 * ((i >> 1) & 1) + 64 * (i / (cols / 2)); }
+TKC_DEVICE int tkc_frag_col(int lcol, int i, int cols) { return lcol + 8 * ((i % (cols / 2)) >> 2) + (i & 1); }
+// slot r of a per_row vector (the rows a thread holds) and slot k of a per_col one (its columns)
+TKC_DEVICE int tkc_rowvec_row(int lrow, int r) { return lrow + 8 * (r & 1) + 64 * (r >> 1); }
+TKC_DEVICE int tkc_colvec_col(int lcol, int k) { return lcol + 8 * (k >> 1) + (k & 1); }
+
+
+template <int TB, int SA>
+TKC_DEVICE void tkc_wgmma_m64n64k16_rs_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t desc_b, int scale_d) {
     asm volatile(
         "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, p, %67, 1, %68, %69;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TA), "n"(TB));
+        "setp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "{%32, %33, %34, %35}, %36, p, %38, 1, %39;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d), "n"(SA), "n"(TB));
 }
 
 
@@ -395,47 +428,52 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 // kernel fftconv: the plan tkc chose (tkc --emit=plan prints the same)
 // ================================================================================================
 // kernel fftconv
-//   roles: producer warpgroup 0 (setmaxnreg 56), consumer warpgroups 1..1 (setmaxnreg 256); 256 threads
-//   registers: 128 x 56 + 1 x 128 x 256 = 39,936 of 65,536
-//   consumer registers (estimate): 248 of 256 = pr 64 + pi 64 + ar 32 + ai 32 + y 32 + overhead 24
+//   roles: producer warpgroup 0 (setmaxnreg 24), consumer warpgroups 1..2 (setmaxnreg 240); 384 threads
+//   registers: 128 x 24 + 2 x 128 x 240 = 64,512 of 65,536
+//   consumer registers (estimate): 202 of 240 = gr 16 + gi 16 + pr 32 + pi 32 + ar 16 + ai 16 + br 16 + bi 16 + kr 2 + cq 8 + temporaries (peak) 8 + overhead 24
 //   grid: g = DG; one block per work tile; order row_major
-//   pipeline: b < B; 2 stages
+//   pipeline: b < cdiv(B, 2); 2 stages
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
-//     0         16,384    x           bf16[64, 64]       128B     2       ring (group x)
-//     16,384    16,384    f1r         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
-//     32,768    16,384    f1i         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
-//     49,152    8,192     f2r         bf16[64, 64]       128B     1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
-//     57,344    8,192     f2i         bf16[64, 64]       128B     1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
-//     65,536    16,384    twr         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
-//     81,920    16,384    twi         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
-//     98,304    16,384    kfr         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
-//     114,688   16,384    kfi         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
-//     131,072   16,384    sr          bf16[64, 128]      128B x2  1       scratch
-//     147,456   16,384    si          bf16[64, 128]      128B x2  1       scratch
-//     163,840   16,384    vr          bf16[64, 128]      128B x2  1       scratch
-//     180,224   16,384    vi          bf16[64, 128]      128B x2  1       scratch
-//     196,608   16,384    staging     bf16[64, 64]       128B     2       staging
-//     212,992   48        barriers
-//     total 213,040 + 1,024 base alignment = 214,064 of 232,448
+//     0         16,384    xa          bf16[64, 64]       128B     2       ring (group xa_xb)
+//     16,384    16,384    xb          bf16[64, 64]       128B     2       ring (group xa_xb)
+//     32,768    16,384    f1r         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
+//     49,152    16,384    f1i         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
+//     65,536    8,192     f2r         bf16[64, 64]       128B     1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
+//     73,728    8,192     f2i         bf16[64, 64]       128B     1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
+//     81,920    16,384    twr         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
+//     98,304    16,384    twi         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
+//     114,688   16,384    kfr         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
+//     131,072   16,384    kfi         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
+//     147,456   16,384    s0          bf16[64, 128]      128B x2  1       scratch
+//     163,840   16,384    s1          bf16[64, 128]      128B x2  1       scratch
+//     180,224   16,384    wr          bf16[64, 128]      128B x2  1       scratch
+//     196,608   16,384    wi          bf16[64, 128]      128B x2  1       scratch
+//     212,992   512       colred      fp32[8, 16]        none     1       scratch
+//     213,504   16,384    staging     bf16[64, 32]       64B      4       staging
+//     229,888   48        barriers
+//     total 229,936 + 1,024 base alignment = 230,960 of 232,448
 //   barriers:
-//     full_x[2] at 212,992: count 1, 8,192 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_x[2] at 213,008: count 1 (one elected thread per consumer warpgroup releases the stage)
-//     full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi[1] at 213,024: count 1, 114,688 bytes per phase (setup loads, once per work tile)
-//     empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi[1] at 213,032: count 4 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
+//     full_xa_xb[2] at 229,888: count 1, 16,384 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
+//     empty_xa_xb[2] at 229,904: count 8 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
+//     full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi[1] at 229,920: count 1, 114,688 bytes per phase (setup loads, once per work tile)
+//     empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi[1] at 229,928: count 8 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
 //   named barriers:
-//     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
-//     scratch: id 2, 128 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
+//     staging: ids 1..2 (id 1 + wg), 128 threads (a warpgroup's staging chunk is free, then filled)
+//     scratch: id 3, 256 threads (consumer writes of shared tiles: before (earlier readers are done) and after (the tile is complete for its readers))
+//     scratch_wg: ids 4..5 (id 4 + wg), 128 threads (consumer writes of a warpgroup's own shared tiles: that warpgroup alone)
+//     colred_wg: ids 6..7 (id 6 + wg), 128 threads (column reductions of per_wg tiles: the 4 warps of one warpgroup)
 //   tma maps:
 //     tm_U_64x64: U bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
 //     tm_F1_64x64: F1 bf16 rank 3, box {64, 64, 1}, swizzle 128B
 //     tm_F2_64x64: F2 bf16 rank 3, box {64, 64, 1}, swizzle 128B
 //     tm_Tw_64x64: Tw bf16 rank 3, box {64, 64, 1}, swizzle 128B
 //     tm_Kf_64x64: Kf bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
-//     tm_Y_64x64: Y bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B, stores
+//     tm_Y_64x32: Y bf16 rank 4, box {32, 64, 1, 1}, swizzle 64B, stores
 //   producer:
-//     per step: wait empty_x, expect 8,192 bytes on full_x
-//       x <- U[b, block.g, 0, 0]  [tm_U_64x64, 1 box]
+//     per step: wait empty_xa_xb, expect 16,384 bytes on full_xa_xb
+//       xa <- U[2 * b, block.g, 0, 0]  [tm_U_64x64, 1 box]
+//       xb <- U[2 * b + 1, block.g, 0, 0]  [tm_U_64x64, 1 box]
 //     per work tile: wait empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, expect 114,688 bytes on full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi
 //       f1r <- F1[0, 0, 0]  [tm_F1_64x64, 2 boxes]
 //       f1i <- F1[1, 0, 0]  [tm_F1_64x64, 2 boxes]
@@ -448,63 +486,136 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //   consumers:
 //     setup:
 //       wait full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi
+//       move gr <- f2r  [ldmatrix.x4, f2r 128B swizzle, whole tile per warpgroup]
+//       move gi <- f2i  [ldmatrix.x4, f2i 128B swizzle, whole tile per warpgroup]
+//       cq = 0.0  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
 //     every step (the first one too):
-//       wait full_x
-//       mma pr = x.T @ f1r  [wgmma m64n128k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)]
-//       mma pi = x.T @ f1i  [wgmma m64n128k16 x 4 per warpgroup, SS, A M-major, B N-major (128B)]
-//       move ar <- twr  [ldmatrix.x4, twr 128B swizzle, whole tile per warpgroup]
-//       move ai <- twi  [ldmatrix.x4, twi 128B swizzle, whole tile per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'sr' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move sr <- bf16(pr * ar - pi * ai)  [stmatrix.x4, sr 128B swizzle, whole tile per warpgroup]
-//       release empty_x
-//       fence.proxy.async ('sr' is read by products)
-//       bar.sync 2, 128 (scratch): 'sr' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'si' is done
-//       move si <- bf16(pr * ai + pi * ar)  [stmatrix.x4, si 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('si' is read by products)
-//       bar.sync 2, 128 (scratch): 'si' is complete
-//       mma pr = f2r @ sr  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       mma pr -= f2i @ si  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       mma pi = f2r @ si  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       mma pi += f2i @ sr  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       move ar <- kfr  [ldmatrix.x4, kfr 128B swizzle, whole tile per warpgroup]
-//       move ai <- kfi  [ldmatrix.x4, kfi 128B swizzle, whole tile per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'vr' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move vr <- bf16(pr * ar - pi * ai)  [stmatrix.x4, vr 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('vr' is read by products)
-//       bar.sync 2, 128 (scratch): 'vr' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'vi' is done
-//       move vi <- bf16(pr * ai + pi * ar)  [stmatrix.x4, vi 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('vi' is read by products)
-//       bar.sync 2, 128 (scratch): 'vi' is complete
-//       mma pr = f2r @ vr  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       mma pr += f2i @ vi  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       mma pi = f2r @ vi  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       mma pi -= f2i @ vr  [wgmma m64n128k16 x 4 per warpgroup, SS, A K-major, B N-major (128B)]
-//       move ar <- twr  [ldmatrix.x4, twr 128B swizzle, whole tile per warpgroup]
-//       move ai <- twi  [ldmatrix.x4, twi 128B swizzle, whole tile per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'sr' is done
-//       wgmma.wait_group 0  (registers of a product in flight)
-//       move sr <- bf16(pr * ar + pi * ai)  [stmatrix.x4, sr 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('sr' is read by products)
-//       bar.sync 2, 128 (scratch): 'sr' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'si' is done
-//       move si <- bf16(pi * ar - pr * ai)  [stmatrix.x4, si 128B swizzle, whole tile per warpgroup]
-//       fence.proxy.async ('si' is read by products)
-//       bar.sync 2, 128 (scratch): 'si' is complete
-//       mma y = f1r @ sr.T  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
-//       mma y += f1i @ si.T  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
-//       wgmma.wait_group 0  (registers of a product in flight)
+//       wait full_xa_xb
+//       if (wg == 0)
+//         mma pr = xa[0:32, :].T @ f1r[0:32, 0:64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
+//         mma pi = xa[0:32, :].T @ f1i[0:32, 0:64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
+//         move ar <- xa  [ldmatrix.x4, xa 128B swizzle, whole tile per warpgroup]
+//         let qa = rowsum(fp32(ar) * fp32(ar))  [fp32[64] per_row in registers]
+//         move ar <- xb  [ldmatrix.x4, xb 128B swizzle, whole tile per warpgroup]
+//         let qb = rowsum(fp32(ar) * fp32(ar))  [fp32[64] per_row in registers]
+//         cq = where(row / H == col, qa, cq * 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//         cq = where(row / H == col - 8, qb, cq)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//         let cm = log2(min(max(colsum(cq), 9.9999999999999994e-37), 9.9999999999999998e+37))  [fp32[16] per_col in registers]
+//         cq = where(row / H == col, cm, cq * 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//         cq = where(row / H == col - 8, 0.0 - cm, cq)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//         kr = min(max(rowsum(cq) * 0.5, -60.0), 60.0)  [fp32[64] per_row in registers]
+//         kr = kr + 12582912.0 - 12582912.0  [fp32[64] per_row in registers]
+//         let t = exp2(kr)  [fp32[64] per_row in registers]
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's0' is done
+//         move s0[:, 0:64] <- bf16(fp32(ar) * t)  [stmatrix.x4, s0 128B swizzle, whole tile per warpgroup]
+//         fence.proxy.async ('s0' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's0' is complete
+//         mma pr -= s0[0:32, 0:64].T @ f1i[0:32, 0:64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
+//         mma pi += s0[0:32, 0:64].T @ f1r[0:32, 0:64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
+//         move ar <- twr[:, 0:64]  [ldmatrix.x4, twr 128B swizzle, whole tile per warpgroup]
+//         move ai <- twi[:, 0:64]  [ldmatrix.x4, twi 128B swizzle, whole tile per warpgroup]
+//         wgmma.wait_group 0  (registers of a product in flight)
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's0' is done
+//         move s0[:, 0:64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4, s0 128B swizzle, whole tile per warpgroup]
+//         move s0[:, 64:128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4, s0 128B swizzle, whole tile per warpgroup] (the block at s0[0, 64])
+//         fence.proxy.async ('s0' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's0' is complete
+//         mma pr = gr @ s0[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         mma pr -= gi @ s0[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s0[0, 64])
+//         mma pi = gr @ s0[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s0[0, 64])
+//         mma pi += gi @ s0[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         move br <- kfr[:, 0:64]  [ldmatrix.x4, kfr 128B swizzle, whole tile per warpgroup]
+//         move bi <- kfi[:, 0:64]  [ldmatrix.x4, kfi 128B swizzle, whole tile per warpgroup]
+//         wgmma.wait_group 0  (registers of a product in flight)
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's0' is done
+//         move s0[:, 0:64] <- bf16(pr * br - pi * bi)  [stmatrix.x4, s0 128B swizzle, whole tile per warpgroup]
+//         move s0[:, 64:128] <- bf16(pr * bi + pi * br)  [stmatrix.x4, s0 128B swizzle, whole tile per warpgroup] (the block at s0[0, 64])
+//         fence.proxy.async ('s0' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's0' is complete
+//         mma pr = gr @ s0[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         mma pr += gi @ s0[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s0[0, 64])
+//         mma pi = gr @ s0[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s0[0, 64])
+//         mma pi -= gi @ s0[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         wgmma.wait_group 0  (products inside a branch or loop finish inside it)
+//       else
+//         mma pr = xa[32:64, :].T @ f1r[32:64, 64:128]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from xa[32, 0]) (B from f1r[32, 64])
+//         mma pi = xa[32:64, :].T @ f1i[32:64, 64:128]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from xa[32, 0]) (B from f1i[32, 64])
+//         move ar <- xa  [ldmatrix.x4, xa 128B swizzle, whole tile per warpgroup]
+//         let qa = rowsum(fp32(ar) * fp32(ar))  [fp32[64] per_row in registers]
+//         move ar <- xb  [ldmatrix.x4, xb 128B swizzle, whole tile per warpgroup]
+//         let qb = rowsum(fp32(ar) * fp32(ar))  [fp32[64] per_row in registers]
+//         cq = where(row / H == col, qa, cq * 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//         cq = where(row / H == col - 8, qb, cq)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//         let cm = log2(min(max(colsum(cq), 9.9999999999999994e-37), 9.9999999999999998e+37))  [fp32[16] per_col in registers]
+//         cq = where(row / H == col, cm, cq * 0.0)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//         cq = where(row / H == col - 8, 0.0 - cm, cq)  [fp32[64, 16] in registers, accumulator layout, whole per warpgroup]
+//         kr = min(max(rowsum(cq) * 0.5, -60.0), 60.0)  [fp32[64] per_row in registers]
+//         kr = kr + 12582912.0 - 12582912.0  [fp32[64] per_row in registers]
+//         let t = exp2(kr)  [fp32[64] per_row in registers]
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's1' is done
+//         move s1[:, 0:64] <- bf16(fp32(ar) * t)  [stmatrix.x4, s1 128B swizzle, whole tile per warpgroup]
+//         fence.proxy.async ('s1' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's1' is complete
+//         mma pr -= s1[32:64, 0:64].T @ f1i[32:64, 64:128]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from s1[32, 0]) (B from f1i[32, 64])
+//         mma pi += s1[32:64, 0:64].T @ f1r[32:64, 64:128]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from s1[32, 0]) (B from f1r[32, 64])
+//         move ar <- twr[:, 64:128]  [ldmatrix.x4, twr 128B swizzle, whole tile per warpgroup] (the block at twr[0, 64])
+//         move ai <- twi[:, 64:128]  [ldmatrix.x4, twi 128B swizzle, whole tile per warpgroup] (the block at twi[0, 64])
+//         wgmma.wait_group 0  (registers of a product in flight)
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's1' is done
+//         move s1[:, 0:64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4, s1 128B swizzle, whole tile per warpgroup]
+//         move s1[:, 64:128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4, s1 128B swizzle, whole tile per warpgroup] (the block at s1[0, 64])
+//         fence.proxy.async ('s1' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's1' is complete
+//         mma pr = gr @ s1[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         mma pr -= gi @ s1[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s1[0, 64])
+//         mma pi = gr @ s1[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s1[0, 64])
+//         mma pi += gi @ s1[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         move br <- kfr[:, 64:128]  [ldmatrix.x4, kfr 128B swizzle, whole tile per warpgroup] (the block at kfr[0, 64])
+//         move bi <- kfi[:, 64:128]  [ldmatrix.x4, kfi 128B swizzle, whole tile per warpgroup] (the block at kfi[0, 64])
+//         wgmma.wait_group 0  (registers of a product in flight)
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's1' is done
+//         move s1[:, 0:64] <- bf16(pr * br - pi * bi)  [stmatrix.x4, s1 128B swizzle, whole tile per warpgroup]
+//         move s1[:, 64:128] <- bf16(pr * bi + pi * br)  [stmatrix.x4, s1 128B swizzle, whole tile per warpgroup] (the block at s1[0, 64])
+//         fence.proxy.async ('s1' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's1' is complete
+//         mma pr = gr @ s1[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         mma pr += gi @ s1[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s1[0, 64])
+//         mma pi = gr @ s1[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s1[0, 64])
+//         mma pi -= gi @ s1[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         wgmma.wait_group 0  (products inside a branch or loop finish inside it)
+//       release empty_xa_xb, by every warp after a proxy fence (its threads read the stage)
+//       bar.sync 3, 256 (scratch): every earlier reader of 'wr', 'wi' is done (written under the if on wg below)
+//       if (wg == 0)
+//         move wr[:, 0:64] <- bf16(pr * ar + pi * ai)  [stmatrix.x4, wr 128B swizzle, whole tile per warpgroup]
+//         fence.proxy.async ('wr' is read by products)
+//         move wi[:, 0:64] <- bf16(pi * ar - pr * ai)  [stmatrix.x4, wi 128B swizzle, whole tile per warpgroup]
+//         fence.proxy.async ('wi' is read by products)
+//       else
+//         move wr[:, 64:128] <- bf16(pr * ar + pi * ai)  [stmatrix.x4, wr 128B swizzle, whole tile per warpgroup] (the block at wr[0, 64])
+//         fence.proxy.async ('wr' is read by products)
+//         move wi[:, 64:128] <- bf16(pi * ar - pr * ai)  [stmatrix.x4, wi 128B swizzle, whole tile per warpgroup] (the block at wi[0, 64])
+//         fence.proxy.async ('wi' is read by products)
+//       bar.sync 3, 256 (scratch): 'wr', 'wi' complete (written under the if on wg above)
+//       if (wg == 0)
+//         mma pr = f1r @ wr.T  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
+//         mma pr += f1i @ wi.T  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
+//         wgmma.wait_group 0  (products inside a branch or loop finish inside it)
+//       else
+//         mma pr = f1r @ wi.T  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
+//         mma pr -= f1i @ wr.T  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B K-major (128B)]
+//         let ti = exp2(0.0 - kr)  [fp32[64] per_row in registers]
+//         wgmma.wait_group 0  (registers of a product in flight)
+//         pr = pr * ti  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       release empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, on the last step only, by every warp after a proxy fence (its threads read the stage)
-//       store Y[b, block.g, 0, 0] <- bf16(y)  [staged]
+//       store Y[2 * b + wg, block.g, 0, 0] <- bf16(pr)  [staged]
 //     after the steps:
 //       release empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, only when no step ran, by every warp after a proxy fence (its threads read the stage)
 //     finish:
-//   store (store): Y[b, block.g, 0, 0] <- bf16(y)  [64x64 chunks through staging, tm_Y_64x64]
+//   store (store): Y[2 * b + wg, block.g, 0, 0] <- bf16(pr)  [64x32 chunks through staging, tm_Y_64x32]
 //   decisions:
-//     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
+//     - per_col vectors 'cm', 'cm': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
+//     - swizzle 128B for 'xa': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 'xb': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'f1r': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'f1i': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'f2r': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
@@ -513,43 +624,54 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 128B for 'twi': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'kfr': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'kfi': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'sr': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'si': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'vr': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'vi': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 's0': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 's1': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 'wr': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 'wi': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - 'if (NN == 4096)' is false at compile time: its else branch runs unconditionally
+//     - 'if (NN == 4096)' is false at compile time: its else branch runs unconditionally
+//     - 'if (NN == 4096)' is false at compile time: its else branch runs unconditionally
+//     - 'if (NN == 4096)' is false at compile time: its else branch runs unconditionally
 //     - the store block runs at the end of every step, after compute, in the same schedule
-//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
-//     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
+//     - shared tiles written under the condition on wg at line 85 are each one warpgroup's own (no other op of the kernel touches them): the 20 scratch barriers of its branches are that warpgroup's alone
+//     - shared-tile writes under the condition on wg at line 170: 8 scratch barriers inside its branches become one before the if and one after it, which every warpgroup reaches ('wr', 'wi')
+//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
+//     - register split 240/24 rather than 232/40: the consumers' estimate (202) is over 200
+//     - column reductions: each thread reduces its rows, 3 shuffles reduce the 8 lanes of a warp that hold a column, and the partial results of the 4 warps of a warpgroup meet in 'colred' (one row of 16 fp32 per warp) between two named barriers
+//     - stores from registers go through 64 x 32 chunks in shared memory (swizzle 64B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills; 32 columns wide, because two 64-wide chunks per warpgroup would not fit
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
+//     - scratch barriers: 16 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 8 async-proxy fences too: one after a run's last write)
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
-__global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_constant__ CUtensorMap tm_U_64x64, const __grid_constant__ CUtensorMap tm_F1_64x64, const __grid_constant__ CUtensorMap tm_F2_64x64, const __grid_constant__ CUtensorMap tm_Tw_64x64, const __grid_constant__ CUtensorMap tm_Kf_64x64, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ U, const __nv_bfloat16 *__restrict__ F1, const __nv_bfloat16 *__restrict__ F2, const __nv_bfloat16 *__restrict__ Tw, const __nv_bfloat16 *__restrict__ Kf, __nv_bfloat16 *__restrict__ Y, const int B, const int DG, const int n) {
+__global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_constant__ CUtensorMap tm_U_64x64, const __grid_constant__ CUtensorMap tm_F1_64x64, const __grid_constant__ CUtensorMap tm_F2_64x64, const __grid_constant__ CUtensorMap tm_Tw_64x64, const __grid_constant__ CUtensorMap tm_Kf_64x64, const __grid_constant__ CUtensorMap tm_Y_64x32, const __nv_bfloat16 *__restrict__ U, const __nv_bfloat16 *__restrict__ F1, const __nv_bfloat16 *__restrict__ F2, const __nv_bfloat16 *__restrict__ Tw, const __nv_bfloat16 *__restrict__ Kf, __nv_bfloat16 *__restrict__ Y, const int B, const int DG, const int n) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
-    const uint32_t x_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t f1r_smem = tkc_smem_addr(tkc_smem + 16384);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t f1i_smem = tkc_smem_addr(tkc_smem + 32768);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t f2r_smem = tkc_smem_addr(tkc_smem + 49152);  // once bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t f2i_smem = tkc_smem_addr(tkc_smem + 57344);  // once bf16[64, 64], swizzle 128B, 1 x 8192 B
-    const uint32_t twr_smem = tkc_smem_addr(tkc_smem + 65536);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t twi_smem = tkc_smem_addr(tkc_smem + 81920);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t kfr_smem = tkc_smem_addr(tkc_smem + 98304);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t kfi_smem = tkc_smem_addr(tkc_smem + 114688);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t sr_smem = tkc_smem_addr(tkc_smem + 131072);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t si_smem = tkc_smem_addr(tkc_smem + 147456);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t vr_smem = tkc_smem_addr(tkc_smem + 163840);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t vi_smem = tkc_smem_addr(tkc_smem + 180224);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 196608);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t full_x = tkc_smem_addr(tkc_smem + 212992);  // 2 mbarriers
-    const uint32_t empty_x = tkc_smem_addr(tkc_smem + 213008);  // 2 mbarriers
-    const uint32_t full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi = tkc_smem_addr(tkc_smem + 213024);  // 1 mbarrier
-    const uint32_t empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi = tkc_smem_addr(tkc_smem + 213032);  // 1 mbarrier
+    const uint32_t xa_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
+    const uint32_t xb_smem = tkc_smem_addr(tkc_smem + 16384);  // ring bf16[64, 64], swizzle 128B, 2 x 8192 B
+    const uint32_t f1r_smem = tkc_smem_addr(tkc_smem + 32768);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t f1i_smem = tkc_smem_addr(tkc_smem + 49152);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t f2r_smem = tkc_smem_addr(tkc_smem + 65536);  // once bf16[64, 64], swizzle 128B, 1 x 8192 B
+    const uint32_t f2i_smem = tkc_smem_addr(tkc_smem + 73728);  // once bf16[64, 64], swizzle 128B, 1 x 8192 B
+    const uint32_t twr_smem = tkc_smem_addr(tkc_smem + 81920);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t twi_smem = tkc_smem_addr(tkc_smem + 98304);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t kfr_smem = tkc_smem_addr(tkc_smem + 114688);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t kfi_smem = tkc_smem_addr(tkc_smem + 131072);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t s0_smem = tkc_smem_addr(tkc_smem + 147456);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t s1_smem = tkc_smem_addr(tkc_smem + 163840);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t wr_smem = tkc_smem_addr(tkc_smem + 180224);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t wi_smem = tkc_smem_addr(tkc_smem + 196608);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t colred_smem = tkc_smem_addr(tkc_smem + 212992);  // scratch fp32[8, 16], swizzle none, 1 x 512 B
+    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 213504);  // staging bf16[64, 32], swizzle 64B, 4 x 4096 B
+    const uint32_t full_xa_xb = tkc_smem_addr(tkc_smem + 229888);  // 2 mbarriers
+    const uint32_t empty_xa_xb = tkc_smem_addr(tkc_smem + 229904);  // 2 mbarriers
+    const uint32_t full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi = tkc_smem_addr(tkc_smem + 229920);  // 1 mbarrier
+    const uint32_t empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi = tkc_smem_addr(tkc_smem + 229928);  // 1 mbarrier
     if (threadIdx.x == 0) {
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_x + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_x + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(full_xa_xb + 8 * tkc_s, 1);
+        for (int tkc_s = 0; tkc_s < 2; ++tkc_s) tkc_mbar_init(empty_xa_xb + 8 * tkc_s, 8);
         tkc_mbar_init(full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, 1);
-        tkc_mbar_init(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, 4);
+        tkc_mbar_init(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, 8);
         tkc_mbar_init_fence();
     }
     __syncthreads();
@@ -559,7 +681,7 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
     const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers
     if (tkc_wgi == 0) {
         // ---- producer warpgroup: one thread issues every TMA load ----
-        tkc_setmaxnreg_dec<56>();
+        tkc_setmaxnreg_dec<24>();
         if (threadIdx.x == 0) {
             tkc_tma_prefetch_map(&tm_U_64x64);
             tkc_tma_prefetch_map(&tm_F1_64x64);
@@ -575,6 +697,7 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
                     block_g = tkc_t;
                 }
                 (void)block_g;
+                const int H = 16;
                 // setup tiles, once per work tile: wait until the consumers are done with the last ones
                 tkc_mbar_wait(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, tkc_tile_phase ^ 1);
                 tkc_mbar_expect_tx(full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, 114688);
@@ -600,12 +723,14 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
                 // kfi <- Kf[block.g, 1, 0, 0]  (2 boxes of 64 x 64)
                 tkc_tma_load_4d(kfi_smem, &tm_Kf_64x64, 0, 0, 1, block_g, full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi);
                 tkc_tma_load_4d(kfi_smem + 8192, &tm_Kf_64x64, 64, 0, 1, block_g, full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi);
-                const int tkc_steps = B;
+                const int tkc_steps = tkc_cdiv(B, 2);
                 for (int b = 0; b < tkc_steps; ++b) {
-                    tkc_mbar_wait(empty_x + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
-                    tkc_mbar_expect_tx(full_x + 8 * tkc_stage, 8192);
-                    // x <- U[b, block.g, 0, 0]  (1 box of 64 x 64)
-                    tkc_tma_load_4d(x_smem + (uint32_t)tkc_stage * 8192, &tm_U_64x64, 0, 0, block_g, b, full_x + 8 * tkc_stage);
+                    tkc_mbar_wait(empty_xa_xb + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
+                    tkc_mbar_expect_tx(full_xa_xb + 8 * tkc_stage, 16384);
+                    // xa <- U[2 * b, block.g, 0, 0]  (1 box of 64 x 64)
+                    tkc_tma_load_4d(xa_smem + (uint32_t)tkc_stage * 8192, &tm_U_64x64, 0, 0, block_g, (2 * b), full_xa_xb + 8 * tkc_stage);
+                    // xb <- U[2 * b + 1, block.g, 0, 0]  (1 box of 64 x 64)
+                    tkc_tma_load_4d(xb_smem + (uint32_t)tkc_stage * 8192, &tm_U_64x64, 0, 0, block_g, ((2 * b) + 1), full_xa_xb + 8 * tkc_stage);
                     if (++tkc_stage == 2) { tkc_stage = 0; tkc_phase ^= 1; }
                 }
                 tkc_tile_phase ^= 1;
@@ -613,18 +738,23 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
         }
     } else {
         // ---- consumer warpgroups ----
-        tkc_setmaxnreg_inc<256>();
+        tkc_setmaxnreg_inc<240>();
         const int wg = tkc_wgi - 1;                    // consumer index
         const int tkc_wg_thread = threadIdx.x % 128;
         const int tkc_warp = tkc_wg_thread / 32, tkc_lane = threadIdx.x % 32;
         const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block
         const int tkc_lcol = 2 * (tkc_lane % 4);            // and its first column in an 8-column slab
         (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
-        float pr[64];  // row-split fp32[64, 128]: 64 values per thread
-        float pi[64];  // row-split fp32[64, 128]: 64 values per thread
-        uint32_t ar[32];  // row-split bf16[64, 128]: 32 packed pairs per thread
-        uint32_t ai[32];  // row-split bf16[64, 128]: 32 packed pairs per thread
-        float y[32];  // row-split fp32[64, 64]: 32 values per thread
+        uint32_t gr[16];  // per_wg bf16[64, 64]: 16 packed pairs per thread
+        uint32_t gi[16];  // per_wg bf16[64, 64]: 16 packed pairs per thread
+        float pr[32];  // per_wg fp32[64, 64]: 32 values per thread
+        float pi[32];  // per_wg fp32[64, 64]: 32 values per thread
+        uint32_t ar[16];  // per_wg bf16[64, 64]: 16 packed pairs per thread
+        uint32_t ai[16];  // per_wg bf16[64, 64]: 16 packed pairs per thread
+        uint32_t br[16];  // per_wg bf16[64, 64]: 16 packed pairs per thread
+        uint32_t bi[16];  // per_wg bf16[64, 64]: 16 packed pairs per thread
+        float kr[2];  // fp32[64] per_row: the 2 rows this thread holds
+        float cq[8];  // per_wg fp32[64, 16]: 8 values per thread
         int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
         (void)tkc_st_cnt;
         for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
@@ -635,465 +765,1193 @@ __global__ void __launch_bounds__(256, 1) tkc_fftconv_kernel(const __grid_consta
                 block_g = tkc_t;
             }
             (void)block_g;
+            const int H = 16;
             // setup
             tkc_mbar_wait(full_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi, tkc_tile_phase);  // f1r_f1i_f2r_f2i_twr_twi_kfr_kfi landed
-            const int tkc_steps = B;
+            // gr <- f2r  [ldmatrix.x4]
+            {
+                const uint32_t tkc_src = f2r_smem;  // f2r: 128B swizzle
+                // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                #pragma unroll
+                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    #pragma unroll
+                    for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                        const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                        const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                        const int tkc_q = tkc_f >> 1;
+                        tkc_ldmatrix_x4(tkc_a, gr[tkc_q], gr[tkc_q + 1], gr[tkc_q + 2], gr[tkc_q + 3]);
+                    }
+                }
+            }
+            // gi <- f2i  [ldmatrix.x4]
+            {
+                const uint32_t tkc_src = f2i_smem;  // f2i: 128B swizzle
+                // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                #pragma unroll
+                for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    #pragma unroll
+                    for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                        const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                        const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                        const int tkc_q = tkc_f >> 1;
+                        tkc_ldmatrix_x4(tkc_a, gi[tkc_q], gi[tkc_q + 1], gi[tkc_q + 2], gi[tkc_q + 3]);
+                    }
+                }
+            }
+            // cq = 0.0
+            #pragma unroll
+            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) cq[tkc_i] = 0.0f;
+            const int tkc_steps = tkc_cdiv(B, 2);
             int tkc_prev_stage = 0, tkc_prev_phase = 0;
             (void)tkc_prev_stage; (void)tkc_prev_phase;
             for (int b = 0; b < tkc_steps; ++b) {  // every step
-                tkc_mbar_wait(full_x + 8 * tkc_stage, tkc_phase);  // x landed
-                // pr = x.T @ f1r  [wgmma m64n128k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(f1r_smem + 0, 8192, 1024, 1);  // f1r: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(x_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // x: M-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&pr[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&pr[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&pr[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&pr[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                }
-                // pi = x.T @ f1i  [wgmma m64n128k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(f1i_smem + 0, 8192, 1024, 1);  // f1i: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(x_smem + (uint32_t)tkc_stage * 8192 + 0 + (uint32_t)wg * 8192, 8192, 1024, 1);  // x: M-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 128, tkc_db + 128, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 256, tkc_db + 256, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 384, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                }
-                // ar <- twr  [ldmatrix.x4]
-                {
-                    const uint32_t tkc_src = twr_smem;  // twr: 128B swizzle
-                    // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                tkc_mbar_wait(full_xa_xb + 8 * tkc_stage, tkc_phase);  // xa_xb landed
+                if ((wg == 0)) {
+                    // pr = xa[0:32, :].T @ f1r[0:32, 0:64]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    {
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                            const int tkc_q = tkc_f >> 1;
-                            tkc_ldmatrix_x4(tkc_a, ar[tkc_q], ar[tkc_q + 1], ar[tkc_q + 2], ar[tkc_q + 3]);
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(f1r_smem + 0, 8192, 1024, 1);  // f1r: N-major, 128B
+                        const uint64_t tkc_da = tkc_desc(xa_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // xa: M-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pr[0], tkc_da + 0, tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pr[0], tkc_da + 128, tkc_db + 128, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pi = xa[0:32, :].T @ f1i[0:32, 0:64]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(f1i_smem + 0, 8192, 1024, 1);  // f1i: N-major, 128B
+                        const uint64_t tkc_da = tkc_desc(xa_smem + (uint32_t)tkc_stage * 8192 + 0, 8192, 1024, 1);  // xa: M-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 0, tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 128, tkc_db + 128, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    // ar <- xa  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = xa_smem + (uint32_t)tkc_stage * 8192;  // xa: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, ar[tkc_q], ar[tkc_q + 1], ar[tkc_q + 2], ar[tkc_q + 3]);
+                            }
                         }
                     }
-                }
-                // ai <- twi  [ldmatrix.x4]
-                {
-                    const uint32_t tkc_src = twi_smem;  // twi: 128B swizzle
-                    // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    // let qa = rowsum(fp32(ar) * fp32(ar))
+                    float qa[2];  // fp32[64] per_row: the 2 rows this thread holds
+                    float tkc_red0[2];  // rowsum(fp32(ar) * fp32(ar))
                     #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red0[tkc_r] = 0.f;
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
+                        tkc_red0[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(ar[tkc_i >> 1]) : tkc_bf16_lo(ar[tkc_i >> 1])) * ((tkc_i & 1) ? tkc_bf16_hi(ar[tkc_i >> 1]) : tkc_bf16_lo(ar[tkc_i >> 1])));
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                        tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 1);
+                        tkc_red0[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red0[tkc_r], 2);
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) qa[tkc_r] = tkc_red0[tkc_r];
+                    // ar <- xb  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = xb_smem + (uint32_t)tkc_stage * 8192;  // xb: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                            const int tkc_q = tkc_f >> 1;
-                            tkc_ldmatrix_x4(tkc_a, ai[tkc_q], ai[tkc_q + 1], ai[tkc_q + 2], ai[tkc_q + 3]);
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, ar[tkc_q], ar[tkc_q + 1], ar[tkc_q + 2], ar[tkc_q + 3]);
+                            }
                         }
                     }
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'sr' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                // sr <- bf16(pr * ar - pi * ai)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = sr_smem;  // sr: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    // let qb = rowsum(fp32(ar) * fp32(ar))
+                    float qb[2];  // fp32[64] per_row: the 2 rows this thread holds
+                    float tkc_red1[2];  // rowsum(fp32(ar) * fp32(ar))
                     #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red1[tkc_r] = 0.f;
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
+                        tkc_red1[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(ar[tkc_i >> 1]) : tkc_bf16_lo(ar[tkc_i >> 1])) * ((tkc_i & 1) ? tkc_bf16_hi(ar[tkc_i >> 1]) : tkc_bf16_lo(ar[tkc_i >> 1])));
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                        tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 1);
+                        tkc_red1[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red1[tkc_r], 2);
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) qb[tkc_r] = tkc_red1[tkc_r];
+                    // cq = where(row / H == col, qa, cq * 0.0)
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) cq[tkc_i] = ((((tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) == (tkc_frag_col(tkc_lcol, tkc_i, 16))) ? qa[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] : (cq[tkc_i] * 0.0f));
+                    // cq = where(row / H == col - 8, qb, cq)
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) cq[tkc_i] = ((((tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) == ((tkc_frag_col(tkc_lcol, tkc_i, 16)) - 8)) ? qb[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] : cq[tkc_i]);
+                    // let cm = log2(min(max(colsum(cq), 9.9999999999999994e-37), 9.9999999999999998e+37))
+                    float cm[4];  // fp32[16] per_col: the 4 columns this thread holds, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2
+                    float tkc_red2[4];  // colsum(cq): the 4 columns this thread holds (per_col slots)
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 4; ++tkc_r) tkc_red2[tkc_r] = 0.f;
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                        tkc_red2[(2 * ((tkc_i >> 2) % 2) + (tkc_i & 1))] += cq[tkc_i];
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 4; ++tkc_r) {  // the 8 lanes of a warp with the same lane % 4 hold a column
+                        tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 4);
+                        tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 8);
+                        tkc_red2[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red2[tkc_r], 16);
+                    }
+                    {  // the partial results of 4 warps meet in 'colred' (named barrier colred_wg: column reductions of per_wg tiles: the 4 warps of one warpgroup)
+                        const uint32_t tkc_cb = colred_smem + (uint32_t)wg * 256;
+                        tkc_bar_sync(6 + wg, 128);  // every thread has read the last reduction's partial results
+                        if (tkc_lane < 4) {
+                            #pragma unroll
+                            for (int tkc_r = 0; tkc_r < 4; ++tkc_r)
+                                tkc_st_shared_f32(tkc_cb + (uint32_t)(tkc_warp * 64 + (8 * (tkc_r >> 1) + tkc_lcol + (tkc_r & 1)) * 4), tkc_red2[tkc_r]);
+                        }
+                        tkc_bar_sync(6 + wg, 128);
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1]))) - (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1]))) - (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1])))));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) - (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) - (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) - (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) - (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) - (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) - (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        for (int tkc_r = 0; tkc_r < 4; ++tkc_r) {
+                            const uint32_t tkc_ca = tkc_cb + (uint32_t)(8 * (tkc_r >> 1) + tkc_lcol + (tkc_r & 1)) * 4;
+                            float tkc_s = tkc_ld_shared_f32(tkc_ca);
+                            #pragma unroll
+                            for (int tkc_w = 1; tkc_w < 4; ++tkc_w) tkc_s += tkc_ld_shared_f32(tkc_ca + (uint32_t)tkc_w * 64);
+                            tkc_red2[tkc_r] = tkc_s;
                         }
                     }
-                }
-                if (tkc_wg_thread == 0) tkc_mbar_arrive(empty_x + 8 * tkc_stage);  // release x
-                tkc_fence_proxy_async();  // 'sr' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'sr' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'si' is done
-                // si <- bf16(pr * ai + pi * ar)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = si_smem;  // si: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                     #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    for (int tkc_r = 0; tkc_r < 4; ++tkc_r) cm[tkc_r] = __log2f(fminf(fmaxf(tkc_red2[tkc_r], 1e-36f), 1e+38f));
+                    // cq = where(row / H == col, cm, cq * 0.0)
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) cq[tkc_i] = ((((tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) == (tkc_frag_col(tkc_lcol, tkc_i, 16))) ? cm[(2 * ((tkc_i >> 2) % 2) + (tkc_i & 1))] : (cq[tkc_i] * 0.0f));
+                    // cq = where(row / H == col - 8, 0.0 - cm, cq)
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) cq[tkc_i] = ((((tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) == ((tkc_frag_col(tkc_lcol, tkc_i, 16)) - 8)) ? (0.0f - cm[(2 * ((tkc_i >> 2) % 2) + (tkc_i & 1))]) : cq[tkc_i]);
+                    // kr = min(max(rowsum(cq) * 0.5, -60.0), 60.0)
+                    float tkc_red3[2];  // rowsum(cq)
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red3[tkc_r] = 0.f;
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                        tkc_red3[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += cq[tkc_i];
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                        tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 1);
+                        tkc_red3[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red3[tkc_r], 2);
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) kr[tkc_r] = fminf(fmaxf((tkc_red3[tkc_r] * 0.5f), -60.0f), 60.0f);
+                    // kr = kr + 12582912.0 - 12582912.0
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) kr[tkc_r] = ((kr[tkc_r] + 12582912.0f) - 12582912.0f);
+                    // let t = exp2(kr)
+                    float t[2];  // fp32[64] per_row: the 2 rows this thread holds
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) t[tkc_r] = tkc_exp2(kr[tkc_r]);
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's0' is done
+                    // s0[:, 0:64] <- bf16(fp32(ar) * t)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = s0_smem;  // s0: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1]))) + (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1]))) + (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1])))));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1])))));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1])))));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1])))));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1])) * t[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1])) * t[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1])) * t[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1])) * t[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1])) * t[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1])) * t[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1])) * t[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1])) * t[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
                         }
                     }
-                }
-                tkc_fence_proxy_async();  // 'si' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'si' is complete
-                // pr = f2r @ sr  [wgmma m64n128k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(sr_smem + 0, 8192, 1024, 1);  // sr: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f2r_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f2r: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                }
-                // pr -= f2i @ si  [wgmma m64n128k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(si_smem + 0, 8192, 1024, 1);  // si: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f2i_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f2i: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, -1>(&pr[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, -1>(&pr[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, -1>(&pr[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, -1>(&pr[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                }
-                // pi = f2r @ si  [wgmma m64n128k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(si_smem + 0, 8192, 1024, 1);  // si: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f2r_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f2r: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                }
-                // pi += f2i @ sr  [wgmma m64n128k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(sr_smem + 0, 8192, 1024, 1);  // sr: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f2i_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f2i: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                }
-                // ar <- kfr  [ldmatrix.x4]
-                {
-                    const uint32_t tkc_src = kfr_smem;  // kfr: 128B swizzle
-                    // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    tkc_fence_proxy_async();  // 's0' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's0' is complete
+                    // pr -= s0[0:32, 0:64].T @ f1i[0:32, 0:64]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    {
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                            const int tkc_q = tkc_f >> 1;
-                            tkc_ldmatrix_x4(tkc_a, ar[tkc_q], ar[tkc_q + 1], ar[tkc_q + 2], ar[tkc_q + 3]);
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(f1i_smem + 0, 8192, 1024, 1);  // f1i: N-major, 128B
+                        const uint64_t tkc_da = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: M-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, -1>(&pr[0], tkc_da + 0, tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, -1>(&pr[0], tkc_da + 128, tkc_db + 128, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pi += s0[0:32, 0:64].T @ f1r[0:32, 0:64]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(f1r_smem + 0, 8192, 1024, 1);  // f1r: N-major, 128B
+                        const uint64_t tkc_da = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: M-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 0, tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 128, tkc_db + 128, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    // ar <- twr[:, 0:64]  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = twr_smem;  // twr: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, ar[tkc_q], ar[tkc_q + 1], ar[tkc_q + 2], ar[tkc_q + 3]);
+                            }
                         }
                     }
-                }
-                // ai <- kfi  [ldmatrix.x4]
-                {
-                    const uint32_t tkc_src = kfi_smem;  // kfi: 128B swizzle
-                    // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    // ai <- twi[:, 0:64]  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = twi_smem;  // twi: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                            const int tkc_q = tkc_f >> 1;
-                            tkc_ldmatrix_x4(tkc_a, ai[tkc_q], ai[tkc_q + 1], ai[tkc_q + 2], ai[tkc_q + 3]);
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, ai[tkc_q], ai[tkc_q + 1], ai[tkc_q + 2], ai[tkc_q + 3]);
+                            }
                         }
                     }
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'vr' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                // vr <- bf16(pr * ar - pi * ai)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = vr_smem;  // vr: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    tkc_wgmma_wait<0>();  // registers of a product in flight
                     #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's0' is done
+                    // s0[:, 0:64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = s0_smem;  // s0: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1]))) - (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1]))) - (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1])))));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) - (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) - (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) - (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) - (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) - (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) - (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1]))) - (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1]))) - (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) - (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) - (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) - (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) - (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) - (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) - (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
                         }
                     }
-                }
-                tkc_fence_proxy_async();  // 'vr' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'vr' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'vi' is done
-                // vi <- bf16(pr * ai + pi * ar)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = vi_smem;  // vi: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    // s0[:, 64:128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = s0_smem;  // s0: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1]))) + (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1]))) + (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1])))));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1])))));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1])))));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1])))));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1]))) + (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1]))) + (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
                         }
                     }
-                }
-                tkc_fence_proxy_async();  // 'vi' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'vi' is complete
-                // pr = f2r @ vr  [wgmma m64n128k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(vr_smem + 0, 8192, 1024, 1);  // vr: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f2r_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f2r: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                }
-                // pr += f2i @ vi  [wgmma m64n128k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(vi_smem + 0, 8192, 1024, 1);  // vi: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f2i_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f2i: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pr[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                }
-                // pi = f2r @ vi  [wgmma m64n128k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(vi_smem + 0, 8192, 1024, 1);  // vi: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f2r_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f2r: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, 1>(&pi[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                }
-                // pi -= f2i @ vr  [wgmma m64n128k16 x 4, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(vr_smem + 0, 8192, 1024, 1);  // vr: N-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f2i_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f2i: K-major, 128B
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, -1>(&pi[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, -1>(&pi[0], tkc_da + 2, tkc_db + 128, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, -1>(&pi[0], tkc_da + 4, tkc_db + 256, 1);
-                    tkc_wgmma_m64n128k16_ss_bf16<0, 1, -1>(&pi[0], tkc_da + 6, tkc_db + 384, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                }
-                // ar <- twr  [ldmatrix.x4]
-                {
-                    const uint32_t tkc_src = twr_smem;  // twr: 128B swizzle
-                    // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    tkc_fence_proxy_async();  // 's0' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's0' is complete
+                    // pr = gr @ s0[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    {
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                            const int tkc_q = tkc_f >> 1;
-                            tkc_ldmatrix_x4(tkc_a, ar[tkc_q], ar[tkc_q + 1], ar[tkc_q + 2], ar[tkc_q + 3]);
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[12], gr[13], gr[14], gr[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pr -= gi @ s0[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s0_smem + 8192, 8192, 1024, 1);  // s0: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[12], gi[13], gi[14], gi[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pi = gr @ s0[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s0_smem + 8192, 8192, 1024, 1);  // s0: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[12], gr[13], gr[14], gr[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    // pi += gi @ s0[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[12], gi[13], gi[14], gi[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    // br <- kfr[:, 0:64]  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = kfr_smem;  // kfr: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, br[tkc_q], br[tkc_q + 1], br[tkc_q + 2], br[tkc_q + 3]);
+                            }
                         }
                     }
-                }
-                // ai <- twi  [ldmatrix.x4]
-                {
-                    const uint32_t tkc_src = twi_smem;  // twi: 128B swizzle
-                    // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    // bi <- kfi[:, 0:64]  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = kfi_smem;  // kfi: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                            const int tkc_q = tkc_f >> 1;
-                            tkc_ldmatrix_x4(tkc_a, ai[tkc_q], ai[tkc_q + 1], ai[tkc_q + 2], ai[tkc_q + 3]);
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, bi[tkc_q], bi[tkc_q + 1], bi[tkc_q + 2], bi[tkc_q + 3]);
+                            }
                         }
                     }
-                }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'sr' is done
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pr[tkc_i]);
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(pi[tkc_i]);
-                // sr <- bf16(pr * ar + pi * ai)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = sr_smem;  // sr: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                    tkc_wgmma_wait<0>();  // registers of a product in flight
                     #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's0' is done
+                    // s0[:, 0:64] <- bf16(pr * br - pi * bi)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = s0_smem;  // s0: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1]))) + (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1]))) + (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1])))));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1]))) - (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(bi[(tkc_f + 0) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1]))) - (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(bi[(tkc_f + 1) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1]))) - (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(bi[(tkc_f + 2) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1]))) - (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(bi[(tkc_f + 3) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1]))) - (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(bi[(tkc_f + 4) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1]))) - (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(bi[(tkc_f + 5) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1]))) - (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(bi[(tkc_f + 6) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1]))) - (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(bi[(tkc_f + 7) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
                         }
                     }
-                }
-                tkc_fence_proxy_async();  // 'sr' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'sr' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'si' is done
-                // si <- bf16(pi * ar - pr * ai)  [stmatrix.x4]
-                {
-                    const uint32_t tkc_dst = si_smem;  // si: 128B swizzle
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                    // s0[:, 64:128] <- bf16(pr * bi + pi * br)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = s0_smem;  // s0: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
                         #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_v0 = tkc_pack_bf16(((pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1]))) - (pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1])))), ((pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1]))) - (pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1])))));
-                            const uint32_t tkc_v1 = tkc_pack_bf16(((pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) - (pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) - (pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
-                            const uint32_t tkc_v2 = tkc_pack_bf16(((pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) - (pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) - (pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
-                            const uint32_t tkc_v3 = tkc_pack_bf16(((pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) - (pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) - (pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
-                            tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(bi[(tkc_f + 0) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 0) >> 1]))) + (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(bi[(tkc_f + 1) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 1) >> 1]))) + (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(bi[(tkc_f + 2) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(bi[(tkc_f + 3) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(bi[(tkc_f + 4) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(bi[(tkc_f + 5) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(bi[(tkc_f + 6) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(bi[(tkc_f + 7) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
                         }
                     }
+                    tkc_fence_proxy_async();  // 's0' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's0' is complete
+                    // pr = gr @ s0[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[12], gr[13], gr[14], gr[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pr += gi @ s0[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s0_smem + 8192, 8192, 1024, 1);  // s0: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[12], gi[13], gi[14], gi[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pi = gr @ s0[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s0_smem + 8192, 8192, 1024, 1);  // s0: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[12], gr[13], gr[14], gr[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    // pi -= gi @ s0[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[12], gi[13], gi[14], gi[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    tkc_wgmma_wait<0>();  // products inside a branch or loop finish inside it
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                } else {
+                    // pr = xa[32:64, :].T @ f1r[32:64, 64:128]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(f1r_smem + 12288, 8192, 1024, 1);  // f1r: N-major, 128B
+                        const uint64_t tkc_da = tkc_desc(xa_smem + (uint32_t)tkc_stage * 8192 + 4096, 8192, 1024, 1);  // xa: M-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pr[0], tkc_da + 0, tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pr[0], tkc_da + 128, tkc_db + 128, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pi = xa[32:64, :].T @ f1i[32:64, 64:128]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(f1i_smem + 12288, 8192, 1024, 1);  // f1i: N-major, 128B
+                        const uint64_t tkc_da = tkc_desc(xa_smem + (uint32_t)tkc_stage * 8192 + 4096, 8192, 1024, 1);  // xa: M-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 0, tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 128, tkc_db + 128, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    // ar <- xa  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = xa_smem + (uint32_t)tkc_stage * 8192;  // xa: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, ar[tkc_q], ar[tkc_q + 1], ar[tkc_q + 2], ar[tkc_q + 3]);
+                            }
+                        }
+                    }
+                    // let qa = rowsum(fp32(ar) * fp32(ar))
+                    float qa[2];  // fp32[64] per_row: the 2 rows this thread holds
+                    float tkc_red4[2];  // rowsum(fp32(ar) * fp32(ar))
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red4[tkc_r] = 0.f;
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
+                        tkc_red4[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(ar[tkc_i >> 1]) : tkc_bf16_lo(ar[tkc_i >> 1])) * ((tkc_i & 1) ? tkc_bf16_hi(ar[tkc_i >> 1]) : tkc_bf16_lo(ar[tkc_i >> 1])));
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                        tkc_red4[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red4[tkc_r], 1);
+                        tkc_red4[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red4[tkc_r], 2);
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) qa[tkc_r] = tkc_red4[tkc_r];
+                    // ar <- xb  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = xb_smem + (uint32_t)tkc_stage * 8192;  // xb: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 64, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, ar[tkc_q], ar[tkc_q + 1], ar[tkc_q + 2], ar[tkc_q + 3]);
+                            }
+                        }
+                    }
+                    // let qb = rowsum(fp32(ar) * fp32(ar))
+                    float qb[2];  // fp32[64] per_row: the 2 rows this thread holds
+                    float tkc_red5[2];  // rowsum(fp32(ar) * fp32(ar))
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red5[tkc_r] = 0.f;
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) {
+                        tkc_red5[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))] += (((tkc_i & 1) ? tkc_bf16_hi(ar[tkc_i >> 1]) : tkc_bf16_lo(ar[tkc_i >> 1])) * ((tkc_i & 1) ? tkc_bf16_hi(ar[tkc_i >> 1]) : tkc_bf16_lo(ar[tkc_i >> 1])));
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                        tkc_red5[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red5[tkc_r], 1);
+                        tkc_red5[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red5[tkc_r], 2);
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) qb[tkc_r] = tkc_red5[tkc_r];
+                    // cq = where(row / H == col, qa, cq * 0.0)
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) cq[tkc_i] = ((((tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) == (tkc_frag_col(tkc_lcol, tkc_i, 16))) ? qa[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] : (cq[tkc_i] * 0.0f));
+                    // cq = where(row / H == col - 8, qb, cq)
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) cq[tkc_i] = ((((tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) == ((tkc_frag_col(tkc_lcol, tkc_i, 16)) - 8)) ? qb[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] : cq[tkc_i]);
+                    // let cm = log2(min(max(colsum(cq), 9.9999999999999994e-37), 9.9999999999999998e+37))
+                    float cm[4];  // fp32[16] per_col: the 4 columns this thread holds, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2
+                    float tkc_red6[4];  // colsum(cq): the 4 columns this thread holds (per_col slots)
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 4; ++tkc_r) tkc_red6[tkc_r] = 0.f;
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                        tkc_red6[(2 * ((tkc_i >> 2) % 2) + (tkc_i & 1))] += cq[tkc_i];
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 4; ++tkc_r) {  // the 8 lanes of a warp with the same lane % 4 hold a column
+                        tkc_red6[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red6[tkc_r], 4);
+                        tkc_red6[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red6[tkc_r], 8);
+                        tkc_red6[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red6[tkc_r], 16);
+                    }
+                    {  // the partial results of 4 warps meet in 'colred' (named barrier colred_wg: column reductions of per_wg tiles: the 4 warps of one warpgroup)
+                        const uint32_t tkc_cb = colred_smem + (uint32_t)wg * 256;
+                        tkc_bar_sync(6 + wg, 128);  // every thread has read the last reduction's partial results
+                        if (tkc_lane < 4) {
+                            #pragma unroll
+                            for (int tkc_r = 0; tkc_r < 4; ++tkc_r)
+                                tkc_st_shared_f32(tkc_cb + (uint32_t)(tkc_warp * 64 + (8 * (tkc_r >> 1) + tkc_lcol + (tkc_r & 1)) * 4), tkc_red6[tkc_r]);
+                        }
+                        tkc_bar_sync(6 + wg, 128);
+                        #pragma unroll
+                        for (int tkc_r = 0; tkc_r < 4; ++tkc_r) {
+                            const uint32_t tkc_ca = tkc_cb + (uint32_t)(8 * (tkc_r >> 1) + tkc_lcol + (tkc_r & 1)) * 4;
+                            float tkc_s = tkc_ld_shared_f32(tkc_ca);
+                            #pragma unroll
+                            for (int tkc_w = 1; tkc_w < 4; ++tkc_w) tkc_s += tkc_ld_shared_f32(tkc_ca + (uint32_t)tkc_w * 64);
+                            tkc_red6[tkc_r] = tkc_s;
+                        }
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 4; ++tkc_r) cm[tkc_r] = __log2f(fminf(fmaxf(tkc_red6[tkc_r], 1e-36f), 1e+38f));
+                    // cq = where(row / H == col, cm, cq * 0.0)
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) cq[tkc_i] = ((((tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) == (tkc_frag_col(tkc_lcol, tkc_i, 16))) ? cm[(2 * ((tkc_i >> 2) % 2) + (tkc_i & 1))] : (cq[tkc_i] * 0.0f));
+                    // cq = where(row / H == col - 8, 0.0 - cm, cq)
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) cq[tkc_i] = ((((tkc_frag_row(tkc_lrow, tkc_i, 16)) / 16) == ((tkc_frag_col(tkc_lcol, tkc_i, 16)) - 8)) ? (0.0f - cm[(2 * ((tkc_i >> 2) % 2) + (tkc_i & 1))]) : cq[tkc_i]);
+                    // kr = min(max(rowsum(cq) * 0.5, -60.0), 60.0)
+                    float tkc_red7[2];  // rowsum(cq)
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red7[tkc_r] = 0.f;
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                        tkc_red7[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] += cq[tkc_i];
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                        tkc_red7[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red7[tkc_r], 1);
+                        tkc_red7[tkc_r] += __shfl_xor_sync(0xffffffffu, tkc_red7[tkc_r], 2);
+                    }
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) kr[tkc_r] = fminf(fmaxf((tkc_red7[tkc_r] * 0.5f), -60.0f), 60.0f);
+                    // kr = kr + 12582912.0 - 12582912.0
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) kr[tkc_r] = ((kr[tkc_r] + 12582912.0f) - 12582912.0f);
+                    // let t = exp2(kr)
+                    float t[2];  // fp32[64] per_row: the 2 rows this thread holds
+                    #pragma unroll
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) t[tkc_r] = tkc_exp2(kr[tkc_r]);
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's1' is done
+                    // s1[:, 0:64] <- bf16(fp32(ar) * t)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = s1_smem;  // s1: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1])) * t[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), ((((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1])) * t[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1])) * t[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1])) * t[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1])) * t[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1])) * t[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1])) * t[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1])) * t[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
+                        }
+                    }
+                    tkc_fence_proxy_async();  // 's1' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's1' is complete
+                    // pr -= s1[32:64, 0:64].T @ f1i[32:64, 64:128]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(f1i_smem + 12288, 8192, 1024, 1);  // f1i: N-major, 128B
+                        const uint64_t tkc_da = tkc_desc(s1_smem + 4096, 8192, 1024, 1);  // s1: M-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, -1>(&pr[0], tkc_da + 0, tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, -1>(&pr[0], tkc_da + 128, tkc_db + 128, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pi += s1[32:64, 0:64].T @ f1r[32:64, 64:128]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(f1r_smem + 12288, 8192, 1024, 1);  // f1r: N-major, 128B
+                        const uint64_t tkc_da = tkc_desc(s1_smem + 4096, 8192, 1024, 1);  // s1: M-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 0, tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 128, tkc_db + 128, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    // ar <- twr[:, 64:128]  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = twr_smem;  // twr: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, ar[tkc_q], ar[tkc_q + 1], ar[tkc_q + 2], ar[tkc_q + 3]);
+                            }
+                        }
+                    }
+                    // ai <- twi[:, 64:128]  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = twi_smem;  // twi: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, ai[tkc_q], ai[tkc_q + 1], ai[tkc_q + 2], ai[tkc_q + 3]);
+                            }
+                        }
+                    }
+                    tkc_wgmma_wait<0>();  // registers of a product in flight
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's1' is done
+                    // s1[:, 0:64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = s1_smem;  // s1: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1]))) - (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1]))) - (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) - (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) - (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) - (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) - (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) - (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) - (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
+                        }
+                    }
+                    // s1[:, 64:128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = s1_smem;  // s1: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1]))) + (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1]))) + (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
+                        }
+                    }
+                    tkc_fence_proxy_async();  // 's1' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's1' is complete
+                    // pr = gr @ s1[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s1_smem + 0, 8192, 1024, 1);  // s1: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[12], gr[13], gr[14], gr[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pr -= gi @ s1[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s1_smem + 8192, 8192, 1024, 1);  // s1: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[12], gi[13], gi[14], gi[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pi = gr @ s1[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s1_smem + 8192, 8192, 1024, 1);  // s1: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[12], gr[13], gr[14], gr[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    // pi += gi @ s1[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s1_smem + 0, 8192, 1024, 1);  // s1: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[12], gi[13], gi[14], gi[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    // br <- kfr[:, 64:128]  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = kfr_smem;  // kfr: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, br[tkc_q], br[tkc_q + 1], br[tkc_q + 2], br[tkc_q + 3]);
+                            }
+                        }
+                    }
+                    // bi <- kfi[:, 64:128]  [ldmatrix.x4]
+                    {
+                        const uint32_t tkc_src = kfi_smem;  // kfi: 128B swizzle
+                        // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
+                                const int tkc_q = tkc_f >> 1;
+                                tkc_ldmatrix_x4(tkc_a, bi[tkc_q], bi[tkc_q + 1], bi[tkc_q + 2], bi[tkc_q + 3]);
+                            }
+                        }
+                    }
+                    tkc_wgmma_wait<0>();  // registers of a product in flight
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's1' is done
+                    // s1[:, 0:64] <- bf16(pr * br - pi * bi)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = s1_smem;  // s1: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1]))) - (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(bi[(tkc_f + 0) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1]))) - (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(bi[(tkc_f + 1) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1]))) - (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(bi[(tkc_f + 2) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1]))) - (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(bi[(tkc_f + 3) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1]))) - (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(bi[(tkc_f + 4) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1]))) - (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(bi[(tkc_f + 5) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1]))) - (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(bi[(tkc_f + 6) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1]))) - (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(bi[(tkc_f + 7) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
+                        }
+                    }
+                    // s1[:, 64:128] <- bf16(pr * bi + pi * br)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = s1_smem;  // s1: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(bi[(tkc_f + 0) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 0) >> 1]))) + (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(br[(tkc_f + 0) >> 1]) : tkc_bf16_lo(br[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(bi[(tkc_f + 1) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 1) >> 1]))) + (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(br[(tkc_f + 1) >> 1]) : tkc_bf16_lo(br[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(bi[(tkc_f + 2) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(bi[(tkc_f + 3) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(bi[(tkc_f + 4) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(bi[(tkc_f + 5) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(bi[(tkc_f + 6) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(bi[(tkc_f + 7) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
+                        }
+                    }
+                    tkc_fence_proxy_async();  // 's1' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's1' is complete
+                    // pr = gr @ s1[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s1_smem + 0, 8192, 1024, 1);  // s1: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[12], gr[13], gr[14], gr[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pr += gi @ s1[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s1_smem + 8192, 8192, 1024, 1);  // s1: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[12], gi[13], gi[14], gi[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pi = gr @ s1[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s1_smem + 8192, 8192, 1024, 1);  // s1: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[12], gr[13], gr[14], gr[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    // pi -= gi @ s1[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(s1_smem + 0, 8192, 1024, 1);  // s1: N-major, 128B
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
+                        tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[12], gi[13], gi[14], gi[15], tkc_db + 384, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
+                    }
+                    tkc_wgmma_wait<0>();  // products inside a branch or loop finish inside it
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                 }
-                tkc_fence_proxy_async();  // 'si' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'si' is complete
-                // y = f1r @ sr.T  [wgmma m64n64k16 x 8, A and B from shared memory]
-                {
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(sr_smem + 0, 16, 1024, 1);  // sr: K-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f1r_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f1r: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 0, tkc_db + 0, 0);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 6, tkc_db + 6, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 514, tkc_db + 514, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 516, tkc_db + 516, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 518, tkc_db + 518, 1);
-                    tkc_wgmma_commit();
-                    #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
+                tkc_fence_proxy_async();  // this thread's reads of xa_xb are done before TMA refills it
+                __syncwarp();  // every lane of this warp is done with xa_xb
+                if (tkc_lane == 0) tkc_mbar_arrive(empty_xa_xb + 8 * tkc_stage);  // release xa_xb
+                tkc_bar_sync(3, 256);  // scratch: every earlier reader of 'wr', 'wi' is done (written under the if on wg below)
+                if ((wg == 0)) {
+                    // wr[:, 0:64] <- bf16(pr * ar + pi * ai)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = wr_smem;  // wr: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1]))) + (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1]))) + (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
+                        }
+                    }
+                    tkc_fence_proxy_async();  // 'wr' is read by products
+                    // wi[:, 0:64] <- bf16(pi * ar - pr * ai)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = wi_smem;  // wi: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1]))) - (pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1])))), ((pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1]))) - (pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) - (pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) - (pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) - (pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) - (pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) - (pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) - (pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
+                        }
+                    }
+                    tkc_fence_proxy_async();  // 'wi' is read by products
+                } else {
+                    // wr[:, 64:128] <- bf16(pr * ar + pi * ai)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = wr_smem;  // wr: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1]))) + (pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1])))), ((pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1]))) + (pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
+                        }
+                    }
+                    tkc_fence_proxy_async();  // 'wr' is read by products
+                    // wi[:, 64:128] <- bf16(pi * ar - pr * ai)  [stmatrix.x4]
+                    {
+                        const uint32_t tkc_dst = wi_smem;  // wi: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                        #pragma unroll
+                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                            #pragma unroll
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_g * 8;  // the block's first value
+                                const uint32_t tkc_v0 = tkc_pack_bf16(((pi[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ar[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 0) >> 1]))) - (pr[(tkc_f + 0)] * (((tkc_f + 0) & 1) ? tkc_bf16_hi(ai[(tkc_f + 0) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 0) >> 1])))), ((pi[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ar[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 1) >> 1]))) - (pr[(tkc_f + 1)] * (((tkc_f + 1) & 1) ? tkc_bf16_hi(ai[(tkc_f + 1) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 1) >> 1])))));
+                                const uint32_t tkc_v1 = tkc_pack_bf16(((pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) - (pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) - (pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
+                                const uint32_t tkc_v2 = tkc_pack_bf16(((pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) - (pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) - (pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
+                                const uint32_t tkc_v3 = tkc_pack_bf16(((pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) - (pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) - (pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            }
+                        }
+                    }
+                    tkc_fence_proxy_async();  // 'wi' is read by products
                 }
-                // y += f1i @ si.T  [wgmma m64n64k16 x 8, A and B from shared memory]
-                {
+                tkc_bar_sync(3, 256);  // scratch: 'wr', 'wi' complete (written under the if on wg above)
+                if ((wg == 0)) {
+                    // pr = f1r @ wr.T  [wgmma m64n64k16 x 8, A and B from shared memory]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(wr_smem + 0, 16, 1024, 1);  // wr: K-major, 128B
+                        const uint64_t tkc_da = tkc_desc(f1r_smem + 0, 16, 1024, 1);  // f1r: K-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 0, tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 2, tkc_db + 2, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 4, tkc_db + 4, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 6, tkc_db + 6, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 512, tkc_db + 512, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 514, tkc_db + 514, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 516, tkc_db + 516, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 518, tkc_db + 518, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pr += f1i @ wi.T  [wgmma m64n64k16 x 8, A and B from shared memory]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(wi_smem + 0, 16, 1024, 1);  // wi: K-major, 128B
+                        const uint64_t tkc_da = tkc_desc(f1i_smem + 0, 16, 1024, 1);  // f1i: K-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 0, tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 2, tkc_db + 2, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 4, tkc_db + 4, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 6, tkc_db + 6, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 512, tkc_db + 512, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 514, tkc_db + 514, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 516, tkc_db + 516, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 518, tkc_db + 518, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    tkc_wgmma_wait<0>();  // products inside a branch or loop finish inside it
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
-                    tkc_wgmma_fence();
-                    const uint64_t tkc_db = tkc_desc(si_smem + 0, 16, 1024, 1);  // si: K-major, 128B
-                    const uint64_t tkc_da = tkc_desc(f1i_smem + 0 + (uint32_t)wg * 8192, 16, 1024, 1);  // f1i: K-major, 128B
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 0, tkc_db + 0, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 2, tkc_db + 2, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 4, tkc_db + 4, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 6, tkc_db + 6, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 512, tkc_db + 512, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 514, tkc_db + 514, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 516, tkc_db + 516, 1);
-                    tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&y[0], tkc_da + 518, tkc_db + 518, 1);
-                    tkc_wgmma_commit();
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                } else {
+                    // pr = f1r @ wi.T  [wgmma m64n64k16 x 8, A and B from shared memory]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(wi_smem + 0, 16, 1024, 1);  // wi: K-major, 128B
+                        const uint64_t tkc_da = tkc_desc(f1r_smem + 0, 16, 1024, 1);  // f1r: K-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 0, tkc_db + 0, 0);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 2, tkc_db + 2, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 4, tkc_db + 4, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 6, tkc_db + 6, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 512, tkc_db + 512, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 514, tkc_db + 514, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 516, tkc_db + 516, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, 1>(&pr[0], tkc_da + 518, tkc_db + 518, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // pr -= f1i @ wr.T  [wgmma m64n64k16 x 8, A and B from shared memory]
+                    {
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                        tkc_wgmma_fence();
+                        const uint64_t tkc_db = tkc_desc(wr_smem + 0, 16, 1024, 1);  // wr: K-major, 128B
+                        const uint64_t tkc_da = tkc_desc(f1i_smem + 0, 16, 1024, 1);  // f1i: K-major, 128B
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, -1>(&pr[0], tkc_da + 0, tkc_db + 0, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, -1>(&pr[0], tkc_da + 2, tkc_db + 2, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, -1>(&pr[0], tkc_da + 4, tkc_db + 4, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, -1>(&pr[0], tkc_da + 6, tkc_db + 6, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, -1>(&pr[0], tkc_da + 512, tkc_db + 512, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, -1>(&pr[0], tkc_da + 514, tkc_db + 514, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, -1>(&pr[0], tkc_da + 516, tkc_db + 516, 1);
+                        tkc_wgmma_m64n64k16_ss_bf16<0, 0, -1>(&pr[0], tkc_da + 518, tkc_db + 518, 1);
+                        tkc_wgmma_commit();
+                        #pragma unroll
+                        for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    }
+                    // let ti = exp2(0.0 - kr)
+                    float ti[2];  // fp32[64] per_row: the 2 rows this thread holds
                     #pragma unroll
-                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
+                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) ti[tkc_r] = tkc_exp2((0.0f - kr[tkc_r]));
+                    tkc_wgmma_wait<0>();  // registers of a product in flight
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
+                    // pr = pr * ti
+                    #pragma unroll
+                    for (int tkc_i = 0; tkc_i < 32; ++tkc_i) pr[tkc_i] = (pr[tkc_i] * ti[(tkc_i / 32 * 2 + ((tkc_i >> 1) & 1))]);
                 }
-                tkc_wgmma_wait<0>();  // registers of a product in flight
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(y[tkc_i]);
                 tkc_fence_proxy_async();  // this thread's reads of f1r_f1i_f2r_f2i_twr_twi_kfr_kfi are done before TMA refills it
                 __syncwarp();  // every lane of this warp is done with f1r_f1i_f2r_f2i_twr_twi_kfr_kfi
                 if (b == tkc_steps - 1 && tkc_lane == 0) tkc_mbar_arrive(empty_f1r_f1i_f2r_f2i_twr_twi_kfr_kfi);  // release f1r_f1i_f2r_f2i_twr_twi_kfr_kfi: the last step: nothing after it reads the setup tiles
-                // Y[b, block.g, 0, 0] <- bf16(y)  [staged]
+                // Y[2 * b + wg, block.g, 0, 0] <- bf16(pr)  [staged]
                 {
-                    const int tkc_r0 = 0 + wg * 64;  // first row of this warpgroup's part
+                    const int tkc_r0 = 0;  // first row of this warpgroup's part
                     const int tkc_c0 = 0;
-                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
+                    // this lane's stmatrix row address inside a 64 x 32 chunk (64B swizzle)
                     const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
                     #pragma unroll
                     for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
-                        for (int tkc_ch = 0; tkc_ch < 1; ++tkc_ch) {
-                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
+                        for (int tkc_ch = 0; tkc_ch < 2; ++tkc_ch) {
+                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 4096;
                             if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
                             tkc_bar_sync(1 + wg, 128);
                             #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16(y[(tkc_f + 0)], y[(tkc_f + 1)]);
-                                const uint32_t tkc_v1 = tkc_pack_bf16(y[(tkc_f + 2)], y[(tkc_f + 3)]);
-                                const uint32_t tkc_v2 = tkc_pack_bf16(y[(tkc_f + 4)], y[(tkc_f + 5)]);
-                                const uint32_t tkc_v3 = tkc_pack_bf16(y[(tkc_f + 6)], y[(tkc_f + 7)]);
-                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                            for (int tkc_g = 0; tkc_g < 2; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_ch * 16 + tkc_g * 8;  // first value of this 16-column group
+                                const uint32_t tkc_v0 = tkc_pack_bf16(pr[(tkc_f + 0)], pr[(tkc_f + 1)]);
+                                const uint32_t tkc_v1 = tkc_pack_bf16(pr[(tkc_f + 2)], pr[(tkc_f + 3)]);
+                                const uint32_t tkc_v2 = tkc_pack_bf16(pr[(tkc_f + 4)], pr[(tkc_f + 5)]);
+                                const uint32_t tkc_v3 = tkc_pack_bf16(pr[(tkc_f + 6)], pr[(tkc_f + 7)]);
+                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 32, 2, 64, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                             tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
                             tkc_bar_sync(1 + wg, 128);
                             if (tkc_wg_thread == 0) {
-                                tkc_tma_store_4d(&tm_Y_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, block_g, b, tkc_buf);
+                                tkc_tma_store_4d(&tm_Y_64x32, tkc_c0 + tkc_ch * 32, tkc_r0 + tkc_rb * 64, block_g, ((2 * b) + wg), tkc_buf);
                                 tkc_bulk_commit();
                             }
                             ++tkc_st_cnt;
@@ -1251,12 +2109,12 @@ extern "C" int tkc_fftconv(const void *U, const int64_t *U_strides, const void *
         const uint32_t box[4] = {64, 64, 1, 1};
         if (!tkc_make_map(&tm_Kf_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, Kf, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
     }
-    CUtensorMap tm_Y_64x64;
+    CUtensorMap tm_Y_64x32;
     {
         const uint64_t dims[4] = {(uint64_t)Y_dims[3], (uint64_t)Y_dims[2], (uint64_t)Y_dims[1], (uint64_t)Y_dims[0]};
         const uint64_t strides[3] = {(uint64_t)Y_st[2] * 2, (uint64_t)Y_st[1] * 2, (uint64_t)Y_st[0] * 2};
-        const uint32_t box[4] = {64, 64, 1, 1};
-        if (!tkc_make_map(&tm_Y_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, Y, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
+        const uint32_t box[4] = {32, 64, 1, 1};
+        if (!tkc_make_map(&tm_Y_64x32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, Y, dims, strides, box, 2)) return TKC_ERR_TENSOR_MAP;
     }
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
@@ -1267,12 +2125,12 @@ extern "C" int tkc_fftconv(const void *U, const int64_t *U_strides, const void *
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_fftconv_cuda = cudaFuncSetAttribute(tkc_fftconv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 214064)) != cudaSuccess)
+        if ((tkc_fftconv_cuda = cudaFuncSetAttribute(tkc_fftconv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 230960)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_fftconv_kernel<<<grid, 256, 214064, (cudaStream_t)stream>>>(tm_U_64x64, tm_F1_64x64, tm_F2_64x64, tm_Tw_64x64, tm_Kf_64x64, tm_Y_64x64, (const __nv_bfloat16 *)U, (const __nv_bfloat16 *)F1, (const __nv_bfloat16 *)F2, (const __nv_bfloat16 *)Tw, (const __nv_bfloat16 *)Kf, (__nv_bfloat16 *)Y, (int)B, (int)DG, n);
+    tkc_fftconv_kernel<<<grid, 384, 230960, (cudaStream_t)stream>>>(tm_U_64x64, tm_F1_64x64, tm_F2_64x64, tm_Tw_64x64, tm_Kf_64x64, tm_Y_64x32, (const __nv_bfloat16 *)U, (const __nv_bfloat16 *)F1, (const __nv_bfloat16 *)F2, (const __nv_bfloat16 *)Tw, (const __nv_bfloat16 *)Kf, (__nv_bfloat16 *)Y, (int)B, (int)DG, n);
     if ((tkc_fftconv_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
     if ((tkc_fftconv_cuda = tkc_unstage(&Y_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // Y's results where the caller's lies
     return TKC_OK;

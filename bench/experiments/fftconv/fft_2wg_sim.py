@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# numpy: fft_2wg.tk's arithmetic (batch pairs, column halves, F2 as register A) vs bench/fftconv.py's kernel_np and fp64 reference
+# numpy: fft_2wg.tk's arithmetic (batch pairs, column halves, F2 as register A) vs bench/fftconv.py's kernel_single_np and fp64 reference
 import sys, numpy as np
 import os; sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')); import fftconv as fc
 def kernel_2wg(u, k, N):
@@ -31,7 +31,7 @@ rng = np.random.default_rng(0); ok = True
 for N, B, D in ((1024, 3, 8), (2048, 1, 4), (4096, 3, 2)):
     u = fc.bf16_np(rng.standard_normal((B, D, N)).astype(np.float32))
     k = fc.bf16_np((rng.standard_normal((D, N)) / np.sqrt(N)).astype(np.float32))
-    y2 = kernel_2wg(u, k, N); y1 = fc.kernel_np(u, k, N); ref = fc.reference_np(u, k, N)
+    y2 = kernel_2wg(u, k, N); y1 = fc.kernel_single_np(u, k, N); ref = fc.reference_np(u, k, N)
     e = np.linalg.norm(y2 - ref) / np.linalg.norm(ref); d = np.abs(y2 - y1).max()
     print("N %d B %d D %d: rel err vs fp64 %.3e, max |2wg - kernel_np| %.3e, finite %s" % (N, B, D, e, d, np.isfinite(y2).all()))
     ok &= e < 1e-2 and np.isfinite(y2).all()

@@ -61,7 +61,7 @@ def main():
         if kind == 'decay':
             kk = kk * np.exp(-np.arange(N) / (N / 8.0))[None]
         k = fc.bf16_np((kk / np.sqrt(N)).astype(np.float32))
-        y = kernel_pair(u, k, N); ref = fc.reference_np(u, k, N); y1 = fc.kernel_np(u, k, N)
+        y = kernel_pair(u, k, N); ref = fc.reference_np(u, k, N); y1 = fc.kernel_single_np(u, k, N)
         yil = kernel_pair(u, k, N, il=True)
         eil = np.linalg.norm(yil - ref) / np.linalg.norm(ref)
         print("  fft_pair_il order: rel err vs fp64 %.3e, max |il - pair| %.2e" % (eil, np.abs(yil - y).max()))

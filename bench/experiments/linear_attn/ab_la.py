@@ -76,6 +76,14 @@ def main():
             base = ms[a.variants[0]]
             print("time decay=%d T=%d " % (decay, T) + "  ".join(
                 "%s %.4f ms %.1f TF/s (%.3fx)" % (n, ms[n], fl / ms[n] / 1e9, base / ms[n]) for n in a.variants), flush=True)
+    # the device copy's bandwidth (bytes read + written), the roof of a kernel that moves q, k, v and o once
+    x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    ms = tkb.time_alternated(torch, {"copy": lambda: y.copy_(x)}, a.rounds)["copy"]
+    roof = 2 * x.numel() / ms / 1e9                         # TB/s
+    per_pos = 4 * 128 * 2                                   # q, k, v read and o written, bf16, D = 128
+    print("copy: %.4f ms for 2 x 1 GiB: %.2f TB/s; a D = 128 kernel at that rate: %.1f TFLOP/s by the chunked count"
+          % (ms, roof, la.flops(1, 1, 1, 128) / per_pos * roof), flush=True)
     print("ab_la: %d failed checks" % bad)
     return 1 if bad else 0
 
