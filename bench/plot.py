@@ -353,8 +353,8 @@ def plot_suite_tk(plt, runs, out):
     header(fig, f"Linear attention and state-space kernels: tkc vs ThunderKittens, bf16, B16 H16 (Mamba-2 H32), {gpus}",
            "the same inputs and FLOP count for both (ThunderKittens' get_flops); TK's linear attention counts the zeroing of "
            "its output, which it needs", list(axes[0]))
-    footer(fig, f"{gpus}, {runs_s} ({dates}; bench/runs/, bench/RESULTS.md). CUDA graphs of 10 calls, median of 5 "
-                "alternated rounds. Under each size: the run, and tkc / ThunderKittens.")
+    footer(fig, f"{gpus}, {runs_s} ({dates}; bench/runs/, bench/RESULTS.md). CUDA graphs of 10 calls, median of the run's "
+                "alternated rounds (5-9, bench/RESULTS.md gives each). Under each size: the run, and tkc / ThunderKittens.")
     fig.tight_layout(rect=(0, 0.035, 1, 0.85))
     save(fig, os.path.join(out, "suite_tk.png"))
     plt.close(fig)
