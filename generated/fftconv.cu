@@ -445,8 +445,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     98,304    16,384    twi         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
 //     114,688   16,384    kfr         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
 //     131,072   16,384    kfi         bf16[64, 128]      128B x2  1       once (group f1r_f1i_f2r_f2i_twr_twi_kfr_kfi)
-//     147,456   16,384    s0          bf16[64, 128]      128B x2  1       scratch
-//     163,840   16,384    s1          bf16[64, 128]      128B x2  1       scratch
+//     147,456   32,768    s           bf16[64, 256]      128B x4  1       scratch
 //     180,224   16,384    wr          bf16[64, 128]      128B x2  1       scratch
 //     196,608   16,384    wi          bf16[64, 128]      128B x2  1       scratch
 //     212,992   512       colred      fp32[8, 16]        none     1       scratch
@@ -492,8 +491,8 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     every step (the first one too):
 //       wait full_xa_xb
 //       if (wg == 0)
-//         mma pr = xa[0:32, :].T @ f1r[0:32, 0:64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
-//         mma pi = xa[0:32, :].T @ f1i[0:32, 0:64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
+//         mma pr = xa[32 * wg:32 * wg + 32, :].T @ f1r[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
+//         mma pi = xa[32 * wg:32 * wg + 32, :].T @ f1i[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
 //         move ar <- xa  [ldmatrix.x4, xa 128B swizzle, whole tile per warpgroup]
 //         let qa = rowsum(fp32(ar) * fp32(ar))  [fp32[64] per_row in registers]
 //         move ar <- xb  [ldmatrix.x4, xb 128B swizzle, whole tile per warpgroup]
@@ -506,40 +505,40 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //         kr = min(max(rowsum(cq) * 0.5, -60.0), 60.0)  [fp32[64] per_row in registers]
 //         kr = kr + 12582912.0 - 12582912.0  [fp32[64] per_row in registers]
 //         let t = exp2(kr)  [fp32[64] per_row in registers]
-//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's0' is done
-//         move s0[:, 0:64] <- bf16(fp32(ar) * t)  [stmatrix.x4, s0 128B swizzle, whole tile per warpgroup]
-//         fence.proxy.async ('s0' is read by products)
-//         bar.sync 4 + wg, 128 (scratch_wg): 's0' is complete
-//         mma pr -= s0[0:32, 0:64].T @ f1i[0:32, 0:64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
-//         mma pi += s0[0:32, 0:64].T @ f1r[0:32, 0:64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
-//         move ar <- twr[:, 0:64]  [ldmatrix.x4, twr 128B swizzle, whole tile per warpgroup]
-//         move ai <- twi[:, 0:64]  [ldmatrix.x4, twi 128B swizzle, whole tile per warpgroup]
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's' is done
+//         move s[:, 128 * wg:128 * wg + 64] <- bf16(fp32(ar) * t)  [stmatrix.x4, s 128B swizzle, whole tile per warpgroup]
+//         fence.proxy.async ('s' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's' is complete
+//         mma pr -= s[32 * wg:32 * wg + 32, 128 * wg:128 * wg + 64].T @ f1i[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
+//         mma pi += s[32 * wg:32 * wg + 32, 128 * wg:128 * wg + 64].T @ f1r[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)]
+//         move ar <- twr[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4, twr 128B swizzle, whole tile per warpgroup]
+//         move ai <- twi[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4, twi 128B swizzle, whole tile per warpgroup]
 //         wgmma.wait_group 0  (registers of a product in flight)
-//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's0' is done
-//         move s0[:, 0:64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4, s0 128B swizzle, whole tile per warpgroup]
-//         move s0[:, 64:128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4, s0 128B swizzle, whole tile per warpgroup] (the block at s0[0, 64])
-//         fence.proxy.async ('s0' is read by products)
-//         bar.sync 4 + wg, 128 (scratch_wg): 's0' is complete
-//         mma pr = gr @ s0[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//         mma pr -= gi @ s0[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s0[0, 64])
-//         mma pi = gr @ s0[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s0[0, 64])
-//         mma pi += gi @ s0[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//         move br <- kfr[:, 0:64]  [ldmatrix.x4, kfr 128B swizzle, whole tile per warpgroup]
-//         move bi <- kfi[:, 0:64]  [ldmatrix.x4, kfi 128B swizzle, whole tile per warpgroup]
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's' is done
+//         move s[:, 128 * wg:128 * wg + 64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4, s 128B swizzle, whole tile per warpgroup]
+//         move s[:, 128 * wg + 64:128 * wg + 128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4, s 128B swizzle, whole tile per warpgroup] (the block at s[0, 64])
+//         fence.proxy.async ('s' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's' is complete
+//         mma pr = gr @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         mma pr -= gi @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 64])
+//         mma pi = gr @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 64])
+//         mma pi += gi @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         move br <- kfr[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4, kfr 128B swizzle, whole tile per warpgroup]
+//         move bi <- kfi[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4, kfi 128B swizzle, whole tile per warpgroup]
 //         wgmma.wait_group 0  (registers of a product in flight)
-//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's0' is done
-//         move s0[:, 0:64] <- bf16(pr * br - pi * bi)  [stmatrix.x4, s0 128B swizzle, whole tile per warpgroup]
-//         move s0[:, 64:128] <- bf16(pr * bi + pi * br)  [stmatrix.x4, s0 128B swizzle, whole tile per warpgroup] (the block at s0[0, 64])
-//         fence.proxy.async ('s0' is read by products)
-//         bar.sync 4 + wg, 128 (scratch_wg): 's0' is complete
-//         mma pr = gr @ s0[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//         mma pr += gi @ s0[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s0[0, 64])
-//         mma pi = gr @ s0[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s0[0, 64])
-//         mma pi -= gi @ s0[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's' is done
+//         move s[:, 128 * wg:128 * wg + 64] <- bf16(pr * br - pi * bi)  [stmatrix.x4, s 128B swizzle, whole tile per warpgroup]
+//         move s[:, 128 * wg + 64:128 * wg + 128] <- bf16(pr * bi + pi * br)  [stmatrix.x4, s 128B swizzle, whole tile per warpgroup] (the block at s[0, 64])
+//         fence.proxy.async ('s' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's' is complete
+//         mma pr = gr @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         mma pr += gi @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 64])
+//         mma pi = gr @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 64])
+//         mma pi -= gi @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
 //         wgmma.wait_group 0  (products inside a branch or loop finish inside it)
 //       else
-//         mma pr = xa[32:64, :].T @ f1r[32:64, 64:128]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from xa[32, 0]) (B from f1r[32, 64])
-//         mma pi = xa[32:64, :].T @ f1i[32:64, 64:128]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from xa[32, 0]) (B from f1i[32, 64])
+//         mma pr = xa[32 * wg:32 * wg + 32, :].T @ f1r[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from xa[32, 0]) (B from f1r[32, 64])
+//         mma pi = xa[32 * wg:32 * wg + 32, :].T @ f1i[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from xa[32, 0]) (B from f1i[32, 64])
 //         move ar <- xa  [ldmatrix.x4, xa 128B swizzle, whole tile per warpgroup]
 //         let qa = rowsum(fp32(ar) * fp32(ar))  [fp32[64] per_row in registers]
 //         move ar <- xb  [ldmatrix.x4, xb 128B swizzle, whole tile per warpgroup]
@@ -552,48 +551,48 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //         kr = min(max(rowsum(cq) * 0.5, -60.0), 60.0)  [fp32[64] per_row in registers]
 //         kr = kr + 12582912.0 - 12582912.0  [fp32[64] per_row in registers]
 //         let t = exp2(kr)  [fp32[64] per_row in registers]
-//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's1' is done
-//         move s1[:, 0:64] <- bf16(fp32(ar) * t)  [stmatrix.x4, s1 128B swizzle, whole tile per warpgroup]
-//         fence.proxy.async ('s1' is read by products)
-//         bar.sync 4 + wg, 128 (scratch_wg): 's1' is complete
-//         mma pr -= s1[32:64, 0:64].T @ f1i[32:64, 64:128]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from s1[32, 0]) (B from f1i[32, 64])
-//         mma pi += s1[32:64, 0:64].T @ f1r[32:64, 64:128]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from s1[32, 0]) (B from f1r[32, 64])
-//         move ar <- twr[:, 64:128]  [ldmatrix.x4, twr 128B swizzle, whole tile per warpgroup] (the block at twr[0, 64])
-//         move ai <- twi[:, 64:128]  [ldmatrix.x4, twi 128B swizzle, whole tile per warpgroup] (the block at twi[0, 64])
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's' is done
+//         move s[:, 128 * wg:128 * wg + 64] <- bf16(fp32(ar) * t)  [stmatrix.x4, s 128B swizzle, whole tile per warpgroup] (the block at s[0, 128])
+//         fence.proxy.async ('s' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's' is complete
+//         mma pr -= s[32 * wg:32 * wg + 32, 128 * wg:128 * wg + 64].T @ f1i[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from s[32, 128]) (B from f1i[32, 64])
+//         mma pi += s[32 * wg:32 * wg + 32, 128 * wg:128 * wg + 64].T @ f1r[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2 per warpgroup, SS, A M-major, B N-major (128B)] (A from s[32, 128]) (B from f1r[32, 64])
+//         move ar <- twr[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4, twr 128B swizzle, whole tile per warpgroup] (the block at twr[0, 64])
+//         move ai <- twi[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4, twi 128B swizzle, whole tile per warpgroup] (the block at twi[0, 64])
 //         wgmma.wait_group 0  (registers of a product in flight)
-//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's1' is done
-//         move s1[:, 0:64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4, s1 128B swizzle, whole tile per warpgroup]
-//         move s1[:, 64:128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4, s1 128B swizzle, whole tile per warpgroup] (the block at s1[0, 64])
-//         fence.proxy.async ('s1' is read by products)
-//         bar.sync 4 + wg, 128 (scratch_wg): 's1' is complete
-//         mma pr = gr @ s1[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//         mma pr -= gi @ s1[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s1[0, 64])
-//         mma pi = gr @ s1[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s1[0, 64])
-//         mma pi += gi @ s1[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//         move br <- kfr[:, 64:128]  [ldmatrix.x4, kfr 128B swizzle, whole tile per warpgroup] (the block at kfr[0, 64])
-//         move bi <- kfi[:, 64:128]  [ldmatrix.x4, kfi 128B swizzle, whole tile per warpgroup] (the block at kfi[0, 64])
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's' is done
+//         move s[:, 128 * wg:128 * wg + 64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4, s 128B swizzle, whole tile per warpgroup] (the block at s[0, 128])
+//         move s[:, 128 * wg + 64:128 * wg + 128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4, s 128B swizzle, whole tile per warpgroup] (the block at s[0, 192])
+//         fence.proxy.async ('s' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's' is complete
+//         mma pr = gr @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 128])
+//         mma pr -= gi @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 192])
+//         mma pi = gr @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 192])
+//         mma pi += gi @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 128])
+//         move br <- kfr[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4, kfr 128B swizzle, whole tile per warpgroup] (the block at kfr[0, 64])
+//         move bi <- kfi[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4, kfi 128B swizzle, whole tile per warpgroup] (the block at kfi[0, 64])
 //         wgmma.wait_group 0  (registers of a product in flight)
-//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's1' is done
-//         move s1[:, 0:64] <- bf16(pr * br - pi * bi)  [stmatrix.x4, s1 128B swizzle, whole tile per warpgroup]
-//         move s1[:, 64:128] <- bf16(pr * bi + pi * br)  [stmatrix.x4, s1 128B swizzle, whole tile per warpgroup] (the block at s1[0, 64])
-//         fence.proxy.async ('s1' is read by products)
-//         bar.sync 4 + wg, 128 (scratch_wg): 's1' is complete
-//         mma pr = gr @ s1[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//         mma pr += gi @ s1[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s1[0, 64])
-//         mma pi = gr @ s1[:, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s1[0, 64])
-//         mma pi -= gi @ s1[:, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         bar.sync 4 + wg, 128 (scratch_wg): every earlier reader of 's' is done
+//         move s[:, 128 * wg:128 * wg + 64] <- bf16(pr * br - pi * bi)  [stmatrix.x4, s 128B swizzle, whole tile per warpgroup] (the block at s[0, 128])
+//         move s[:, 128 * wg + 64:128 * wg + 128] <- bf16(pr * bi + pi * br)  [stmatrix.x4, s 128B swizzle, whole tile per warpgroup] (the block at s[0, 192])
+//         fence.proxy.async ('s' is read by products)
+//         bar.sync 4 + wg, 128 (scratch_wg): 's' is complete
+//         mma pr = gr @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 128])
+//         mma pr += gi @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 192])
+//         mma pi = gr @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 192])
+//         mma pi -= gi @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from s[0, 128])
 //         wgmma.wait_group 0  (products inside a branch or loop finish inside it)
 //       release empty_xa_xb, by every warp after a proxy fence (its threads read the stage)
 //       bar.sync 3, 256 (scratch): every earlier reader of 'wr', 'wi' is done (written under the if on wg below)
 //       if (wg == 0)
-//         move wr[:, 0:64] <- bf16(pr * ar + pi * ai)  [stmatrix.x4, wr 128B swizzle, whole tile per warpgroup]
+//         move wr[:, 64 * wg:64 * wg + 64] <- bf16(pr * ar + pi * ai)  [stmatrix.x4, wr 128B swizzle, whole tile per warpgroup]
 //         fence.proxy.async ('wr' is read by products)
-//         move wi[:, 0:64] <- bf16(pi * ar - pr * ai)  [stmatrix.x4, wi 128B swizzle, whole tile per warpgroup]
+//         move wi[:, 64 * wg:64 * wg + 64] <- bf16(pi * ar - pr * ai)  [stmatrix.x4, wi 128B swizzle, whole tile per warpgroup]
 //         fence.proxy.async ('wi' is read by products)
 //       else
-//         move wr[:, 64:128] <- bf16(pr * ar + pi * ai)  [stmatrix.x4, wr 128B swizzle, whole tile per warpgroup] (the block at wr[0, 64])
+//         move wr[:, 64 * wg:64 * wg + 64] <- bf16(pr * ar + pi * ai)  [stmatrix.x4, wr 128B swizzle, whole tile per warpgroup] (the block at wr[0, 64])
 //         fence.proxy.async ('wr' is read by products)
-//         move wi[:, 64:128] <- bf16(pi * ar - pr * ai)  [stmatrix.x4, wi 128B swizzle, whole tile per warpgroup] (the block at wi[0, 64])
+//         move wi[:, 64 * wg:64 * wg + 64] <- bf16(pi * ar - pr * ai)  [stmatrix.x4, wi 128B swizzle, whole tile per warpgroup] (the block at wi[0, 64])
 //         fence.proxy.async ('wi' is read by products)
 //       bar.sync 3, 256 (scratch): 'wr', 'wi' complete (written under the if on wg above)
 //       if (wg == 0)
@@ -624,17 +623,18 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 128B for 'twi': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'kfr': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'kfi': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 's0': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 's1': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - swizzle 128B for 's': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'wr': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'wi': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
+//     - slices at lines 87-127 read wg: those statements are specialised per consumer warpgroup, one copy each with its wg (2 copies under an if on wg, as if written out by hand)
+//     - slices at lines 128-129 read wg: those statements are specialised per consumer warpgroup, one copy each with its wg (2 copies under an if on wg, as if written out by hand)
 //     - 'if (NN == 4096)' is false at compile time: its else branch runs unconditionally
 //     - 'if (NN == 4096)' is false at compile time: its else branch runs unconditionally
 //     - 'if (NN == 4096)' is false at compile time: its else branch runs unconditionally
 //     - 'if (NN == 4096)' is false at compile time: its else branch runs unconditionally
 //     - the store block runs at the end of every step, after compute, in the same schedule
-//     - shared tiles written under the condition on wg at line 85 are each one warpgroup's own (no other op of the kernel touches them): the 20 scratch barriers of its branches are that warpgroup's alone
-//     - shared-tile writes under the condition on wg at line 170: 8 scratch barriers inside its branches become one before the if and one after it, which every warpgroup reaches ('wr', 'wi')
+//     - shared tiles written under the condition on wg at line 88 are each one warpgroup's own (no other op of the kernel touches them): the 20 scratch barriers of its branches are that warpgroup's alone
+//     - shared-tile writes under the condition on wg at line 88: 8 scratch barriers inside its branches become one before the if and one after it, which every warpgroup reaches ('wr', 'wi')
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
 //     - register split 240/24 rather than 232/40: the consumers' estimate (202) is over 200
 //     - column reductions: each thread reduces its rows, 3 shuffles reduce the 8 lanes of a warp that hold a column, and the partial results of the 4 warps of a warpgroup meet in 'colred' (one row of 16 fp32 per warp) between two named barriers
@@ -657,8 +657,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
     const uint32_t twi_smem = tkc_smem_addr(tkc_smem + 98304);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
     const uint32_t kfr_smem = tkc_smem_addr(tkc_smem + 114688);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
     const uint32_t kfi_smem = tkc_smem_addr(tkc_smem + 131072);  // once bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t s0_smem = tkc_smem_addr(tkc_smem + 147456);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
-    const uint32_t s1_smem = tkc_smem_addr(tkc_smem + 163840);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
+    const uint32_t s_smem = tkc_smem_addr(tkc_smem + 147456);  // scratch bf16[64, 256], swizzle 128B, 1 x 32768 B
     const uint32_t wr_smem = tkc_smem_addr(tkc_smem + 180224);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
     const uint32_t wi_smem = tkc_smem_addr(tkc_smem + 196608);  // scratch bf16[64, 128], swizzle 128B, 1 x 16384 B
     const uint32_t colred_smem = tkc_smem_addr(tkc_smem + 212992);  // scratch fp32[8, 16], swizzle none, 1 x 512 B
@@ -809,7 +808,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
             for (int b = 0; b < tkc_steps; ++b) {  // every step
                 tkc_mbar_wait(full_xa_xb + 8 * tkc_stage, tkc_phase);  // xa_xb landed
                 if ((wg == 0)) {
-                    // pr = xa[0:32, :].T @ f1r[0:32, 0:64]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    // pr = xa[32 * wg:32 * wg + 32, :].T @ f1r[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
@@ -822,7 +821,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pi = xa[0:32, :].T @ f1i[0:32, 0:64]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    // pi = xa[32 * wg:32 * wg + 32, :].T @ f1i[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
@@ -968,10 +967,10 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                     float t[2];  // fp32[64] per_row: the 2 rows this thread holds
                     #pragma unroll
                     for (int tkc_r = 0; tkc_r < 2; ++tkc_r) t[tkc_r] = tkc_exp2(kr[tkc_r]);
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's0' is done
-                    // s0[:, 0:64] <- bf16(fp32(ar) * t)  [stmatrix.x4]
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's' is done
+                    // s[:, 128 * wg:128 * wg + 64] <- bf16(fp32(ar) * t)  [stmatrix.x4]
                     {
-                        const uint32_t tkc_dst = s0_smem;  // s0: 128B swizzle
+                        const uint32_t tkc_dst = s_smem;  // s: 128B swizzle
                         const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                         #pragma unroll
                         for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -982,39 +981,39 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                                 const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1])) * t[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1])) * t[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
                                 const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1])) * t[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1])) * t[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
                                 const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1])) * t[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1])) * t[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 's0' is read by products
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's0' is complete
-                    // pr -= s0[0:32, 0:64].T @ f1i[0:32, 0:64]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    tkc_fence_proxy_async();  // 's' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's' is complete
+                    // pr -= s[32 * wg:32 * wg + 32, 128 * wg:128 * wg + 64].T @ f1i[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                         tkc_wgmma_fence();
                         const uint64_t tkc_db = tkc_desc(f1i_smem + 0, 8192, 1024, 1);  // f1i: N-major, 128B
-                        const uint64_t tkc_da = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: M-major, 128B
+                        const uint64_t tkc_da = tkc_desc(s_smem + 0, 8192, 1024, 1);  // s: M-major, 128B
                         tkc_wgmma_m64n64k16_ss_bf16<1, 1, -1>(&pr[0], tkc_da + 0, tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_ss_bf16<1, 1, -1>(&pr[0], tkc_da + 128, tkc_db + 128, 1);
                         tkc_wgmma_commit();
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pi += s0[0:32, 0:64].T @ f1r[0:32, 0:64]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    // pi += s[32 * wg:32 * wg + 32, 128 * wg:128 * wg + 64].T @ f1r[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                         tkc_wgmma_fence();
                         const uint64_t tkc_db = tkc_desc(f1r_smem + 0, 8192, 1024, 1);  // f1r: N-major, 128B
-                        const uint64_t tkc_da = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: M-major, 128B
+                        const uint64_t tkc_da = tkc_desc(s_smem + 0, 8192, 1024, 1);  // s: M-major, 128B
                         tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 0, tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 128, tkc_db + 128, 1);
                         tkc_wgmma_commit();
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                     }
-                    // ar <- twr[:, 0:64]  [ldmatrix.x4]
+                    // ar <- twr[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4]
                     {
                         const uint32_t tkc_src = twr_smem;  // twr: 128B swizzle
                         // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
@@ -1030,7 +1029,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                             }
                         }
                     }
-                    // ai <- twi[:, 0:64]  [ldmatrix.x4]
+                    // ai <- twi[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4]
                     {
                         const uint32_t tkc_src = twi_smem;  // twi: 128B swizzle
                         // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
@@ -1051,10 +1050,10 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's0' is done
-                    // s0[:, 0:64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4]
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's' is done
+                    // s[:, 128 * wg:128 * wg + 64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4]
                     {
-                        const uint32_t tkc_dst = s0_smem;  // s0: 128B swizzle
+                        const uint32_t tkc_dst = s_smem;  // s: 128B swizzle
                         const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                         #pragma unroll
                         for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1065,13 +1064,13 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                                 const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) - (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) - (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
                                 const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) - (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) - (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
                                 const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) - (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) - (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                         }
                     }
-                    // s0[:, 64:128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4]
+                    // s[:, 128 * wg + 64:128 * wg + 128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4]
                     {
-                        const uint32_t tkc_dst = s0_smem;  // s0: 128B swizzle
+                        const uint32_t tkc_dst = s_smem;  // s: 128B swizzle
                         const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
                         #pragma unroll
                         for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1082,18 +1081,18 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                                 const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1])))));
                                 const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1])))));
                                 const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1])))));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 's0' is read by products
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's0' is complete
-                    // pr = gr @ s0[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    tkc_fence_proxy_async();  // 's' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's' is complete
+                    // pr = gr @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 0, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
@@ -1102,12 +1101,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pr -= gi @ s0[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    // pr -= gi @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s0_smem + 8192, 8192, 1024, 1);  // s0: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 8192, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
@@ -1116,12 +1115,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pi = gr @ s0[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    // pi = gr @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s0_smem + 8192, 8192, 1024, 1);  // s0: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 8192, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
@@ -1130,12 +1129,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                     }
-                    // pi += gi @ s0[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    // pi += gi @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 0, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
@@ -1144,7 +1143,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                     }
-                    // br <- kfr[:, 0:64]  [ldmatrix.x4]
+                    // br <- kfr[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4]
                     {
                         const uint32_t tkc_src = kfr_smem;  // kfr: 128B swizzle
                         // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
@@ -1160,7 +1159,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                             }
                         }
                     }
-                    // bi <- kfi[:, 0:64]  [ldmatrix.x4]
+                    // bi <- kfi[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4]
                     {
                         const uint32_t tkc_src = kfi_smem;  // kfi: 128B swizzle
                         // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
@@ -1181,10 +1180,10 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's0' is done
-                    // s0[:, 0:64] <- bf16(pr * br - pi * bi)  [stmatrix.x4]
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's' is done
+                    // s[:, 128 * wg:128 * wg + 64] <- bf16(pr * br - pi * bi)  [stmatrix.x4]
                     {
-                        const uint32_t tkc_dst = s0_smem;  // s0: 128B swizzle
+                        const uint32_t tkc_dst = s_smem;  // s: 128B swizzle
                         const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
                         #pragma unroll
                         for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1195,13 +1194,13 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                                 const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1]))) - (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(bi[(tkc_f + 2) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1]))) - (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(bi[(tkc_f + 3) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 3) >> 1])))));
                                 const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1]))) - (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(bi[(tkc_f + 4) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1]))) - (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(bi[(tkc_f + 5) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 5) >> 1])))));
                                 const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1]))) - (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(bi[(tkc_f + 6) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1]))) - (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(bi[(tkc_f + 7) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 7) >> 1])))));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                         }
                     }
-                    // s0[:, 64:128] <- bf16(pr * bi + pi * br)  [stmatrix.x4]
+                    // s[:, 128 * wg + 64:128 * wg + 128] <- bf16(pr * bi + pi * br)  [stmatrix.x4]
                     {
-                        const uint32_t tkc_dst = s0_smem;  // s0: 128B swizzle
+                        const uint32_t tkc_dst = s_smem;  // s: 128B swizzle
                         const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
                         #pragma unroll
                         for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
@@ -1212,18 +1211,18 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                                 const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(bi[(tkc_f + 2) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(bi[(tkc_f + 3) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])))));
                                 const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(bi[(tkc_f + 4) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(bi[(tkc_f + 5) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])))));
                                 const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(bi[(tkc_f + 6) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(bi[(tkc_f + 7) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])))));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 's0' is read by products
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's0' is complete
-                    // pr = gr @ s0[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    tkc_fence_proxy_async();  // 's' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's' is complete
+                    // pr = gr @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 0, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
@@ -1232,12 +1231,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pr += gi @ s0[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    // pr += gi @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s0_smem + 8192, 8192, 1024, 1);  // s0: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 8192, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
@@ -1246,12 +1245,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pi = gr @ s0[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    // pi = gr @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s0_smem + 8192, 8192, 1024, 1);  // s0: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 8192, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
@@ -1260,12 +1259,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                     }
-                    // pi -= gi @ s0[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    // pi -= gi @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s0_smem + 0, 8192, 1024, 1);  // s0: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 0, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
@@ -1280,7 +1279,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                 } else {
-                    // pr = xa[32:64, :].T @ f1r[32:64, 64:128]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    // pr = xa[32 * wg:32 * wg + 32, :].T @ f1r[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
@@ -1293,7 +1292,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pi = xa[32:64, :].T @ f1i[32:64, 64:128]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    // pi = xa[32 * wg:32 * wg + 32, :].T @ f1i[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
@@ -1439,11 +1438,11 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                     float t[2];  // fp32[64] per_row: the 2 rows this thread holds
                     #pragma unroll
                     for (int tkc_r = 0; tkc_r < 2; ++tkc_r) t[tkc_r] = tkc_exp2(kr[tkc_r]);
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's1' is done
-                    // s1[:, 0:64] <- bf16(fp32(ar) * t)  [stmatrix.x4]
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's' is done
+                    // s[:, 128 * wg:128 * wg + 64] <- bf16(fp32(ar) * t)  [stmatrix.x4]
                     {
-                        const uint32_t tkc_dst = s1_smem;  // s1: 128B swizzle
-                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        const uint32_t tkc_dst = s_smem;  // s: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
                         #pragma unroll
                         for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                             #pragma unroll
@@ -1453,39 +1452,39 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                                 const uint32_t tkc_v1 = tkc_pack_bf16(((((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1])) * t[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), ((((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1])) * t[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
                                 const uint32_t tkc_v2 = tkc_pack_bf16(((((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1])) * t[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), ((((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1])) * t[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
                                 const uint32_t tkc_v3 = tkc_pack_bf16(((((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1])) * t[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), ((((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1])) * t[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 's1' is read by products
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's1' is complete
-                    // pr -= s1[32:64, 0:64].T @ f1i[32:64, 64:128]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    tkc_fence_proxy_async();  // 's' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's' is complete
+                    // pr -= s[32 * wg:32 * wg + 32, 128 * wg:128 * wg + 64].T @ f1i[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                         tkc_wgmma_fence();
                         const uint64_t tkc_db = tkc_desc(f1i_smem + 12288, 8192, 1024, 1);  // f1i: N-major, 128B
-                        const uint64_t tkc_da = tkc_desc(s1_smem + 4096, 8192, 1024, 1);  // s1: M-major, 128B
+                        const uint64_t tkc_da = tkc_desc(s_smem + 20480, 8192, 1024, 1);  // s: M-major, 128B
                         tkc_wgmma_m64n64k16_ss_bf16<1, 1, -1>(&pr[0], tkc_da + 0, tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_ss_bf16<1, 1, -1>(&pr[0], tkc_da + 128, tkc_db + 128, 1);
                         tkc_wgmma_commit();
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pi += s1[32:64, 0:64].T @ f1r[32:64, 64:128]  [wgmma m64n64k16 x 2, A and B from shared memory]
+                    // pi += s[32 * wg:32 * wg + 32, 128 * wg:128 * wg + 64].T @ f1r[32 * wg:32 * wg + 32, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 2, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                         tkc_wgmma_fence();
                         const uint64_t tkc_db = tkc_desc(f1r_smem + 12288, 8192, 1024, 1);  // f1r: N-major, 128B
-                        const uint64_t tkc_da = tkc_desc(s1_smem + 4096, 8192, 1024, 1);  // s1: M-major, 128B
+                        const uint64_t tkc_da = tkc_desc(s_smem + 20480, 8192, 1024, 1);  // s: M-major, 128B
                         tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 0, tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_ss_bf16<1, 1, 1>(&pi[0], tkc_da + 128, tkc_db + 128, 1);
                         tkc_wgmma_commit();
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                     }
-                    // ar <- twr[:, 64:128]  [ldmatrix.x4]
+                    // ar <- twr[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4]
                     {
                         const uint32_t tkc_src = twr_smem;  // twr: 128B swizzle
                         // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
@@ -1501,7 +1500,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                             }
                         }
                     }
-                    // ai <- twi[:, 64:128]  [ldmatrix.x4]
+                    // ai <- twi[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4]
                     {
                         const uint32_t tkc_src = twi_smem;  // twi: 128B swizzle
                         // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
@@ -1522,11 +1521,11 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's1' is done
-                    // s1[:, 0:64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4]
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's' is done
+                    // s[:, 128 * wg:128 * wg + 64] <- bf16(pr * ar - pi * ai)  [stmatrix.x4]
                     {
-                        const uint32_t tkc_dst = s1_smem;  // s1: 128B swizzle
-                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        const uint32_t tkc_dst = s_smem;  // s: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
                         #pragma unroll
                         for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                             #pragma unroll
@@ -1536,14 +1535,14 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                                 const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1]))) - (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1]))) - (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1])))));
                                 const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1]))) - (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1]))) - (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1])))));
                                 const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1]))) - (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1]))) - (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1])))));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                         }
                     }
-                    // s1[:, 64:128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4]
+                    // s[:, 128 * wg + 64:128 * wg + 128] <- bf16(pr * ai + pi * ar)  [stmatrix.x4]
                     {
-                        const uint32_t tkc_dst = s1_smem;  // s1: 128B swizzle
-                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                        const uint32_t tkc_dst = s_smem;  // s: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
                         #pragma unroll
                         for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                             #pragma unroll
@@ -1553,18 +1552,18 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                                 const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ai[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(ar[(tkc_f + 2) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ai[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(ar[(tkc_f + 3) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 3) >> 1])))));
                                 const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ai[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(ar[(tkc_f + 4) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ai[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(ar[(tkc_f + 5) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 5) >> 1])))));
                                 const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ai[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(ar[(tkc_f + 6) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ai[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ai[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(ar[(tkc_f + 7) >> 1]) : tkc_bf16_lo(ar[(tkc_f + 7) >> 1])))));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 's1' is read by products
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's1' is complete
-                    // pr = gr @ s1[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    tkc_fence_proxy_async();  // 's' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's' is complete
+                    // pr = gr @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s1_smem + 0, 8192, 1024, 1);  // s1: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 16384, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
@@ -1573,12 +1572,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pr -= gi @ s1[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    // pr -= gi @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s1_smem + 8192, 8192, 1024, 1);  // s1: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 24576, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pr[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
@@ -1587,12 +1586,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pi = gr @ s1[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    // pi = gr @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s1_smem + 8192, 8192, 1024, 1);  // s1: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 24576, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
@@ -1601,12 +1600,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                     }
-                    // pi += gi @ s1[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    // pi += gi @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s1_smem + 0, 8192, 1024, 1);  // s1: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 16384, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
@@ -1615,7 +1614,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                     }
-                    // br <- kfr[:, 64:128]  [ldmatrix.x4]
+                    // br <- kfr[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4]
                     {
                         const uint32_t tkc_src = kfr_smem;  // kfr: 128B swizzle
                         // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
@@ -1631,7 +1630,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                             }
                         }
                     }
-                    // bi <- kfi[:, 64:128]  [ldmatrix.x4]
+                    // bi <- kfi[:, 64 * wg:64 * wg + 64]  [ldmatrix.x4]
                     {
                         const uint32_t tkc_src = kfi_smem;  // kfi: 128B swizzle
                         // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
@@ -1652,11 +1651,11 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's1' is done
-                    // s1[:, 0:64] <- bf16(pr * br - pi * bi)  [stmatrix.x4]
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: every earlier reader of 's' is done
+                    // s[:, 128 * wg:128 * wg + 64] <- bf16(pr * br - pi * bi)  [stmatrix.x4]
                     {
-                        const uint32_t tkc_dst = s1_smem;  // s1: 128B swizzle
-                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+                        const uint32_t tkc_dst = s_smem;  // s: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 128 + 8 * (tkc_lane >> 4);
                         #pragma unroll
                         for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                             #pragma unroll
@@ -1666,14 +1665,14 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                                 const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1]))) - (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(bi[(tkc_f + 2) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1]))) - (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(bi[(tkc_f + 3) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 3) >> 1])))));
                                 const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1]))) - (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(bi[(tkc_f + 4) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1]))) - (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(bi[(tkc_f + 5) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 5) >> 1])))));
                                 const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1]))) - (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(bi[(tkc_f + 6) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1]))) - (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(bi[(tkc_f + 7) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 7) >> 1])))));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                         }
                     }
-                    // s1[:, 64:128] <- bf16(pr * bi + pi * br)  [stmatrix.x4]
+                    // s[:, 128 * wg + 64:128 * wg + 128] <- bf16(pr * bi + pi * br)  [stmatrix.x4]
                     {
-                        const uint32_t tkc_dst = s1_smem;  // s1: 128B swizzle
-                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
+                        const uint32_t tkc_dst = s_smem;  // s: 128B swizzle
+                        const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 192 + 8 * (tkc_lane >> 4);
                         #pragma unroll
                         for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                             #pragma unroll
@@ -1683,18 +1682,18 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                                 const uint32_t tkc_v1 = tkc_pack_bf16(((pr[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(bi[(tkc_f + 2) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 2) >> 1]))) + (pi[(tkc_f + 2)] * (((tkc_f + 2) & 1) ? tkc_bf16_hi(br[(tkc_f + 2) >> 1]) : tkc_bf16_lo(br[(tkc_f + 2) >> 1])))), ((pr[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(bi[(tkc_f + 3) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 3) >> 1]))) + (pi[(tkc_f + 3)] * (((tkc_f + 3) & 1) ? tkc_bf16_hi(br[(tkc_f + 3) >> 1]) : tkc_bf16_lo(br[(tkc_f + 3) >> 1])))));
                                 const uint32_t tkc_v2 = tkc_pack_bf16(((pr[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(bi[(tkc_f + 4) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 4) >> 1]))) + (pi[(tkc_f + 4)] * (((tkc_f + 4) & 1) ? tkc_bf16_hi(br[(tkc_f + 4) >> 1]) : tkc_bf16_lo(br[(tkc_f + 4) >> 1])))), ((pr[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(bi[(tkc_f + 5) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 5) >> 1]))) + (pi[(tkc_f + 5)] * (((tkc_f + 5) & 1) ? tkc_bf16_hi(br[(tkc_f + 5) >> 1]) : tkc_bf16_lo(br[(tkc_f + 5) >> 1])))));
                                 const uint32_t tkc_v3 = tkc_pack_bf16(((pr[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(bi[(tkc_f + 6) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 6) >> 1]))) + (pi[(tkc_f + 6)] * (((tkc_f + 6) & 1) ? tkc_bf16_hi(br[(tkc_f + 6) >> 1]) : tkc_bf16_lo(br[(tkc_f + 6) >> 1])))), ((pr[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(bi[(tkc_f + 7) >> 1]) : tkc_bf16_lo(bi[(tkc_f + 7) >> 1]))) + (pi[(tkc_f + 7)] * (((tkc_f + 7) & 1) ? tkc_bf16_hi(br[(tkc_f + 7) >> 1]) : tkc_bf16_lo(br[(tkc_f + 7) >> 1])))));
-                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
+                                tkc_stmatrix_x4(tkc_dst + tkc_tile_offset(64, 256, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
                         }
                     }
-                    tkc_fence_proxy_async();  // 's1' is read by products
-                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's1' is complete
-                    // pr = gr @ s1[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    tkc_fence_proxy_async();  // 's' is read by products
+                    tkc_bar_sync(4 + wg, 128);  // scratch_wg: 's' is complete
+                    // pr = gr @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s1_smem + 0, 8192, 1024, 1);  // s1: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 16384, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
@@ -1703,12 +1702,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pr += gi @ s1[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    // pr += gi @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s1_smem + 8192, 8192, 1024, 1);  // s1: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 24576, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pr[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
@@ -1717,12 +1716,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pr[tkc_i]);
                     }
-                    // pi = gr @ s1[:, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    // pi = gr @ s[:, 128 * wg + 64:128 * wg + 128]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s1_smem + 8192, 8192, 1024, 1);  // s1: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 24576, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[0], gr[1], gr[2], gr[3], tkc_db + 0, 0);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[4], gr[5], gr[6], gr[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, 1>(&pi[0], gr[8], gr[9], gr[10], gr[11], tkc_db + 256, 1);
@@ -1731,12 +1730,12 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                     }
-                    // pi -= gi @ s1[:, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    // pi -= gi @ s[:, 128 * wg:128 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(pi[tkc_i]);
                         tkc_wgmma_fence();
-                        const uint64_t tkc_db = tkc_desc(s1_smem + 0, 8192, 1024, 1);  // s1: N-major, 128B
+                        const uint64_t tkc_db = tkc_desc(s_smem + 16384, 8192, 1024, 1);  // s: N-major, 128B
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[0], gi[1], gi[2], gi[3], tkc_db + 0, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[4], gi[5], gi[6], gi[7], tkc_db + 128, 1);
                         tkc_wgmma_m64n64k16_rs_bf16<1, -1>(&pi[0], gi[8], gi[9], gi[10], gi[11], tkc_db + 256, 1);
@@ -1756,7 +1755,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                 if (tkc_lane == 0) tkc_mbar_arrive(empty_xa_xb + 8 * tkc_stage);  // release xa_xb
                 tkc_bar_sync(3, 256);  // scratch: every earlier reader of 'wr', 'wi' is done (written under the if on wg below)
                 if ((wg == 0)) {
-                    // wr[:, 0:64] <- bf16(pr * ar + pi * ai)  [stmatrix.x4]
+                    // wr[:, 64 * wg:64 * wg + 64] <- bf16(pr * ar + pi * ai)  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = wr_smem;  // wr: 128B swizzle
                         const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -1774,7 +1773,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         }
                     }
                     tkc_fence_proxy_async();  // 'wr' is read by products
-                    // wi[:, 0:64] <- bf16(pi * ar - pr * ai)  [stmatrix.x4]
+                    // wi[:, 64 * wg:64 * wg + 64] <- bf16(pi * ar - pr * ai)  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = wi_smem;  // wi: 128B swizzle
                         const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
@@ -1793,7 +1792,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                     }
                     tkc_fence_proxy_async();  // 'wi' is read by products
                 } else {
-                    // wr[:, 64:128] <- bf16(pr * ar + pi * ai)  [stmatrix.x4]
+                    // wr[:, 64 * wg:64 * wg + 64] <- bf16(pr * ar + pi * ai)  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = wr_smem;  // wr: 128B swizzle
                         const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);
@@ -1811,7 +1810,7 @@ __global__ void __launch_bounds__(384, 1) tkc_fftconv_kernel(const __grid_consta
                         }
                     }
                     tkc_fence_proxy_async();  // 'wr' is read by products
-                    // wi[:, 64:128] <- bf16(pi * ar - pr * ai)  [stmatrix.x4]
+                    // wi[:, 64 * wg:64 * wg + 64] <- bf16(pi * ar - pr * ai)  [stmatrix.x4]
                     {
                         const uint32_t tkc_dst = wi_smem;  // wi: 128B swizzle
                         const int tkc_mr = 0 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 64 + 8 * (tkc_lane >> 4);

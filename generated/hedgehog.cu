@@ -520,46 +520,36 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       pt = bf16(t)  [bf16[64, 64] in registers, accumulator layout, whole per warpgroup]
 //       wait full_vv
 //       if (wg == 0)
-//         mma o = ps @ vv[64:128, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from vv[64, 0])
-//         mma o += pt @ vv[0:64, 0:64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
-//         mma kv += fk.T @ vv[0:64, 0:64]  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
-//         mma ks += fk[:, 0:64].T @ on  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)]
+//         mma o = ps @ vv[64:128, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from vv[64, 0])
+//         mma o += pt @ vv[0:64, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)]
+//         mma kv += fk.T @ vv[0:64, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)]
+//         mma ks += fk[:, 64 * wg:64 * wg + 64].T @ on  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)]
 //         mma x = fq @ ksh  [wgmma m64n16k16 x 8 per warpgroup, SS, A K-major, B N-major (32B)]
 //         wgmma.wait_group 3  (registers of a product in flight)
 //         o = o * beta  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//         mma o += fq @ kvs[:, 0:64]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
+//         mma o += fq @ kvs[:, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)]
 //         wgmma.wait_group 0  (products inside a branch or loop finish inside it)
 //       else
-//         mma o = ps @ vv[64:128, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from vv[64, 64])
-//         mma o += pt @ vv[0:64, 64:128]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from vv[0, 64])
-//         mma kv += fk.T @ vv[0:64, 64:128]  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)] (B from vv[0, 64])
-//         mma ks += fk[:, 64:128].T @ on  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)] (A from fk[0, 64])
+//         mma o = ps @ vv[64:128, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from vv[64, 64])
+//         mma o += pt @ vv[0:64, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 4 per warpgroup, RS, A registers, B N-major (128B)] (B from vv[0, 64])
+//         mma kv += fk.T @ vv[0:64, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 8 per warpgroup, SS, A M-major, B N-major (128B)] (B from vv[0, 64])
+//         mma ks += fk[:, 64 * wg:64 * wg + 64].T @ on  [wgmma m64n16k16 x 4 per warpgroup, SS, A M-major, B N-major (32B)] (A from fk[0, 64])
 //         mma x = fq @ ksh  [wgmma m64n16k16 x 8 per warpgroup, SS, A K-major, B N-major (32B)]
 //         wgmma.wait_group 3  (registers of a product in flight)
 //         o = o * beta  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//         mma o += fq @ kvs[:, 64:128]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)] (B from kvs[0, 64])
+//         mma o += fq @ kvs[:, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 8 per warpgroup, SS, A K-major, B N-major (128B)] (B from kvs[0, 64])
 //         wgmma.wait_group 0  (products inside a branch or loop finish inside it)
 //       release empty_vv
 //       den = den * beta + rowmax(x)  [fp32[64] per_row in registers]
-//       if (wg == 0)
-//         store O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
-//       else
-//         store O[block.b, block.h, j, 1] <- bf16(o / den)  [staged]
+//       store O[block.b, block.h, j, wg] <- bf16(o / den)  [staged]
 //     after the steps:
 //       release empty_wq_wk, only when no step ran
 //     finish:
-//       if (wg == 0)
-//         store KV[block.b, block.h, 0, 0] <- kv  [direct]
-//         store KS[block.b, block.h, 0] <- rowmax(ks)  [vector]
-//       else
-//         store KV[block.b, block.h, 0, 1] <- kv  [direct]
-//         store KS[block.b, block.h, 1] <- rowmax(ks)  [vector]
-//   store (store): O[block.b, block.h, j, 0] <- bf16(o / den)  [64x64 chunks through staging, tm_O_64x64]
-//   store (store): O[block.b, block.h, j, 1] <- bf16(o / den)  [64x64 chunks through staging, tm_O_64x64]
-//   store (finish): KV[block.b, block.h, 0, 0] <- kv  [direct from registers, no staging]
-//   store (finish): KS[block.b, block.h, 0] <- rowmax(ks)  [vector from registers, one lane per row]
-//   store (finish): KV[block.b, block.h, 0, 1] <- kv  [direct from registers, no staging]
-//   store (finish): KS[block.b, block.h, 1] <- rowmax(ks)  [vector from registers, one lane per row]
+//       store KV[block.b, block.h, 0, wg] <- kv  [direct]
+//       store KS[block.b, block.h, wg] <- rowmax(ks)  [vector]
+//   store (store): O[block.b, block.h, j, wg] <- bf16(o / den)  [64x64 chunks through staging, tm_O_64x64]
+//   store (finish): KV[block.b, block.h, 0, wg] <- kv  [direct from registers, no staging]
+//   store (finish): KS[block.b, block.h, wg] <- rowmax(ks)  [vector from registers, one lane per row]
 //   decisions:
 //     - swizzle 128B for 'q': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'kk': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
@@ -571,14 +561,14 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - swizzle 128B for 'kvs': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
 //     - swizzle 32B for 'ksh': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
 //     - swizzle 32B for 'on': a row is 16 x 2 B = 32 B, so the widest span that divides it is 32 B
-//     - 'O[block.b, block.h, j, 0] <- bf16(o / den)': a tile divided by a per_row vector takes one reciprocal per row, then a product per element
+//     - slices at lines 128-134 read wg: those statements are specialised per consumer warpgroup, one copy each with its wg (2 copies under an if on wg, as if written out by hand)
+//     - 'O[block.b, block.h, j, wg] <- bf16(o / den)': a tile divided by a per_row vector takes one reciprocal per row, then a product per element
 //     - the store block runs at the end of every step, after compute, in the same schedule
 //     - 2 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - shared-tile writes under the condition on wg at line 105: 16 scratch barriers inside its branches become one before the if and one after it, which every warpgroup reaches ('fq', 'kvs', 'ksh', 'fk')
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
 //     - register split 240/24 rather than 232/40: the consumers' estimate (238) is over 200
-//     - 'KV[block.b, block.h, 0, 0] <- kv': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
-//     - 'KV[block.b, block.h, 0, 1] <- kv': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
+//     - 'KV[block.b, block.h, 0, wg] <- kv': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 1 stage; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - the setup tiles are released by the last step, once its products that read them are complete: the producer loads the next work tile's setup tiles during the last step and the finish block
@@ -1197,7 +1187,7 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                 }
                 tkc_mbar_wait(full_vv + 8 * tkc_stage, tkc_phase);  // vv landed
                 if ((wg == 0)) {
-                    // o = ps @ vv[64:128, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    // o = ps @ vv[64:128, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -1211,7 +1201,7 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     }
-                    // o += pt @ vv[0:64, 0:64]  [wgmma m64n64k16 x 4, A from registers]
+                    // o += pt @ vv[0:64, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -1225,7 +1215,7 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     }
-                    // kv += fk.T @ vv[0:64, 0:64]  [wgmma m64n64k16 x 8, A and B from shared memory]
+                    // kv += fk.T @ vv[0:64, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 8, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(kv[tkc_i]);
@@ -1244,7 +1234,7 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(kv[tkc_i]);
                     }
-                    // ks += fk[:, 0:64].T @ on  [wgmma m64n16k16 x 4, A and B from shared memory]
+                    // ks += fk[:, 64 * wg:64 * wg + 64].T @ on  [wgmma m64n16k16 x 4, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(ks[tkc_i]);
@@ -1284,7 +1274,7 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                     // o = o * beta
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) o[tkc_i] = (o[tkc_i] * beta);
-                    // o += fq @ kvs[:, 0:64]  [wgmma m64n64k16 x 8, A and B from shared memory]
+                    // o += fq @ kvs[:, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 8, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -1313,7 +1303,7 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                 } else {
-                    // o = ps @ vv[64:128, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    // o = ps @ vv[64:128, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -1327,7 +1317,7 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     }
-                    // o += pt @ vv[0:64, 64:128]  [wgmma m64n64k16 x 4, A from registers]
+                    // o += pt @ vv[0:64, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 4, A from registers]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -1341,7 +1331,7 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
                     }
-                    // kv += fk.T @ vv[0:64, 64:128]  [wgmma m64n64k16 x 8, A and B from shared memory]
+                    // kv += fk.T @ vv[0:64, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 8, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(kv[tkc_i]);
@@ -1360,7 +1350,7 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 64; ++tkc_i) tkc_pin(kv[tkc_i]);
                     }
-                    // ks += fk[:, 64:128].T @ on  [wgmma m64n16k16 x 4, A and B from shared memory]
+                    // ks += fk[:, 64 * wg:64 * wg + 64].T @ on  [wgmma m64n16k16 x 4, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 8; ++tkc_i) tkc_pin(ks[tkc_i]);
@@ -1400,7 +1390,7 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                     // o = o * beta
                     #pragma unroll
                     for (int tkc_i = 0; tkc_i < 32; ++tkc_i) o[tkc_i] = (o[tkc_i] * beta);
-                    // o += fq @ kvs[:, 64:128]  [wgmma m64n64k16 x 8, A and B from shared memory]
+                    // o += fq @ kvs[:, 64 * wg:64 * wg + 64]  [wgmma m64n64k16 x 8, A and B from shared memory]
                     {
                         #pragma unroll
                         for (int tkc_i = 0; tkc_i < 32; ++tkc_i) tkc_pin(o[tkc_i]);
@@ -1445,76 +1435,38 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) den[tkc_r] = ((den[tkc_r] * beta) + tkc_red12[tkc_r]);
-                if ((wg == 0)) {
-                    // O[block.b, block.h, j, 0] <- bf16(o / den)  [staged]
-                    float tkc_rcp13[2];  // 1 / den, once per row
+                // O[block.b, block.h, j, wg] <- bf16(o / den)  [staged]
+                float tkc_rcp13[2];  // 1 / den, once per row
+                #pragma unroll
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp13[tkc_r] = 1.f / den[tkc_r];
+                {
+                    const int tkc_r0 = j * 64;  // first row of this warpgroup's part
+                    const int tkc_c0 = wg * 64;
+                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
+                    const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
                     #pragma unroll
-                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp13[tkc_r] = 1.f / den[tkc_r];
-                    {
-                        const int tkc_r0 = j * 64;  // first row of this warpgroup's part
-                        const int tkc_c0 = 0;
-                        // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
-                        const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
+                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
                         #pragma unroll
-                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
+                        for (int tkc_ch = 0; tkc_ch < 1; ++tkc_ch) {
+                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
+                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
+                            tkc_bar_sync(1 + wg, 128);
                             #pragma unroll
-                            for (int tkc_ch = 0; tkc_ch < 1; ++tkc_ch) {
-                                const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                                if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
-                                tkc_bar_sync(1 + wg, 128);
-                                #pragma unroll
-                                for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                    const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                    const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp13[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp13[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                                    const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp13[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp13[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                                    const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp13[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp13[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                                    const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp13[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp13[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                                    tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                                }
-                                tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
-                                tkc_bar_sync(1 + wg, 128);
-                                if (tkc_wg_thread == 0) {
-                                    tkc_tma_store_4d(&tm_O_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
-                                    tkc_bulk_commit();
-                                }
-                                ++tkc_st_cnt;
+                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
+                                const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
+                                const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp13[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp13[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
+                                const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp13[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp13[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
+                                const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp13[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp13[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
+                                const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp13[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp13[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
+                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
                             }
-                        }
-                    }
-                } else {
-                    // O[block.b, block.h, j, 1] <- bf16(o / den)  [staged]
-                    float tkc_rcp14[2];  // 1 / den, once per row
-                    #pragma unroll
-                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_rcp14[tkc_r] = 1.f / den[tkc_r];
-                    {
-                        const int tkc_r0 = j * 64;  // first row of this warpgroup's part
-                        const int tkc_c0 = 64;
-                        // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
-                        const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
-                        #pragma unroll
-                        for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                            #pragma unroll
-                            for (int tkc_ch = 0; tkc_ch < 1; ++tkc_ch) {
-                                const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                                if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
-                                tkc_bar_sync(1 + wg, 128);
-                                #pragma unroll
-                                for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                    const int tkc_f = tkc_rb * 32 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                    const uint32_t tkc_v0 = tkc_pack_bf16((o[(tkc_f + 0)] * tkc_rcp14[((tkc_f + 0) / 32 * 2 + (((tkc_f + 0) >> 1) & 1))]), (o[(tkc_f + 1)] * tkc_rcp14[((tkc_f + 1) / 32 * 2 + (((tkc_f + 1) >> 1) & 1))]));
-                                    const uint32_t tkc_v1 = tkc_pack_bf16((o[(tkc_f + 2)] * tkc_rcp14[((tkc_f + 2) / 32 * 2 + (((tkc_f + 2) >> 1) & 1))]), (o[(tkc_f + 3)] * tkc_rcp14[((tkc_f + 3) / 32 * 2 + (((tkc_f + 3) >> 1) & 1))]));
-                                    const uint32_t tkc_v2 = tkc_pack_bf16((o[(tkc_f + 4)] * tkc_rcp14[((tkc_f + 4) / 32 * 2 + (((tkc_f + 4) >> 1) & 1))]), (o[(tkc_f + 5)] * tkc_rcp14[((tkc_f + 5) / 32 * 2 + (((tkc_f + 5) >> 1) & 1))]));
-                                    const uint32_t tkc_v3 = tkc_pack_bf16((o[(tkc_f + 6)] * tkc_rcp14[((tkc_f + 6) / 32 * 2 + (((tkc_f + 6) >> 1) & 1))]), (o[(tkc_f + 7)] * tkc_rcp14[((tkc_f + 7) / 32 * 2 + (((tkc_f + 7) >> 1) & 1))]));
-                                    tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                                }
-                                tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
-                                tkc_bar_sync(1 + wg, 128);
-                                if (tkc_wg_thread == 0) {
-                                    tkc_tma_store_4d(&tm_O_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
-                                    tkc_bulk_commit();
-                                }
-                                ++tkc_st_cnt;
+                            tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
+                            tkc_bar_sync(1 + wg, 128);
+                            if (tkc_wg_thread == 0) {
+                                tkc_tma_store_4d(&tm_O_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, block_h, block_b, tkc_buf);
+                                tkc_bulk_commit();
                             }
+                            ++tkc_st_cnt;
                         }
                     }
                 }
@@ -1525,87 +1477,44 @@ __global__ void __launch_bounds__(384, 1) tkc_hedgehog_kernel(const __grid_const
             // after the steps
             if (tkc_steps == 0 && tkc_wg_thread == 0) tkc_mbar_arrive(empty_wq_wk);  // release wq_wk: no step ran, so no step released the setup tiles
             // finish
-            if ((wg == 0)) {
-                // KV[block.b, block.h, 0, 0] <- kv  [direct]
-                {
-                    const long long tkc_r0 = (long long)0;  // the tile's first row and column
-                    const long long tkc_c0 = (long long)0;
-                    float *const tkc_base = KV + (long long)block_b * KV_st0 + (long long)block_h * KV_st1 + tkc_r0 * KV_st2 + tkc_c0 * KV_st3;
-                    const bool tkc_pairs = KV_st3 == 1 && KV_st2 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per 8-byte store
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 32; ++tkc_p) {
-                        const int tkc_r = (tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64));
-                        const float tkc_x0 = kv[(2 * tkc_p)], tkc_x1 = kv[(2 * tkc_p + 1)];
-                        if (tkc_r0 + tkc_r >= 128) continue;
-                        float *const tkc_q = tkc_base + tkc_r * KV_st2 + tkc_c * KV_st3;
-                        if (tkc_pairs && tkc_c0 + tkc_c + 1 < 128) {
-                            *reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);
-                        } else {
-                            if (tkc_c0 + tkc_c < 128) tkc_q[0] = (tkc_x0);
-                            if (tkc_c0 + tkc_c + 1 < 128) tkc_q[KV_st3] = (tkc_x1);
-                        }
+            // KV[block.b, block.h, 0, wg] <- kv  [direct]
+            {
+                const long long tkc_r0 = (long long)0;  // the tile's first row and column
+                const long long tkc_c0 = (long long)wg * 64;
+                float *const tkc_base = KV + (long long)block_b * KV_st0 + (long long)block_h * KV_st1 + tkc_r0 * KV_st2 + tkc_c0 * KV_st3;
+                const bool tkc_pairs = KV_st3 == 1 && KV_st2 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per 8-byte store
+                #pragma unroll
+                for (int tkc_p = 0; tkc_p < 32; ++tkc_p) {
+                    const int tkc_r = (tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64));
+                    const float tkc_x0 = kv[(2 * tkc_p)], tkc_x1 = kv[(2 * tkc_p + 1)];
+                    if (tkc_r0 + tkc_r >= 128) continue;
+                    float *const tkc_q = tkc_base + tkc_r * KV_st2 + tkc_c * KV_st3;
+                    if (tkc_pairs && tkc_c0 + tkc_c + 1 < 128) {
+                        *reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);
+                    } else {
+                        if (tkc_c0 + tkc_c < 128) tkc_q[0] = (tkc_x0);
+                        if (tkc_c0 + tkc_c + 1 < 128) tkc_q[KV_st3] = (tkc_x1);
                     }
                 }
-                // KS[block.b, block.h, 0] <- rowmax(ks)  [vector]
-                float tkc_red15[2];  // rowmax(ks)
+            }
+            // KS[block.b, block.h, wg] <- rowmax(ks)  [vector]
+            float tkc_red14[2];  // rowmax(ks)
+            #pragma unroll
+            for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red14[tkc_r] = -TKC_INF;
+            #pragma unroll
+            for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
+                tkc_red14[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] = fmaxf(tkc_red14[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))], ks[tkc_i]);
+            }
+            #pragma unroll
+            for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
+                tkc_red14[tkc_r] = fmaxf(tkc_red14[tkc_r], __shfl_xor_sync(0xffffffffu, tkc_red14[tkc_r], 1));
+                tkc_red14[tkc_r] = fmaxf(tkc_red14[tkc_r], __shfl_xor_sync(0xffffffffu, tkc_red14[tkc_r], 2));
+            }
+            if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value
                 #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red15[tkc_r] = -TKC_INF;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red15[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] = fmaxf(tkc_red15[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))], ks[tkc_i]);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red15[tkc_r] = fmaxf(tkc_red15[tkc_r], __shfl_xor_sync(0xffffffffu, tkc_red15[tkc_r], 1));
-                    tkc_red15[tkc_r] = fmaxf(tkc_red15[tkc_r], __shfl_xor_sync(0xffffffffu, tkc_red15[tkc_r], 2));
-                }
-                if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value
-                    #pragma unroll
-                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                        const long long tkc_gi = (long long)0 + (tkc_rowvec_row(tkc_lrow, tkc_r));
-                        if (tkc_gi < 128) KS[(long long)block_b * KS_st0 + (long long)block_h * KS_st1 + tkc_gi * KS_st2] = tkc_red15[tkc_r];
-                    }
-                }
-            } else {
-                // KV[block.b, block.h, 0, 1] <- kv  [direct]
-                {
-                    const long long tkc_r0 = (long long)0;  // the tile's first row and column
-                    const long long tkc_c0 = (long long)64;
-                    float *const tkc_base = KV + (long long)block_b * KV_st0 + (long long)block_h * KV_st1 + tkc_r0 * KV_st2 + tkc_c0 * KV_st3;
-                    const bool tkc_pairs = KV_st3 == 1 && KV_st2 % 2 == 0 && ((uintptr_t)tkc_base & 7) == 0;  // two elements per 8-byte store
-                    #pragma unroll
-                    for (int tkc_p = 0; tkc_p < 32; ++tkc_p) {
-                        const int tkc_r = (tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), tkc_c = (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64));
-                        const float tkc_x0 = kv[(2 * tkc_p)], tkc_x1 = kv[(2 * tkc_p + 1)];
-                        if (tkc_r0 + tkc_r >= 128) continue;
-                        float *const tkc_q = tkc_base + tkc_r * KV_st2 + tkc_c * KV_st3;
-                        if (tkc_pairs && tkc_c0 + tkc_c + 1 < 128) {
-                            *reinterpret_cast<float2 *>(tkc_q) = make_float2(tkc_x0, tkc_x1);
-                        } else {
-                            if (tkc_c0 + tkc_c < 128) tkc_q[0] = (tkc_x0);
-                            if (tkc_c0 + tkc_c + 1 < 128) tkc_q[KV_st3] = (tkc_x1);
-                        }
-                    }
-                }
-                // KS[block.b, block.h, 1] <- rowmax(ks)  [vector]
-                float tkc_red16[2];  // rowmax(ks)
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) tkc_red16[tkc_r] = -TKC_INF;
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 8; ++tkc_i) {
-                    tkc_red16[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))] = fmaxf(tkc_red16[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))], ks[tkc_i]);
-                }
-                #pragma unroll
-                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {  // the 4 lanes of a quad hold one row
-                    tkc_red16[tkc_r] = fmaxf(tkc_red16[tkc_r], __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 1));
-                    tkc_red16[tkc_r] = fmaxf(tkc_red16[tkc_r], __shfl_xor_sync(0xffffffffu, tkc_red16[tkc_r], 2));
-                }
-                if ((tkc_lane & 3) == 0) {  // one lane of each quad holds the row's value
-                    #pragma unroll
-                    for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
-                        const long long tkc_gi = (long long)64 + (tkc_rowvec_row(tkc_lrow, tkc_r));
-                        if (tkc_gi < 128) KS[(long long)block_b * KS_st0 + (long long)block_h * KS_st1 + tkc_gi * KS_st2] = tkc_red16[tkc_r];
-                    }
+                for (int tkc_r = 0; tkc_r < 2; ++tkc_r) {
+                    const long long tkc_gi = (long long)wg * 64 + (tkc_rowvec_row(tkc_lrow, tkc_r));
+                    if (tkc_gi < 128) KS[(long long)block_b * KS_st0 + (long long)block_h * KS_st1 + tkc_gi * KS_st2] = tkc_red14[tkc_r];
                 }
             }
             tkc_tile_phase ^= 1;

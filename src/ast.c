@@ -120,7 +120,10 @@ static void print_float(StrBuf *b, double v) {
 
 static void print_expr_prec(StrBuf *b, const Expr *e, int prec) {
     switch (e->kind) {
-    case EX_INT: sb_printf(b, "%" PRId64, e->u.ival); break;
+    case EX_INT:
+        if (e->spelled) sb_puts(b, e->spelled);
+        else sb_printf(b, "%" PRId64, e->u.ival);
+        break;
     case EX_FLOAT: print_float(b, e->u.fval); break;
     case EX_NAME: sb_puts(b, e->u.name); break;
     case EX_MEMBER:

@@ -282,6 +282,7 @@ struct Expr {
     int64_t cval;
     double fval;        /* compile-time float value, when is_const and ty is float */
     int fn;             /* EX_CALL: the Intrinsic, or FN_NONE */
+    const char *spelled;  /* EX_INT that stands for a name (sema_wg.c's copies: wg): printed as the name */
 };
 
 /* ---- statements ----------------------------------------------------------------------------- */

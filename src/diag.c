@@ -60,7 +60,38 @@ Span span_join(Span a, Span b) {
 
 static const char *level_name[] = {"error", "warning", "note"};
 
+void diag_dedup_begin(Diag *d) {
+    d->dedup = true;
+    d->seen.n = 0;
+}
+
+void diag_dedup_end(Diag *d) {
+    d->dedup = false;
+    d->seen.n = 0;
+}
+
+/* in a dedup window: has this diagnostic been reported already (else remember it) */
+static bool seen_before(Diag *d, DiagLevel lvl, Span s, const char *fmt, va_list ap) {
+    va_list aq;
+    va_copy(aq, ap);
+    int len = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *text = arena_alloc(d->arena, (size_t)(len > 0 ? len : 0) + 1);
+    va_copy(aq, ap);
+    vsnprintf(text, (size_t)(len > 0 ? len : 0) + 1, fmt, aq);
+    va_end(aq);
+    for (int i = 0; i < d->seen.n; i++) {
+        const DiagSeen *x = &d->seen.v[i];
+        if (x->lvl == (int)lvl && x->file == s.file && x->begin == s.begin && x->end == s.end && !strcmp(x->text, text))
+            return true;
+    }
+    DiagSeen x = {(int)lvl, s.file, s.begin, s.end, text};
+    vec_push(d->arena, &d->seen, x);
+    return false;
+}
+
 void diag_vreport(Diag *d, DiagLevel lvl, Span s, const char *fmt, va_list ap) {
+    if (d->dedup && seen_before(d, lvl, s, fmt, ap)) return;
     if (lvl == DIAG_ERROR) d->nerrors++;
     if (lvl == DIAG_WARNING) d->nwarnings++;
     if (d->suppressed) return;

@@ -29,6 +29,12 @@ typedef struct SrcFile {
 
 typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
 
+typedef struct DiagSeen {
+    int lvl, file;
+    uint32_t begin, end;
+    const char *text;
+} DiagSeen;
+
 typedef struct Diag {
     Vec(SrcFile) files;
     FILE *out;          /* where diagnostics go (stderr by default) */
@@ -36,6 +42,11 @@ typedef struct Diag {
     int max_errors;     /* stop reporting after this many (0 = unlimited) */
     bool suppressed;    /* set once max_errors was reached */
     Arena *arena;
+    /* between diag_dedup_begin and _end, a diagnostic identical to one already reported in that window
+     * (level, span and text) is dropped: checking the per-warpgroup copies of statements (sema_wg.c)
+     * would report each of their errors once per copy */
+    bool dedup;
+    Vec(DiagSeen) seen;
 } Diag;
 
 void diag_init(Diag *d, Arena *a, FILE *out);
@@ -50,6 +61,9 @@ void diag_vreport(Diag *d, DiagLevel lvl, Span s, const char *fmt, va_list ap);
 #define diag_error(d, s, ...) diag_report((d), DIAG_ERROR, (s), __VA_ARGS__)
 #define diag_warning(d, s, ...) diag_report((d), DIAG_WARNING, (s), __VA_ARGS__)
 #define diag_note(d, s, ...) diag_report((d), DIAG_NOTE, (s), __VA_ARGS__)
+
+void diag_dedup_begin(Diag *d);
+void diag_dedup_end(Diag *d);
 
 /* Levenshtein distance, for "did you mean" suggestions. */
 int edit_distance(const char *a, const char *b);

@@ -402,6 +402,17 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     lower_zeroed(L);
     lower_regs(L);
     lower_buffers(L);
+    for (int i = 0; i < sk->wg_runs.n; i++) {
+        int l0, l1, c;
+        diag_linecol(L->d, sk->wg_runs.v[i].span, &l0, &c);
+        Span end = sk->wg_runs.v[i].span;
+        end.begin = end.end > end.begin ? end.end - 1 : end.begin;
+        diag_linecol(L->d, end, &l1, &c);
+        lower_note(L, "slices at %s read wg: those statements are specialised per consumer warpgroup, one copy each "
+                   "with its wg (%d copies under an if on wg, as if written out by hand)",
+                   l0 == l1 ? arena_printf(L->a, "line %d", l0) : arena_printf(L->a, "lines %d-%d", l0, l1),
+                   sk->wg_runs.v[i].consumers);
+    }
     if (sk->blocks[BK_SETUP]) lower_stmts(L, &sk->blocks[BK_SETUP]->u.block.body, &pk->setup_ops, BK_SETUP);
     POpList body = {0};
     if (sk->blocks[BK_COMPUTE]) lower_stmts(L, &sk->blocks[BK_COMPUTE]->u.block.body, &body, BK_COMPUTE);

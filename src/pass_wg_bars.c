@@ -25,7 +25,10 @@
  * every tile the branches write is touched nowhere else in the kernel (private to its branch)
  * and each branch is one warpgroup's (`wg == 0` or `wg == 1` with two consumer warpgroups), the
  * branch's scratch barriers become barriers of that warpgroup alone (scratch_wg: id + wg, 128
- * threads): no other warpgroup reads or writes those tiles. */
+ * threads): no other warpgroup reads or writes those tiles. The same holds for one tile that the two
+ * branches split (slices that read wg, sema_wg.c: `s[:, 128 * wg:128 * wg + 128]`): touched only
+ * inside the if, and the bounding boxes of each branch's accesses (writes, register loads and product
+ * operands; any other access is not tracked and keeps the barriers) do not overlap. */
 #include "lower_int.h"
 
 /* the source line of an if's condition, for the notes */
@@ -134,6 +137,109 @@ static bool branch_private(Lower *L, const POpList *branch, const POpList *write
     return true;
 }
 
+/* the block of shared tile buf that op o reads or writes (a bounding box), false where tkc does not
+ * track it (any other kind of access) */
+static bool op_box(Lower *L, const POp *o, int buf, PlanRegion *r) {
+    const PlanKernel *pk = L->pk;
+    if (o->kind == POP_MOVE && o->mv->buf == buf) {
+        const PlanMove *m = o->mv;
+        if (m->to_shared) {
+            *r = plan_write_region(pk, o);
+            return true;
+        }
+        if ((m->path != MP_LDMATRIX && m->path != MP_LDS) || !m->rt) return false;
+        *r = (PlanRegion){m->srow0, m->scol0, m->srow0 + m->rt->rows, m->scol0 + m->rt->cols};
+        return true;
+    }
+    if (o->kind == POP_MMA) {
+        const PlanMma *x = o->mma;
+        bool any = false;
+        PlanRegion box = {0, 0, 0, 0};
+        int mall = x->m * (x->dst && (x->dst->ty.per_wg || x->dst->ty.partial) ? 1 : pk->consumers);
+        if (!x->a_reg && x->a.buf == buf) {
+            box = x->a.trans ? (PlanRegion){x->a.row0, x->a.col0, x->a.row0 + x->k, x->a.col0 + mall}
+                             : (PlanRegion){x->a.row0, x->a.col0, x->a.row0 + mall, x->a.col0 + x->k};
+            any = true;
+        }
+        if (x->b.buf == buf) {
+            PlanRegion b = x->b.trans ? (PlanRegion){x->b.row0, x->b.col0, x->b.row0 + x->n, x->b.col0 + x->k}
+                                      : (PlanRegion){x->b.row0, x->b.col0, x->b.row0 + x->k, x->b.col0 + x->n};
+            if (any) {
+                box.r0 = box.r0 < b.r0 ? box.r0 : b.r0;
+                box.c0 = box.c0 < b.c0 ? box.c0 : b.c0;
+                box.r1 = box.r1 > b.r1 ? box.r1 : b.r1;
+                box.c1 = box.c1 > b.c1 ? box.c1 : b.c1;
+            } else box = b;
+            any = true;
+        }
+        if (!any) return false;
+        *r = box;
+        return true;
+    }
+    return false;
+}
+
+/* the bounding box of the accesses of a branch's ops to buf: false (with *why) where one of them is
+ * not tracked; *some: the branch touches buf */
+static bool branch_box(Lower *L, const POpList *ops, int buf, PlanRegion *box, bool *some, const char **why) {
+    const PlanBuf *b = &L->pk->bufs.v[buf];
+    *some = false;
+    for (int i = 0; i < ops->n; i++) {
+        const POp *o = ops->v[i];
+        if (o->kind == POP_BAR || o->kind == POP_FENCE) continue;
+        Effects e;
+        op_effects(L, (POp *)o, &e);
+        if (!symset_has(&e.bufs, b->sym) && !symset_has(&e.wbufs, b->sym)) continue;
+        PlanRegion r;
+        if (!op_box(L, o, buf, &r)) {
+            *why = arena_printf(L->a, "an access of '%s' whose elements tkc does not track", b->name);
+            return false;
+        }
+        if (!*some) *box = r;
+        else {
+            box->r0 = box->r0 < r.r0 ? box->r0 : r.r0;
+            box->c0 = box->c0 < r.c0 ? box->c0 : r.c0;
+            box->r1 = box->r1 > r.r1 ? box->r1 : r.r1;
+            box->c1 = box->c1 > r.c1 ? box->c1 : r.c1;
+        }
+        *some = true;
+    }
+    return true;
+}
+
+/* the tiles the two branches write are touched only inside this if, and the blocks of each that the
+ * two branches touch do not overlap (one tile split between the warpgroups, as slices that read wg
+ * make it: `s[:, 128 * wg:128 * wg + 128]`): each warpgroup's accesses are its own */
+static bool split_private(Lower *L, POp *f, const POpList *wt, const POpList *we, const char **why) {
+    PlanKernel *pk = L->pk;
+    const POpList *lists[] = {&pk->setup_ops, &pk->compute_ops, &pk->finish_ops};
+    const POpList *both[] = {wt, we};
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < both[w]->n; i++) {
+            int buf = both[w]->v[i]->mv->buf;
+            const PlanBuf *b = &pk->bufs.v[buf];
+            if (b->kind != BUF_SCRATCH || !b->sym) {
+                *why = arena_printf(L->a, "'%s' is not a scratch tile", b->name);
+                return false;
+            }
+            int all = 0;
+            for (int k = 0; k < 3; k++) all += touches(L, lists[k], b->sym);
+            if (all != touches(L, &f->then_ops, b->sym) + touches(L, &f->else_ops, b->sym)) {
+                *why = arena_printf(L->a, "'%s' is also used outside the if on wg that writes it", b->name);
+                return false;
+            }
+            PlanRegion rt, re;
+            bool st, se;
+            if (!branch_box(L, &f->then_ops, buf, &rt, &st, why) || !branch_box(L, &f->else_ops, buf, &re, &se, why))
+                return false;
+            if (st && se && plan_regions_overlap(rt, re)) {
+                *why = arena_printf(L->a, "both warpgroups' branches touch the same elements of '%s'", b->name);
+                return false;
+            }
+        }
+    return true;
+}
+
 /* the barrier of one warpgroup's scratch tiles (id + wg, 128 threads) */
 static int scratch_wg_bar(Lower *L) {
     PlanKernel *pk = L->pk;
@@ -169,7 +275,10 @@ static bool private_if(Lower *L, POp *f, const char **why) {
         *why = w2;
         return false;
     }
-    if (!branch_private(L, &f->then_ops, &wt, why) || !branch_private(L, &f->else_ops, &we, why)) return false;
+    const char *why_whole = NULL;
+    if ((!branch_private(L, &f->then_ops, &wt, &why_whole) || !branch_private(L, &f->else_ops, &we, &why_whole)) &&
+        !split_private(L, f, &wt, &we, why))
+        return false;
     privatise_branch(L, &f->then_ops);
     privatise_branch(L, &f->else_ops);
     lower_note(L, "shared tiles written under the condition on wg at line %d are each one warpgroup's own (no other "

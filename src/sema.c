@@ -457,10 +457,15 @@ static void check_kernel(Sema *s, Kernel *k) {
         if (!it) continue;
         s->in_block = true;
         s->bk = (BlockKind)b;
+        /* slices that read wg: one copy of their statements per consumer warpgroup, whose diagnostics
+         * are reported once */
+        bool copies = b != BK_LOAD && !sk->rowwise && sema_specialise_wg(s, &it->u.block.body);
+        if (copies) diag_dedup_begin(s->d);
         Scope bs;
         push_scope(s, &bs);
         check_stmts(s, &it->u.block.body);
         pop_scope(s);
+        if (copies) diag_dedup_end(s->d);
         s->in_block = false;
     }
     if (s->d->nerrors == errors0) {

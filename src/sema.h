@@ -30,6 +30,12 @@ extern const char *const move_name[];
 /* the order in which work tiles are visited */
 typedef enum { ORDER_ROW_MAJOR, ORDER_SUPER_M, ORDER_SUPER_N } OrderKind;
 
+/* statements of a consumer block specialised per warpgroup because their slices read wg (sema_wg.c) */
+typedef struct SemaWgRun {
+    Span span;          /* the statements, first to last */
+    int consumers;      /* copies made */
+} SemaWgRun;
+
 typedef struct SemaKernel {
     Kernel *k;
     KItem *grid, *pipe;
@@ -77,6 +83,7 @@ typedef struct SemaKernel {
     Span stages_span, consumers_span, regs_span;
     /* its source text and the values of the params it names (check_cache.c), or NULL */
     const char *check_key;
+    Vec(SemaWgRun) wg_runs;     /* sema_wg.c: runs specialised per warpgroup, in block order */
 } SemaKernel;
 
 /* `grad FWD = K1, ...;` checked (sema_grad.c): FWD's inputs, outputs and the gradients of its

@@ -41,6 +41,11 @@ typedef struct Sema {
     Vec(SemaDeclared) declared;
 } Sema;
 
+/* sema_wg.c: the top-level statements of a consumer block from the first to the last whose slice bounds
+ * read wg become an if on wg with one copy per consumer warpgroup (wg replaced by its index); true when
+ * it rewrote body */
+bool sema_specialise_wg(Sema *s, StmtList *body);
+
 /* sema_cover.c: the outputs of the kernel being checked (s->sk) are stored, all of them */
 void check_outputs(Sema *s);
 /* sema_bounds.c: its accesses stay inside their tensors (after check_outputs, on a kernel with a grid) */
