@@ -928,18 +928,13 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bs
-//       store Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
+//       store Y[block.m, block.n] <- E(act(acc + fp32(b)))  [staged]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- E(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
+//   store (finish): Y[block.m, block.n] <- E(act(acc + fp32(b)))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
 //     - register split 240/24 rather than 232/40: the consumers' estimate (216) is over 200
@@ -1109,7 +1104,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
             // b <- bs
             #pragma unroll
             for (int tkc_r = 0; tkc_r < 64; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 512 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
-            // Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
+            // Y[block.m, block.n] <- E(act(acc + fp32(b)))  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 256;
@@ -1198,21 +1193,16 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bs
-//       store Y[block.m, block.n] <- acc + fp32(b)  [direct]
+//       store Y[block.m, block.n] <- act(acc + fp32(b))  [direct]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- acc + fp32(b)  [direct from registers, no staging]
+//   store (finish): Y[block.m, block.n] <- act(acc + fp32(b))  [direct from registers, no staging]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
-//     - 'Y[block.m, block.n] <- acc + fp32(b)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
+//     - 'Y[block.m, block.n] <- act(acc + fp32(b))': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - setup tiles in two copies (setup_stages = 2): work tile k reads copy k % 2, so the producer loads the next tile's setup tiles as soon as the tile before this one released them, not after this one's last step
@@ -1377,7 +1367,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
             // b <- bs
             #pragma unroll
             for (int tkc_r = 0; tkc_r < 32; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 256 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
-            // Y[block.m, block.n] <- acc + fp32(b)  [direct]
+            // Y[block.m, block.n] <- act(acc + fp32(b))  [direct]
             {
                 const long long tkc_r0 = (long long)block_m * 128;  // the tile's first row and column
                 const long long tkc_c0 = (long long)block_n * 128;
@@ -1906,17 +1896,12 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     finish:
 //       b <- bs
 //       acc = acc + fp32(b)  [fp32[256, 16] in registers, accumulator layout, rows split over the warpgroups]
-//       store Yt[block.n, 0] <- E(acc)  [direct]
+//       store Yt[block.n, 0] <- E(act(acc))  [direct]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Yt[block.n, 0] <- E(acc)  [direct from registers, no staging]
+//   store (finish): Yt[block.n, 0] <- E(act(acc))  [direct from registers, no staging]
 //   decisions:
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - staging = 0: stores from registers write global memory directly, two 16-bit elements per store where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for
@@ -2081,7 +2066,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_direct_kernel(const 
             // acc = acc + fp32(b)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 16; ++tkc_i) acc[tkc_i] = (acc[tkc_i] + b[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))]);
-            // Yt[block.n, 0] <- E(acc)  [direct]
+            // Yt[block.n, 0] <- E(act(acc))  [direct]
             {
                 const long long tkc_r0 = (long long)block_n * 256;  // the tile's first row and column
                 const long long tkc_c0 = (long long)0;
@@ -2146,17 +2131,12 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_direct_kernel(const 
 //       move z <- p  [ld.shared.v2, p 128B swizzle, whole tile per warpgroup]
 //       b <- bs
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
-//       store Y[block.m, block.n] <- E(z)  [staged]
+//       store Y[block.m, block.n] <- E(act(z))  [staged]
 //       release empty_p_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
+//   store (finish): Y[block.m, block.n] <- E(act(z))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'p': a row is 128 x 4 B = 512 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
@@ -2258,7 +2238,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
             // z = z + fp32(b)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 64; ++tkc_i) z[tkc_i] = (z[tkc_i] + b[(2 * ((tkc_i >> 2) % 16) + (tkc_i & 1))]);
-            // Y[block.m, block.n] <- E(z)  [staged]
+            // Y[block.m, block.n] <- E(act(z))  [staged]
             {
                 const int tkc_r0 = block_m * 64 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 128;
@@ -3331,18 +3311,13 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bs
-//       store Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
+//       store Y[block.m, block.n] <- E(act(acc + fp32(b)))  [staged]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- E(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
+//   store (finish): Y[block.m, block.n] <- E(act(acc + fp32(b)))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
@@ -3511,7 +3486,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
             // b <- bs
             #pragma unroll
             for (int tkc_r = 0; tkc_r < 32; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 256 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
-            // Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
+            // Y[block.m, block.n] <- E(act(acc + fp32(b)))  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 128;
@@ -3600,21 +3575,16 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bs
-//       store Y[block.m, block.n] <- acc + fp32(b)  [direct]
+//       store Y[block.m, block.n] <- act(acc + fp32(b))  [direct]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- acc + fp32(b)  [direct from registers, no staging]
+//   store (finish): Y[block.m, block.n] <- act(acc + fp32(b))  [direct from registers, no staging]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
-//     - 'Y[block.m, block.n] <- acc + fp32(b)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
+//     - 'Y[block.m, block.n] <- act(acc + fp32(b))': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - setup tiles in two copies (setup_stages = 2): work tile k reads copy k % 2, so the producer loads the next tile's setup tiles as soon as the tile before this one released them, not after this one's last step
@@ -3779,7 +3749,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
             // b <- bs
             #pragma unroll
             for (int tkc_r = 0; tkc_r < 32; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 256 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
-            // Y[block.m, block.n] <- acc + fp32(b)  [direct]
+            // Y[block.m, block.n] <- act(acc + fp32(b))  [direct]
             {
                 const long long tkc_r0 = (long long)block_m * 128;  // the tile's first row and column
                 const long long tkc_c0 = (long long)block_n * 128;
@@ -4308,17 +4278,12 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     finish:
 //       b <- bs
 //       acc = acc + fp32(b)  [fp32[256, 16] in registers, accumulator layout, rows split over the warpgroups]
-//       store Yt[block.n, 0] <- E(acc)  [direct]
+//       store Yt[block.n, 0] <- E(act(acc))  [direct]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Yt[block.n, 0] <- E(acc)  [direct from registers, no staging]
+//   store (finish): Yt[block.n, 0] <- E(act(acc))  [direct from registers, no staging]
 //   decisions:
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - staging = 0: stores from registers write global memory directly, two 16-bit elements per store where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for
@@ -4483,7 +4448,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_direct_kernel(const 
             // acc = acc + fp32(b)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 16; ++tkc_i) acc[tkc_i] = (acc[tkc_i] + b[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))]);
-            // Yt[block.n, 0] <- E(acc)  [direct]
+            // Yt[block.n, 0] <- E(act(acc))  [direct]
             {
                 const long long tkc_r0 = (long long)block_n * 256;  // the tile's first row and column
                 const long long tkc_c0 = (long long)0;
@@ -4548,17 +4513,12 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_direct_kernel(const 
 //       move z <- p  [ld.shared.v2, p 128B swizzle, whole tile per warpgroup]
 //       b <- bs
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
-//       store Y[block.m, block.n] <- E(z)  [staged]
+//       store Y[block.m, block.n] <- E(act(z))  [staged]
 //       release empty_p_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
+//   store (finish): Y[block.m, block.n] <- E(act(z))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'p': a row is 128 x 4 B = 512 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
@@ -4660,7 +4620,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
             // z = z + fp32(b)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 64; ++tkc_i) z[tkc_i] = (z[tkc_i] + b[(2 * ((tkc_i >> 2) % 16) + (tkc_i & 1))]);
-            // Y[block.m, block.n] <- E(z)  [staged]
+            // Y[block.m, block.n] <- E(act(z))  [staged]
             {
                 const int tkc_r0 = block_m * 64 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 128;
@@ -5733,18 +5693,13 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bs
-//       store Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
+//       store Y[block.m, block.n] <- E(act(acc + fp32(b)))  [staged]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- E(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
+//   store (finish): Y[block.m, block.n] <- E(act(acc + fp32(b)))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
@@ -5913,7 +5868,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
             // b <- bs
             #pragma unroll
             for (int tkc_r = 0; tkc_r < 32; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 256 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
-            // Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
+            // Y[block.m, block.n] <- E(act(acc + fp32(b)))  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 128;
@@ -6002,21 +5957,16 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bs
-//       store Y[block.m, block.n] <- acc + fp32(b)  [direct]
+//       store Y[block.m, block.n] <- act(acc + fp32(b))  [direct]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- acc + fp32(b)  [direct from registers, no staging]
+//   store (finish): Y[block.m, block.n] <- act(acc + fp32(b))  [direct from registers, no staging]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
-//     - 'Y[block.m, block.n] <- acc + fp32(b)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
+//     - 'Y[block.m, block.n] <- act(acc + fp32(b))': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - setup tiles in two copies (setup_stages = 2): work tile k reads copy k % 2, so the producer loads the next tile's setup tiles as soon as the tile before this one released them, not after this one's last step
@@ -6181,7 +6131,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
             // b <- bs
             #pragma unroll
             for (int tkc_r = 0; tkc_r < 32; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 256 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
-            // Y[block.m, block.n] <- acc + fp32(b)  [direct]
+            // Y[block.m, block.n] <- act(acc + fp32(b))  [direct]
             {
                 const long long tkc_r0 = (long long)block_m * 128;  // the tile's first row and column
                 const long long tkc_c0 = (long long)block_n * 128;
@@ -6712,17 +6662,12 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     finish:
 //       b <- bs
 //       acc = acc + fp32(b)  [fp32[256, 16] in registers, accumulator layout, rows split over the warpgroups]
-//       store Yt[block.n, 0] <- E(acc)  [direct]
+//       store Yt[block.n, 0] <- E(act(acc))  [direct]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Yt[block.n, 0] <- E(acc)  [direct from registers, no staging]
+//   store (finish): Yt[block.n, 0] <- E(act(acc))  [direct from registers, no staging]
 //   decisions:
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - staging = 0: stores from registers write global memory directly, two 16-bit elements per store where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for
@@ -6887,7 +6832,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_direct_kernel(const 
             // acc = acc + fp32(b)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 16; ++tkc_i) acc[tkc_i] = (acc[tkc_i] + b[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))]);
-            // Yt[block.n, 0] <- E(acc)  [direct]
+            // Yt[block.n, 0] <- E(act(acc))  [direct]
             {
                 const long long tkc_r0 = (long long)block_n * 256;  // the tile's first row and column
                 const long long tkc_c0 = (long long)0;
@@ -6953,17 +6898,12 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_direct_kernel(const 
 //       move z <- p  [ld.shared.v2, p 128B swizzle, whole tile per warpgroup]
 //       b <- bs
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
-//       store Y[block.m, block.n] <- E(z)  [staged]
+//       store Y[block.m, block.n] <- E(act(z))  [staged]
 //       release empty_p_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
+//   store (finish): Y[block.m, block.n] <- E(act(z))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'p': a row is 128 x 4 B = 512 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
@@ -7067,7 +7007,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
             // z = z + fp32(b)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 64; ++tkc_i) z[tkc_i] = (z[tkc_i] + b[(2 * ((tkc_i >> 2) % 16) + (tkc_i & 1))]);
-            // Y[block.m, block.n] <- E(z)  [staged]
+            // Y[block.m, block.n] <- E(act(z))  [staged]
             {
                 const int tkc_r0 = block_m * 64 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 128;
@@ -8172,18 +8112,13 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_kernel(const __grid_constan
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bs
-//       store Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
+//       store Y[block.m, block.n] <- E(act(acc + fp32(b)))  [staged]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- E(acc + fp32(b))  [64x64 chunks through staging, tm_Y_64x64]
+//   store (finish): Y[block.m, block.n] <- E(act(acc + fp32(b)))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..2 are consumers (setmaxnreg.inc 240); 384 threads
 //     - register split 240/24 rather than 232/40: the consumers' estimate (216) is over 200
@@ -8353,7 +8288,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
             // b <- bs
             #pragma unroll
             for (int tkc_r = 0; tkc_r < 64; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 512 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
-            // Y[block.m, block.n] <- E(acc + fp32(b))  [staged]
+            // Y[block.m, block.n] <- E(act(acc + fp32(b)))  [staged]
             {
                 const int tkc_r0 = block_m * 128 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 256;
@@ -8442,21 +8377,16 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_kernel(const __grid_co
 //       release empty_x_w (previous step's stage), skipped on the first step
 //     finish:
 //       b <- bs
-//       store Y[block.m, block.n] <- acc + fp32(b)  [direct]
+//       store Y[block.m, block.n] <- act(acc + fp32(b))  [direct]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- acc + fp32(b)  [direct from registers, no staging]
+//   store (finish): Y[block.m, block.n] <- act(acc + fp32(b))  [direct from registers, no staging]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
-//     - 'Y[block.m, block.n] <- acc + fp32(b)': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
+//     - 'Y[block.m, block.n] <- act(acc + fp32(b))': an fp32 tile is stored from registers directly, two neighbouring columns per 8-byte store where the tensor's strides allow
 //     - pipeline: 4 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - persistent grid: one block per SM walks the work tiles; stage and phase counters carry across tiles so the producer prefetches the next tile during the epilogue
 //     - setup tiles in two copies (setup_stages = 2): work tile k reads copy k % 2, so the producer loads the next tile's setup tiles as soon as the tile before this one released them, not after this one's last step
@@ -8621,7 +8551,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_bias_f32_kernel(const __gri
             // b <- bs
             #pragma unroll
             for (int tkc_r = 0; tkc_r < 32; ++tkc_r) b[tkc_r] = tkc_ld_shared_bf16(bs_smem + (uint32_t)tkc_setup_slot * 256 + (uint32_t)(tkc_colvec_col(tkc_lcol, tkc_r)) * 2);  // each thread its own columns
-            // Y[block.m, block.n] <- acc + fp32(b)  [direct]
+            // Y[block.m, block.n] <- act(acc + fp32(b))  [direct]
             {
                 const long long tkc_r0 = (long long)block_m * 128;  // the tile's first row and column
                 const long long tkc_c0 = (long long)block_n * 128;
@@ -9152,17 +9082,12 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_kernel(const __grid_
 //     finish:
 //       b <- bs
 //       acc = acc + fp32(b)  [fp32[256, 16] in registers, accumulator layout, rows split over the warpgroups]
-//       store Yt[block.n, 0] <- E(acc)  [direct]
+//       store Yt[block.n, 0] <- E(act(acc))  [direct]
 //       release empty_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Yt[block.n, 0] <- E(acc)  [direct from registers, no staging]
+//   store (finish): Yt[block.n, 0] <- E(act(acc))  [direct from registers, no staging]
 //   decisions:
 //     - swizzle 128B for 'w': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'x': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - 'acc = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 40); warpgroups 1..2 are consumers (setmaxnreg.inc 232); 384 threads
 //     - staging = 0: stores from registers write global memory directly, two 16-bit elements per store where the tensor's strides allow; no staging buffer, no barrier, nothing to wait for
@@ -9327,7 +9252,7 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_direct_kernel(const 
             // acc = acc + fp32(b)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 16; ++tkc_i) acc[tkc_i] = (acc[tkc_i] + b[(tkc_i / 8 * 2 + ((tkc_i >> 1) & 1))]);
-            // Yt[block.n, 0] <- E(acc)  [direct]
+            // Yt[block.n, 0] <- E(act(acc))  [direct]
             {
                 const long long tkc_r0 = (long long)block_n * 256;  // the tile's first row and column
                 const long long tkc_c0 = (long long)0;
@@ -9393,17 +9318,12 @@ __global__ void __launch_bounds__(384, 1) tkc_linear_decode_direct_kernel(const 
 //       move z <- p  [ld.shared.v2, p 128B swizzle, whole tile per warpgroup]
 //       b <- bs
 //       z = z + fp32(b)  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
-//       store Y[block.m, block.n] <- E(z)  [staged]
+//       store Y[block.m, block.n] <- E(act(z))  [staged]
 //       release empty_p_bs, by every warp after a proxy fence (its threads read the stage)
-//   store (finish): Y[block.m, block.n] <- E(z)  [64x64 chunks through staging, tm_Y_64x64]
+//   store (finish): Y[block.m, block.n] <- E(act(z))  [64x64 chunks through staging, tm_Y_64x64]
 //   decisions:
 //     - per_col vector 'b': each thread holds the length / 4 columns it owns in the tiles' wgmma fragment layout, slot k = column 8 (k / 2) + 2 (lane % 4) + k % 2, the same in every warp and warpgroup, so broadcasting into a tile reads a register (no shuffles)
 //     - swizzle 128B for 'p': a row is 128 x 4 B = 512 B, so the widest span that divides it is 128 B
-//     - 'if (ACT == 0)' is true at compile time: its statements run unconditionally
-//     - 'if (ACT == 1)' is false at compile time: it is left out
-//     - 'if (ACT == 2)' is false at compile time: it is left out
-//     - 'if (ACT == 3)' is false at compile time: it is left out
-//     - 'if (ACT == 4)' is false at compile time: it is left out
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; the producer loads the setup tiles once per work tile
@@ -9507,7 +9427,7 @@ __global__ void __launch_bounds__(256, 1) tkc_linear_splitk_out_kernel(const __g
             // z = z + fp32(b)
             #pragma unroll
             for (int tkc_i = 0; tkc_i < 64; ++tkc_i) z[tkc_i] = (z[tkc_i] + b[(2 * ((tkc_i >> 2) % 16) + (tkc_i & 1))]);
-            // Y[block.m, block.n] <- E(z)  [staged]
+            // Y[block.m, block.n] <- E(act(z))  [staged]
             {
                 const int tkc_r0 = block_m * 64 + wg * 64;  // first row of this warpgroup's part
                 const int tkc_c0 = block_n * 128;

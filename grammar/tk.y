@@ -148,7 +148,7 @@ static void yyerror(Span *loc, void *scanner, ParseCtx *pc, const char *msg) {
 %token KERNEL "kernel" PARAM "param" IMPORT "import" IN "in" OUT "out" INOUT "inout"
 %token SHARED "shared" REG "reg" GRID "grid" PIPELINE "pipeline" LET "let" REQUIRE "require"
 %token SETUP "setup" LOAD "load" COMPUTE "compute" STORE "store" FINISH "finish"
-%token IF "if" ELSE "else" FOR "for" GRAD "grad" TYPE "type" DISPATCH "dispatch" ENTRY "entry" SCRATCH "scratch"
+%token IF "if" ELSE "else" FOR "for" GRAD "grad" TYPE "type" DISPATCH "dispatch" ENTRY "entry" SCRATCH "scratch" DEF "def"
 %token ARROW "<-" DOTDOT ".." PLUSEQ "+=" MINUSEQ "-=" STAREQ "*=" SLASHEQ "/="
 %token EQEQ "==" NOTEQ "!=" LESSEQ "<=" GREATEREQ ">=" ANDAND "&&" OROR "||"
 %token <ival> INT "integer"
@@ -205,6 +205,26 @@ top_item
           Span s = @2;
           diag_error(pc->diag, s, "'%.*s' is a type already: a type name is declared once, and the element types "
                      "(bf16, fp16, fp32, ...) are not names to declare", (int)(s.end - s.begin), pc->text + s.begin);
+      }
+    | DEF IDENT '(' expr_list_opt ')' '=' expr ';' {
+          FnDef *f = ARENA_NEW(A, FnDef);
+          f->name = $2;
+          f->span = @$;
+          f->name_span = @2;
+          f->nparams = $4->n;
+          f->params = ARENA_NEW_N(A, const char *, $4->n > 0 ? $4->n : 1);
+          f->param_spans = ARENA_NEW_N(A, Span, $4->n > 0 ? $4->n : 1);
+          for (int i = 0; i < $4->n; i++) {
+              const Expr *p = $4->v[i];
+              f->param_spans[i] = p->span;
+              if (p->kind == EX_NAME) f->params[i] = p->u.name;
+              else {
+                  diag_error(pc->diag, p->span, "a def's parameters are names: def %s(x, y) = expression;", $2);
+                  f->params[i] = "";
+              }
+          }
+          f->body = $7;
+          vec_push(A, &pc->prog->defs, f);
       }
     | GRAD IDENT '=' expr_list ';' {
           GradDecl *g = ARENA_NEW(A, GradDecl);

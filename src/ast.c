@@ -82,6 +82,45 @@ Expr *ast_expr(Arena *a, ExprKind k, Span s) {
     return e;
 }
 
+Expr *ast_copy_expr(Arena *a, const Expr *e, const char *const *names, Expr *const *repl, int n) {
+    if (!e) return NULL;
+    if (e->kind == EX_NAME)
+        for (int i = 0; i < n; i++)
+            if (!strcmp(e->u.name, names[i])) return ast_copy_expr(a, repl[i], NULL, NULL, 0);
+    Expr *c = ast_expr(a, e->kind, e->span);
+    c->u = e->u;
+    c->written = e->written;
+    switch (e->kind) {
+    case EX_MEMBER: c->u.member.base = ast_copy_expr(a, e->u.member.base, names, repl, n); break;
+    case EX_TRANSPOSE: c->u.tr.base = ast_copy_expr(a, e->u.tr.base, names, repl, n); break;
+    case EX_INDEX:
+        c->u.index.base = ast_copy_expr(a, e->u.index.base, names, repl, n);
+        c->u.index.args = ARENA_NEW_N(a, IndexArg, e->u.index.nargs > 0 ? e->u.index.nargs : 1);
+        for (int i = 0; i < e->u.index.nargs; i++) {
+            c->u.index.args[i] = e->u.index.args[i];
+            c->u.index.args[i].lo = ast_copy_expr(a, e->u.index.args[i].lo, names, repl, n);
+            c->u.index.args[i].hi = ast_copy_expr(a, e->u.index.args[i].hi, names, repl, n);
+        }
+        break;
+    case EX_CALL:
+        c->u.call.args = ARENA_NEW_N(a, Expr *, e->u.call.nargs > 0 ? e->u.call.nargs : 1);
+        for (int i = 0; i < e->u.call.nargs; i++) c->u.call.args[i] = ast_copy_expr(a, e->u.call.args[i], names, repl, n);
+        break;
+    case EX_BINARY:
+        c->u.bin.l = ast_copy_expr(a, e->u.bin.l, names, repl, n);
+        c->u.bin.r = ast_copy_expr(a, e->u.bin.r, names, repl, n);
+        break;
+    case EX_UNARY: c->u.un.e = ast_copy_expr(a, e->u.un.e, names, repl, n); break;
+    case EX_COND:
+        c->u.cond.c = ast_copy_expr(a, e->u.cond.c, names, repl, n);
+        c->u.cond.a = ast_copy_expr(a, e->u.cond.a, names, repl, n);
+        c->u.cond.b = ast_copy_expr(a, e->u.cond.b, names, repl, n);
+        break;
+    default: break;
+    }
+    return c;
+}
+
 Stmt *ast_stmt(Arena *a, StmtKind k, Span s) {
     Stmt *st = ARENA_NEW(a, Stmt);
     st->kind = k;
@@ -119,11 +158,12 @@ static void print_float(StrBuf *b, double v) {
 }
 
 static void print_expr_prec(StrBuf *b, const Expr *e, int prec) {
+    if (e->written) {
+        sb_puts(b, e->written);
+        return;
+    }
     switch (e->kind) {
-    case EX_INT:
-        if (e->spelled) sb_puts(b, e->spelled);
-        else sb_printf(b, "%" PRId64, e->u.ival);
-        break;
+    case EX_INT: sb_printf(b, "%" PRId64, e->u.ival); break;
     case EX_FLOAT: print_float(b, e->u.fval); break;
     case EX_NAME: sb_puts(b, e->u.name); break;
     case EX_MEMBER:
@@ -452,6 +492,14 @@ char *ast_dump(const Program *p, const Diag *d) {
             at(&du, a->span);
         }
         dump_stmts(&du, &kn->body, 2);
+    }
+    for (int f = 0; f < p->defs.n; f++) {
+        const FnDef *fd = p->defs.v[f];
+        sb_printf(&du.b, "  def %s(", fd->name);
+        for (int i = 0; i < fd->nparams; i++) sb_printf(&du.b, "%s%s", i ? ", " : "", fd->params[i]);
+        sb_puts(&du.b, ") = ");
+        dump_sexpr(&du.b, fd->body);
+        at(&du, fd->span);
     }
     for (int g = 0; g < p->grads.n; g++) {
         const GradDecl *gd = p->grads.v[g];

@@ -282,7 +282,9 @@ struct Expr {
     int64_t cval;
     double fval;        /* compile-time float value, when is_const and ty is float */
     int fn;             /* EX_CALL: the Intrinsic, or FN_NONE */
-    const char *spelled;  /* EX_INT that stands for a name (sema_wg.c's copies: wg): printed as the name */
+    const char *written;  /* how the source writes this expression where that differs from what it became
+                           * (a def call, sema_def.c: `act(acc)`; a copy's wg, sema_wg.c): comments and the
+                           * plan print it */
 };
 
 /* ---- statements ----------------------------------------------------------------------------- */
@@ -420,8 +422,21 @@ typedef struct TypeDefine {
     bool used;
 } TypeDefine;
 
+/* `def NAME(a, b, ...) = EXPR;`: a named expression; a call NAME(x, y, ...) is EXPR with each parameter
+ * replaced by its argument (sema_def.c), checked where it is called */
+typedef struct FnDef {
+    const char *name;
+    Span span, name_span;
+    const char **params;
+    Span *param_spans;
+    int nparams;
+    Expr *body;
+    bool expanding;     /* sema: a call of it is being expanded (a def that calls itself) */
+} FnDef;
+
 typedef struct Program {
     Vec(TypeAlias *) types;
+    Vec(FnDef *) defs;          /* def declarations, in source order */
     TypeDefine *type_defines;   /* set by the driver before parsing */
     int ntype_defines;
     Vec(Param *) params;
@@ -440,6 +455,9 @@ typedef struct Program {
 
 Expr *ast_expr(Arena *a, ExprKind k, Span s);
 Stmt *ast_stmt(Arena *a, StmtKind k, Span s);
+/* a copy of e (the parser's fields, none of sema's) in which every name among names[0 .. n - 1] is a
+ * copy of repl[i] */
+Expr *ast_copy_expr(Arena *a, const Expr *e, const char *const *names, Expr *const *repl, int n);
 KItem *ast_kitem(Arena *a, KItemKind k, Span s);
 
 /* A stable text dump of the tree (tkc --emit=ast). Spans print as line:col. */

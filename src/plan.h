@@ -49,6 +49,7 @@ struct PExpr {
     Symbol *sym;        /* PX_NAME; PX_MEMBER: the axis */
     const char *name;   /* PX_NAME: the name; PX_CALL: the function as written */
     const char *field;  /* PX_MEMBER */
+    const char *written; /* how the source writes it, where that differs (Expr.written): printed instead */
     int fn;             /* PX_CALL: the Intrinsic */
     BinOp bop;
     UnOp uop;

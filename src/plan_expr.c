@@ -36,11 +36,9 @@ PExpr *px_from_ast(Arena *a, const Expr *x) {
     p->sym = x->sym;
     p->fn = x->fn;
     p->span = x->span;
+    p->written = x->written;
     switch (x->kind) {
-    case EX_INT:
-        p->ival = x->u.ival;
-        p->name = x->spelled;  /* a copy's wg (sema_wg.c): printed as written */
-        break;
+    case EX_INT: p->ival = x->u.ival; break;
     case EX_FLOAT: p->lit = x->u.fval; break;
     case EX_NAME: p->name = x->u.name; break;
     case EX_MEMBER:
@@ -136,11 +134,12 @@ static void print_float(StrBuf *b, double v) {
 }
 
 static void print_prec(StrBuf *b, const PExpr *x, int prec) {
+    if (x->written) {  /* as the source writes it: a def call, a copy's wg */
+        sb_puts(b, x->written);
+        return;
+    }
     switch (x->kind) {
-    case PX_INT:
-        if (x->name) sb_puts(b, x->name);
-        else sb_printf(b, "%" PRId64, x->ival);
-        break;
+    case PX_INT: sb_printf(b, "%" PRId64, x->ival); break;
     case PX_FLOAT: print_float(b, x->lit); break;
     case PX_NAME: sb_puts(b, x->name); break;
     case PX_MEMBER:

@@ -527,6 +527,7 @@ bool sema_run(Arena *a, Diag *d, Program *p, Define *defines, int ndefines, Sema
             else
                 diag_error(d, SPAN_NONE, "-D %s: the program has no param named '%s'", defines[j].name, defines[j].name);
         }
+    check_defs(&s);
     for (int i = 0; i < p->kernels.n; i++) {
         Kernel *k = p->kernels.v[i];
         for (int j = 0; j < i; j++)

@@ -607,6 +607,9 @@ static Type unary_math(Sema *s, Expr *e, Type t) {
 }
 
 static Type check_call(Sema *s, Expr *e) {
+    bool is_def;
+    Type dt = sema_expand_def(s, e, &is_def);
+    if (is_def) return dt;
     e->fn = FN_NONE;
     for (int i = 0; i < FN_COUNT; i++)
         if (!strcmp(e->u.call.fn, intrinsic_name[i])) e->fn = i;
@@ -950,8 +953,17 @@ static Type check_expr_(Sema *s, Expr *e) {
                        "the condition of '?:' must be a uniform integer or bool (use where() per element)");
             return set(e, ty_err());
         }
+        if (e->u.cond.c->is_const && (!is_scalar(a) || !is_scalar(b) || a.varying || b.varying)) {
+            /* decided at compile time: the expression is the branch taken, whatever its type (a def
+             * call's spelling stays: e->written) */
+            const char *written = e->written;
+            *e = *(e->u.cond.c->cval ? e->u.cond.a : e->u.cond.b);
+            if (written) e->written = written;
+            return e->ty;
+        }
         if (!is_scalar(a) || !is_scalar(b) || a.varying || b.varying) {
-            diag_error(s->d, e->span, "'?:' chooses between scalars; use where(cond, a, b) for tiles");
+            diag_error(s->d, e->span, "'?:' chooses between scalars at run time; use where(cond, a, b) for tiles (a "
+                       "condition fixed at compile time, made of params, chooses between any two values)");
             return set(e, ty_err());
         }
         Type t = (a.kind == TY_FLOAT || b.kind == TY_FLOAT) ? ty_float() : ty_int();

@@ -46,6 +46,11 @@ typedef struct Sema {
  * it rewrote body */
 bool sema_specialise_wg(Sema *s, StmtList *body);
 
+/* sema_def.c: the program's defs (names, parameters, what their bodies name); a call of a def: e becomes
+ * the def's body with the arguments in place and is checked (*is_def false: not a def, e untouched) */
+void check_defs(Sema *s);
+Type sema_expand_def(Sema *s, Expr *e, bool *is_def);
+
 /* sema_cover.c: the outputs of the kernel being checked (s->sk) are stored, all of them */
 void check_outputs(Sema *s);
 /* sema_bounds.c: its accesses stay inside their tensors (after check_outputs, on a kernel with a grid) */

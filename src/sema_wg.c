@@ -92,44 +92,11 @@ static bool list_has_wg_slice(const StmtList *l, Span *at) {
 /* ---- copies with wg replaced by a warpgroup's index ------------------------------------------- */
 
 static Expr *copy_expr(Arena *a, const Expr *e, int64_t wg) {
-    if (!e) return NULL;
-    if (is_wg(e)) {
-        Expr *c = ast_expr(a, EX_INT, e->span);
-        c->u.ival = wg;
-        c->spelled = "wg";  /* comments and the plan keep the source's spelling */
-        return c;
-    }
-    Expr *c = ast_expr(a, e->kind, e->span);
-    c->u = e->u;
-    switch (e->kind) {
-    case EX_MEMBER: c->u.member.base = copy_expr(a, e->u.member.base, wg); break;
-    case EX_TRANSPOSE: c->u.tr.base = copy_expr(a, e->u.tr.base, wg); break;
-    case EX_INDEX:
-        c->u.index.base = copy_expr(a, e->u.index.base, wg);
-        c->u.index.args = ARENA_NEW_N(a, IndexArg, e->u.index.nargs > 0 ? e->u.index.nargs : 1);
-        for (int i = 0; i < e->u.index.nargs; i++) {
-            c->u.index.args[i] = e->u.index.args[i];
-            c->u.index.args[i].lo = copy_expr(a, e->u.index.args[i].lo, wg);
-            c->u.index.args[i].hi = copy_expr(a, e->u.index.args[i].hi, wg);
-        }
-        break;
-    case EX_CALL:
-        c->u.call.args = ARENA_NEW_N(a, Expr *, e->u.call.nargs > 0 ? e->u.call.nargs : 1);
-        for (int i = 0; i < e->u.call.nargs; i++) c->u.call.args[i] = copy_expr(a, e->u.call.args[i], wg);
-        break;
-    case EX_BINARY:
-        c->u.bin.l = copy_expr(a, e->u.bin.l, wg);
-        c->u.bin.r = copy_expr(a, e->u.bin.r, wg);
-        break;
-    case EX_UNARY: c->u.un.e = copy_expr(a, e->u.un.e, wg); break;
-    case EX_COND:
-        c->u.cond.c = copy_expr(a, e->u.cond.c, wg);
-        c->u.cond.a = copy_expr(a, e->u.cond.a, wg);
-        c->u.cond.b = copy_expr(a, e->u.cond.b, wg);
-        break;
-    default: break;
-    }
-    return c;
+    Expr *k = ast_expr(a, EX_INT, e ? e->span : (Span){.file = -1});
+    k->u.ival = wg;
+    k->written = "wg";  /* comments and the plan keep the source's spelling */
+    const char *names[] = {"wg"};
+    return ast_copy_expr(a, e, names, &k, 1);
 }
 
 static void copy_list(Arena *a, StmtList *to, const StmtList *from, int lo, int hi, int64_t wg);
