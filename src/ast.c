@@ -121,6 +121,85 @@ Expr *ast_copy_expr(Arena *a, const Expr *e, const char *const *names, Expr *con
     return c;
 }
 
+bool ast_expr_any(const Expr *e, bool (*visit)(const Expr *, void *), void *ctx) {
+    if (!e) return false;
+    if (visit(e, ctx)) return true;
+    switch (e->kind) {
+    case EX_MEMBER: return ast_expr_any(e->u.member.base, visit, ctx);
+    case EX_TRANSPOSE: return ast_expr_any(e->u.tr.base, visit, ctx);
+    case EX_INDEX:
+        for (int i = 0; i < e->u.index.nargs; i++)
+            if (ast_expr_any(e->u.index.args[i].lo, visit, ctx) || ast_expr_any(e->u.index.args[i].hi, visit, ctx))
+                return true;
+        return ast_expr_any(e->u.index.base, visit, ctx);
+    case EX_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (ast_expr_any(e->u.call.args[i], visit, ctx)) return true;
+        return false;
+    case EX_BINARY: return ast_expr_any(e->u.bin.l, visit, ctx) || ast_expr_any(e->u.bin.r, visit, ctx);
+    case EX_UNARY: return ast_expr_any(e->u.un.e, visit, ctx);
+    case EX_COND:
+        return ast_expr_any(e->u.cond.c, visit, ctx) || ast_expr_any(e->u.cond.a, visit, ctx) ||
+               ast_expr_any(e->u.cond.b, visit, ctx);
+    default: return false;
+    }
+}
+
+bool ast_stmt_any(const Stmt *st, bool (*visit)(const Expr *, void *), void *ctx) {
+    switch (st->kind) {
+    case ST_ASSIGN: return ast_expr_any(st->u.assign.lhs, visit, ctx) || ast_expr_any(st->u.assign.rhs, visit, ctx);
+    case ST_IF:
+        return ast_expr_any(st->u.if_.cond, visit, ctx) || ast_stmts_any(&st->u.if_.then_s, visit, ctx) ||
+               ast_stmts_any(&st->u.if_.else_s, visit, ctx);
+    case ST_FOR:
+        return ast_expr_any(st->u.for_.lo, visit, ctx) || ast_expr_any(st->u.for_.hi, visit, ctx) ||
+               ast_stmts_any(&st->u.for_.body, visit, ctx);
+    case ST_LET: return ast_expr_any(st->u.let.e, visit, ctx);
+    case ST_EXPR: return ast_expr_any(st->u.expr.e, visit, ctx);
+    default: return false;
+    }
+}
+
+bool ast_stmts_any(const StmtList *l, bool (*visit)(const Expr *, void *), void *ctx) {
+    for (int i = 0; i < l->n; i++)
+        if (ast_stmt_any(l->v[i], visit, ctx)) return true;
+    return false;
+}
+
+Stmt *ast_copy_stmt(Arena *a, const Stmt *st, const char *const *names, Expr *const *repl, int n) {
+    Stmt *c = ast_stmt(a, st->kind, st->span);
+    c->u = st->u;
+    switch (st->kind) {
+    case ST_ASSIGN:
+        c->u.assign.lhs = ast_copy_expr(a, st->u.assign.lhs, names, repl, n);
+        c->u.assign.rhs = ast_copy_expr(a, st->u.assign.rhs, names, repl, n);
+        break;
+    case ST_IF:
+        c->u.if_.cond = ast_copy_expr(a, st->u.if_.cond, names, repl, n);
+        c->u.if_.then_s = c->u.if_.else_s = (StmtList){0};
+        for (int i = 0; i < st->u.if_.then_s.n; i++)
+            vec_push(a, &c->u.if_.then_s, ast_copy_stmt(a, st->u.if_.then_s.v[i], names, repl, n));
+        for (int i = 0; i < st->u.if_.else_s.n; i++)
+            vec_push(a, &c->u.if_.else_s, ast_copy_stmt(a, st->u.if_.else_s.v[i], names, repl, n));
+        break;
+    case ST_FOR:
+        c->u.for_.lo = ast_copy_expr(a, st->u.for_.lo, names, repl, n);
+        c->u.for_.hi = ast_copy_expr(a, st->u.for_.hi, names, repl, n);
+        c->u.for_.body = (StmtList){0};
+        for (int i = 0; i < st->u.for_.body.n; i++)
+            vec_push(a, &c->u.for_.body, ast_copy_stmt(a, st->u.for_.body.v[i], names, repl, n));
+        c->u.for_.sym = NULL;
+        break;
+    case ST_LET:
+        c->u.let.e = ast_copy_expr(a, st->u.let.e, names, repl, n);
+        c->u.let.sym = NULL;
+        break;
+    case ST_EXPR: c->u.expr.e = ast_copy_expr(a, st->u.expr.e, names, repl, n); break;
+    default: break;
+    }
+    return c;
+}
+
 Stmt *ast_stmt(Arena *a, StmtKind k, Span s) {
     Stmt *st = ARENA_NEW(a, Stmt);
     st->kind = k;

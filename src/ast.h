@@ -458,6 +458,13 @@ Stmt *ast_stmt(Arena *a, StmtKind k, Span s);
 /* a copy of e (the parser's fields, none of sema's) in which every name among names[0 .. n - 1] is a
  * copy of repl[i] */
 Expr *ast_copy_expr(Arena *a, const Expr *e, const char *const *names, Expr *const *repl, int n);
+/* the same for a statement and the statements inside it (sema's fields cleared) */
+Stmt *ast_copy_stmt(Arena *a, const Stmt *st, const char *const *names, Expr *const *repl, int n);
+/* visit(x, ctx) for e and every expression inside it, before its parts, until one returns true: true
+ * if one did; the statement forms visit every expression of the statements, nested ones too */
+bool ast_expr_any(const Expr *e, bool (*visit)(const Expr *, void *), void *ctx);
+bool ast_stmt_any(const Stmt *st, bool (*visit)(const Expr *, void *), void *ctx);
+bool ast_stmts_any(const StmtList *l, bool (*visit)(const Expr *, void *), void *ctx);
 KItem *ast_kitem(Arena *a, KItemKind k, Span s);
 
 /* A stable text dump of the tree (tkc --emit=ast). Spans print as line:col. */

@@ -137,6 +137,12 @@ static bool branch_private(Lower *L, const POpList *branch, const POpList *write
     return true;
 }
 
+/* the smallest block holding both */
+static PlanRegion region_join(PlanRegion a, PlanRegion b) {
+    return (PlanRegion){a.r0 < b.r0 ? a.r0 : b.r0, a.c0 < b.c0 ? a.c0 : b.c0, a.r1 > b.r1 ? a.r1 : b.r1,
+                        a.c1 > b.c1 ? a.c1 : b.c1};
+}
+
 /* the block of shared tile buf that op o reads or writes (a bounding box), false where tkc does not
  * track it (any other kind of access) */
 static bool op_box(Lower *L, const POp *o, int buf, PlanRegion *r) {
@@ -164,12 +170,7 @@ static bool op_box(Lower *L, const POp *o, int buf, PlanRegion *r) {
         if (x->b.buf == buf) {
             PlanRegion b = x->b.trans ? (PlanRegion){x->b.row0, x->b.col0, x->b.row0 + x->n, x->b.col0 + x->k}
                                       : (PlanRegion){x->b.row0, x->b.col0, x->b.row0 + x->k, x->b.col0 + x->n};
-            if (any) {
-                box.r0 = box.r0 < b.r0 ? box.r0 : b.r0;
-                box.c0 = box.c0 < b.c0 ? box.c0 : b.c0;
-                box.r1 = box.r1 > b.r1 ? box.r1 : b.r1;
-                box.c1 = box.c1 > b.c1 ? box.c1 : b.c1;
-            } else box = b;
+            box = any ? region_join(box, b) : b;
             any = true;
         }
         if (!any) return false;
@@ -195,13 +196,7 @@ static bool branch_box(Lower *L, const POpList *ops, int buf, PlanRegion *box, b
             *why = arena_printf(L->a, "an access of '%s' whose elements tkc does not track", b->name);
             return false;
         }
-        if (!*some) *box = r;
-        else {
-            box->r0 = box->r0 < r.r0 ? box->r0 : r.r0;
-            box->c0 = box->c0 < r.c0 ? box->c0 : r.c0;
-            box->r1 = box->r1 > r.r1 ? box->r1 : r.r1;
-            box->c1 = box->c1 > r.c1 ? box->c1 : r.c1;
-        }
+        *box = *some ? region_join(*box, r) : r;
         *some = true;
     }
     return true;

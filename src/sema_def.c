@@ -18,48 +18,27 @@ static FnDef *find_def(const Sema *s, const char *name) {
     return NULL;
 }
 
-/* the names of body that are none of the def's parameters, program params or builtins: reported */
-static void check_body_names(Sema *s, const FnDef *f, const Expr *e) {
-    if (!e) return;
-    switch (e->kind) {
-    case EX_NAME: {
-        for (int i = 0; i < f->nparams; i++)
-            if (!strcmp(e->u.name, f->params[i])) return;
-        static const char *const builtins[] = {"row", "col", "inf", "wg"};
-        for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
-            if (!strcmp(e->u.name, builtins[i])) return;
-        for (int i = 0; i < s->prog->params.n; i++)
-            if (!strcmp(e->u.name, s->prog->params.v[i]->name)) return;
-        diag_error(s->d, e->span,
-                   "'%s' in def '%s' is neither one of its parameters nor a param; a def sees only those (and row, "
-                   "col, inf, wg): pass it as an argument",
-                   e->u.name, f->name);
-        return;
-    }
-    case EX_MEMBER: check_body_names(s, f, e->u.member.base); return;
-    case EX_TRANSPOSE: check_body_names(s, f, e->u.tr.base); return;
-    case EX_INDEX:
-        check_body_names(s, f, e->u.index.base);
-        for (int i = 0; i < e->u.index.nargs; i++) {
-            check_body_names(s, f, e->u.index.args[i].lo);
-            check_body_names(s, f, e->u.index.args[i].hi);
-        }
-        return;
-    case EX_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++) check_body_names(s, f, e->u.call.args[i]);
-        return;
-    case EX_BINARY:
-        check_body_names(s, f, e->u.bin.l);
-        check_body_names(s, f, e->u.bin.r);
-        return;
-    case EX_UNARY: check_body_names(s, f, e->u.un.e); return;
-    case EX_COND:
-        check_body_names(s, f, e->u.cond.c);
-        check_body_names(s, f, e->u.cond.a);
-        check_body_names(s, f, e->u.cond.b);
-        return;
-    default: return;
-    }
+typedef struct BodyNames {
+    Sema *s;
+    const FnDef *f;
+} BodyNames;
+
+/* visit: a name of a def's body that is none of its parameters, program params or builtins is reported */
+static bool check_body_name(const Expr *e, void *ctx) {
+    const BodyNames *c = ctx;
+    if (e->kind != EX_NAME) return false;
+    for (int i = 0; i < c->f->nparams; i++)
+        if (!strcmp(e->u.name, c->f->params[i])) return false;
+    static const char *const builtins[] = {"row", "col", "inf", "wg"};
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (!strcmp(e->u.name, builtins[i])) return false;
+    for (int i = 0; i < c->s->prog->params.n; i++)
+        if (!strcmp(e->u.name, c->s->prog->params.v[i]->name)) return false;
+    diag_error(c->s->d, e->span,
+               "'%s' in def '%s' is neither one of its parameters nor a param; a def sees only those (and row, col, "
+               "inf, wg): pass it as an argument",
+               e->u.name, c->f->name);
+    return false;  /* go on: every such name is reported */
 }
 
 void check_defs(Sema *s) {
@@ -81,7 +60,7 @@ void check_defs(Sema *s) {
             for (int b = 0; b < a; b++)
                 if (f->params[a][0] && !strcmp(f->params[a], f->params[b]))
                     diag_error(s->d, f->param_spans[a], "def '%s' has two parameters named '%s'", f->name, f->params[a]);
-        check_body_names(s, f, f->body);
+        ast_expr_any(f->body, check_body_name, &(BodyNames){s, f});
     }
 }
 

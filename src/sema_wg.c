@@ -16,170 +16,39 @@
 
 #include "sema_int.h"
 
-static bool is_wg(const Expr *e) { return e && e->kind == EX_NAME && !strcmp(e->u.name, "wg"); }
+/* visit: a name that is ctx */
+static bool is_name(const Expr *e, void *ctx) { return e->kind == EX_NAME && !strcmp(e->u.name, (const char *)ctx); }
 
-static bool mentions_wg(const Expr *e) {
-    if (!e) return false;
-    switch (e->kind) {
-    case EX_NAME: return is_wg(e);
-    case EX_MEMBER: return mentions_wg(e->u.member.base);
-    case EX_TRANSPOSE: return mentions_wg(e->u.tr.base);
-    case EX_INDEX:
-        if (mentions_wg(e->u.index.base)) return true;
-        for (int i = 0; i < e->u.index.nargs; i++)
-            if (mentions_wg(e->u.index.args[i].lo) || mentions_wg(e->u.index.args[i].hi)) return true;
-        return false;
-    case EX_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++)
-            if (mentions_wg(e->u.call.args[i])) return true;
-        return false;
-    case EX_BINARY: return mentions_wg(e->u.bin.l) || mentions_wg(e->u.bin.r);
-    case EX_UNARY: return mentions_wg(e->u.un.e);
-    case EX_COND: return mentions_wg(e->u.cond.c) || mentions_wg(e->u.cond.a) || mentions_wg(e->u.cond.b);
-    default: return false;
-    }
-}
-
-/* does e hold a slice (a:b) whose bounds read wg; *at: the first such slice */
-static bool has_wg_slice(const Expr *e, Span *at) {
-    if (!e) return false;
-    switch (e->kind) {
-    case EX_MEMBER: return has_wg_slice(e->u.member.base, at);
-    case EX_TRANSPOSE: return has_wg_slice(e->u.tr.base, at);
-    case EX_INDEX:
-        for (int i = 0; i < e->u.index.nargs; i++) {
-            const IndexArg *ia = &e->u.index.args[i];
-            if (ia->slice && (mentions_wg(ia->lo) || mentions_wg(ia->hi))) {
-                *at = ia->span;
-                return true;
-            }
-            if (has_wg_slice(ia->lo, at) || has_wg_slice(ia->hi, at)) return true;
+/* visit: a slice (a:b) whose bounds read wg; ctx: where the first one is (a Span) */
+static bool is_wg_slice(const Expr *e, void *ctx) {
+    if (e->kind != EX_INDEX) return false;
+    for (int i = 0; i < e->u.index.nargs; i++) {
+        const IndexArg *ia = &e->u.index.args[i];
+        if (ia->slice && (ast_expr_any(ia->lo, is_name, "wg") || ast_expr_any(ia->hi, is_name, "wg"))) {
+            *(Span *)ctx = ia->span;
+            return true;
         }
-        return has_wg_slice(e->u.index.base, at);
-    case EX_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++)
-            if (has_wg_slice(e->u.call.args[i], at)) return true;
-        return false;
-    case EX_BINARY: return has_wg_slice(e->u.bin.l, at) || has_wg_slice(e->u.bin.r, at);
-    case EX_UNARY: return has_wg_slice(e->u.un.e, at);
-    case EX_COND: return has_wg_slice(e->u.cond.c, at) || has_wg_slice(e->u.cond.a, at) || has_wg_slice(e->u.cond.b, at);
-    default: return false;
     }
-}
-
-static bool list_has_wg_slice(const StmtList *l, Span *at);
-
-static bool stmt_has_wg_slice(const Stmt *st, Span *at) {
-    switch (st->kind) {
-    case ST_ASSIGN: return has_wg_slice(st->u.assign.lhs, at) || has_wg_slice(st->u.assign.rhs, at);
-    case ST_IF:
-        return has_wg_slice(st->u.if_.cond, at) || list_has_wg_slice(&st->u.if_.then_s, at) ||
-               list_has_wg_slice(&st->u.if_.else_s, at);
-    case ST_FOR:
-        return has_wg_slice(st->u.for_.lo, at) || has_wg_slice(st->u.for_.hi, at) || list_has_wg_slice(&st->u.for_.body, at);
-    case ST_LET: return has_wg_slice(st->u.let.e, at);
-    case ST_EXPR: return has_wg_slice(st->u.expr.e, at);
-    default: return false;
-    }
-}
-
-static bool list_has_wg_slice(const StmtList *l, Span *at) {
-    for (int i = 0; i < l->n; i++)
-        if (stmt_has_wg_slice(l->v[i], at)) return true;
     return false;
 }
+
+static bool stmt_has_wg_slice(const Stmt *st, Span *at) { return ast_stmt_any(st, is_wg_slice, at); }
+
+static bool stmt_names(const Stmt *st, const char *name) { return ast_stmt_any(st, is_name, (void *)name); }
 
 /* ---- copies with wg replaced by a warpgroup's index ------------------------------------------- */
 
-static Expr *copy_expr(Arena *a, const Expr *e, int64_t wg) {
-    Expr *k = ast_expr(a, EX_INT, e ? e->span : (Span){.file = -1});
-    k->u.ival = wg;
-    k->written = "wg";  /* comments and the plan keep the source's spelling */
-    const char *names[] = {"wg"};
-    return ast_copy_expr(a, e, names, &k, 1);
-}
-
-static void copy_list(Arena *a, StmtList *to, const StmtList *from, int lo, int hi, int64_t wg);
-
-static Stmt *copy_stmt(Arena *a, const Stmt *st, int64_t wg) {
-    Stmt *c = ast_stmt(a, st->kind, st->span);
-    c->u = st->u;
-    switch (st->kind) {
-    case ST_ASSIGN:
-        c->u.assign.lhs = copy_expr(a, st->u.assign.lhs, wg);
-        c->u.assign.rhs = copy_expr(a, st->u.assign.rhs, wg);
-        break;
-    case ST_IF:
-        c->u.if_.cond = copy_expr(a, st->u.if_.cond, wg);
-        c->u.if_.then_s = c->u.if_.else_s = (StmtList){0};
-        copy_list(a, &c->u.if_.then_s, &st->u.if_.then_s, 0, st->u.if_.then_s.n, wg);
-        copy_list(a, &c->u.if_.else_s, &st->u.if_.else_s, 0, st->u.if_.else_s.n, wg);
-        break;
-    case ST_FOR:
-        c->u.for_.lo = copy_expr(a, st->u.for_.lo, wg);
-        c->u.for_.hi = copy_expr(a, st->u.for_.hi, wg);
-        c->u.for_.body = (StmtList){0};
-        copy_list(a, &c->u.for_.body, &st->u.for_.body, 0, st->u.for_.body.n, wg);
-        c->u.for_.sym = NULL;
-        break;
-    case ST_LET:
-        c->u.let.e = copy_expr(a, st->u.let.e, wg);
-        c->u.let.sym = NULL;
-        break;
-    case ST_EXPR: c->u.expr.e = copy_expr(a, st->u.expr.e, wg); break;
-    default: break;
-    }
-    return c;
-}
-
+/* statements lo .. hi - 1 of from, appended to to, with wg replaced by the index of one warpgroup (printed
+ * as wg: comments and the plan keep the source's spelling) */
 static void copy_list(Arena *a, StmtList *to, const StmtList *from, int lo, int hi, int64_t wg) {
-    for (int i = lo; i < hi; i++) vec_push(a, to, copy_stmt(a, from->v[i], wg));
+    Expr *k = ast_expr(a, EX_INT, (Span){.file = -1});
+    k->u.ival = wg;
+    k->written = "wg";
+    const char *names[] = {"wg"};
+    for (int i = lo; i < hi; i++) vec_push(a, to, ast_copy_stmt(a, from->v[i], names, &k, 1));
 }
 
 /* ---- the run ---------------------------------------------------------------------------------- */
-
-static bool expr_names(const Expr *e, const char *name) {
-    if (!e) return false;
-    switch (e->kind) {
-    case EX_NAME: return !strcmp(e->u.name, name);
-    case EX_MEMBER: return expr_names(e->u.member.base, name);
-    case EX_TRANSPOSE: return expr_names(e->u.tr.base, name);
-    case EX_INDEX:
-        if (expr_names(e->u.index.base, name)) return true;
-        for (int i = 0; i < e->u.index.nargs; i++)
-            if (expr_names(e->u.index.args[i].lo, name) || expr_names(e->u.index.args[i].hi, name)) return true;
-        return false;
-    case EX_CALL:
-        for (int i = 0; i < e->u.call.nargs; i++)
-            if (expr_names(e->u.call.args[i], name)) return true;
-        return false;
-    case EX_BINARY: return expr_names(e->u.bin.l, name) || expr_names(e->u.bin.r, name);
-    case EX_UNARY: return expr_names(e->u.un.e, name);
-    case EX_COND: return expr_names(e->u.cond.c, name) || expr_names(e->u.cond.a, name) || expr_names(e->u.cond.b, name);
-    default: return false;
-    }
-}
-
-static bool list_names(const StmtList *l, const char *name);
-
-static bool stmt_names(const Stmt *st, const char *name) {
-    switch (st->kind) {
-    case ST_ASSIGN: return expr_names(st->u.assign.lhs, name) || expr_names(st->u.assign.rhs, name);
-    case ST_IF:
-        return expr_names(st->u.if_.cond, name) || list_names(&st->u.if_.then_s, name) || list_names(&st->u.if_.else_s, name);
-    case ST_FOR:
-        return expr_names(st->u.for_.lo, name) || expr_names(st->u.for_.hi, name) || list_names(&st->u.for_.body, name);
-    case ST_LET: return expr_names(st->u.let.e, name);
-    case ST_EXPR: return expr_names(st->u.expr.e, name);
-    default: return false;
-    }
-}
-
-static bool list_names(const StmtList *l, const char *name) {
-    for (int i = 0; i < l->n; i++)
-        if (stmt_names(l->v[i], name)) return true;
-    return false;
-}
 
 /* does a statement after index last of body name name */
 static bool list_names_after(const StmtList *body, int last, const char *name) {
@@ -269,22 +138,20 @@ bool sema_specialise_wg(Sema *s, StmtList *body) {
      * between two stretches, unless its own slices read wg (then it has no one value to keep) */
     for (int i = first; i <= last;) {
         const Stmt *st = body->v[i];
-        if (st->kind == ST_LET) {
-            bool used_later = false;
-            for (int j = last + 1; j < body->n && !used_later; j++) used_later = stmt_names(body->v[j], st->u.let.name);
-            if (used_later) {
-                Span here;
-                if (stmt_has_wg_slice(st, &here))
-                    diag_error(s->d, st->u.let.name_span,
-                               "'%s' reads a slice whose bounds read wg, so each consumer warpgroup has its own value, "
-                               "but it is used after the statements tkc writes out once per warpgroup, where no "
-                               "one value exists; declare a register value (reg %s: ...) and assign it instead",
-                               st->u.let.name, st->u.let.name);
-                /* (warpgroup 0's copy stands in for it, so that no further errors follow from this one) */
-                vec_push(s->a, &out, stmt_has_wg_slice(st, &here) ? copy_stmt(s->a, st, 0) : body->v[i]);
-                i++;
-                continue;
+        if (st->kind == ST_LET && list_names_after(body, last, st->u.let.name)) {
+            Span here;
+            if (stmt_has_wg_slice(st, &here)) {
+                diag_error(s->d, st->u.let.name_span,
+                           "'%s' reads a slice whose bounds read wg, so each consumer warpgroup has its own value, "
+                           "but it is used after the statements tkc writes out once per warpgroup, where no "
+                           "one value exists; declare a register value (reg %s: ...) and assign it instead",
+                           st->u.let.name, st->u.let.name);
+                copy_list(s->a, &out, body, i, i + 1, 0);  /* warpgroup 0's copy stands in: no errors follow */
+            } else {
+                vec_push(s->a, &out, body->v[i]);
             }
+            i++;
+            continue;
         }
         bool later = writes_for_later(s, st, body, last);
         int j = i;
