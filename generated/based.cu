@@ -493,8 +493,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 2, 128 (scratch): every earlier reader of 'g' is done
 //       move g[:, 208:224] <- p  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[0, 208])
 //       fence.proxy.async ('g' is read by products)
-//       bar.sync 2, 128 (scratch): 'g' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
+//       bar.sync 2, 128 (scratch): 'g' is complete; every earlier reader of 'f' is done
 //       move f[:, 144:160] <- p  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 144])
 //       p = bf16(where(row + col == 15, 1.0, 0.0))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
 //       bar.sync 2, 128 (scratch): every earlier reader of 'rr' is done
@@ -515,7 +514,6 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       move g[:, 0:192] <- bf16(a2x)  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('g' is read by products)
 //       bar.sync 2, 128 (scratch): 'g' is complete
-//       bar.sync 2, 128 (scratch): every earlier reader of 'ms' is done
 //       move ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('ms' is read by products)
 //       bar.sync 2, 128 (scratch): 'ms' is complete
@@ -641,6 +639,10 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - 'w = rowsum(where(col == 0, fp32(qr), 0.0))': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (32 such row sums in this kernel)
 //     - scratch barriers: 42 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 21 async-proxy fences too: one after a run's last write)
+//     - scratch barriers: the one before the write of 'g' at line 96 stays: it is used outside the steps
+//     - scratch barriers: the one before the write of 'f' at line 128 stays: it is used outside the steps
+//     - scratch barriers: 1 a step before a write of 'ms' dropped: the step uses the tile first there, its readers complete within their step, and a barrier of every consumer thread between one step's last use and the next step's write already orders the earlier readers before the write
+//     - scratch barriers: 1 merged into the barrier right before them on the same named barrier (nothing between them; a wait for TMA stores to read a tile moves before the one kept)
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
 __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -789,8 +791,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 }
             }
             tkc_fence_proxy_async();  // 'g' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'g' is complete
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
+            tkc_bar_sync(2, 128);  // scratch: 'g' is complete; every earlier reader of 'f' is done
             // f[:, 144:160] <- p  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -932,7 +933,6 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 }
                 tkc_fence_proxy_async();  // 'g' is read by products
                 tkc_bar_sync(2, 128);  // scratch: 'g' is complete
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'ms' is done
                 // ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = ms_smem;  // ms: 32B swizzle

@@ -485,7 +485,6 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       release empty_at, by every warp after a proxy fence (its threads read the stage)
 //       a = a * 1.4426950408889634  [fp32[64] per_row in registers]
 //       cs = cumsum(a)  [fp32[64] per_row in registers]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'cs_relayout' is done
 //       move cs_relayout <- cs  [st.shared (vector), cs_relayout, per_row: one lane per row]
 //       bar.sync 2, 128 (scratch): 'cs_relayout' is complete
 //       move cs_v6 <- cs_relayout  [ld.shared (vector), cs_relayout, into per_col slots]
@@ -493,7 +492,6 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       er = rowsum(where(col == 63, csc, 0.0 * cs))  [fp32[64] per_row in registers]
 //       wait full_bm
 //       move br <- bm[:, 0:64]  [ldmatrix.x4, bm 128B swizzle, whole tile per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'hb' is done
 //       move hb[0:64, :] <- bf16(ht)  [stmatrix.x4, hb 128B swizzle, whole tile per warpgroup]
 //       move hb[64:128, 0:64] <- bf16(fp32(br) * exp2(er - cs))  [stmatrix.x4, hb 128B swizzle, whole tile per warpgroup] (the block at hb[64, 0])
 //       fence.proxy.async ('hb' is read by products)
@@ -534,6 +532,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - pipeline: 3 stages; the producer refills a stage as soon as every consumer warpgroup releases it
 //     - 'er = rowsum(where(col == 63, csc, 0.0 * cs))': a row sum of where(col == K, x, 0) is column K of x, so each row's value is read from the lane that holds that column (one shuffle), not summed over the row's columns (1 such row sum in this kernel)
 //     - scratch barriers: 4 dropped between writes of one shared tile to blocks that do not overlap, with nothing reading the tile between them (one barrier before such a run of writes and one after it; 2 async-proxy fences too: one after a run's last write)
+//     - scratch barriers: 2 a step before a write of 'cs_relayout', 'hb' dropped: the step uses the tile first there, its readers complete within their step, and a barrier of every consumer thread between one step's last use and the next step's write already orders the earlier readers before the write
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
 __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constant__ CUtensorMap tm_Cm_64x64, const __grid_constant__ CUtensorMap tm_Bm_64x64, const __grid_constant__ CUtensorMap tm_X_64x64, const __grid_constant__ CUtensorMap tm_Aa_v64, const __grid_constant__ CUtensorMap tm_Y_64x64, const __nv_bfloat16 *__restrict__ X, const float *__restrict__ Aa, const __nv_bfloat16 *__restrict__ Cm, const __nv_bfloat16 *__restrict__ Bm, __nv_bfloat16 *__restrict__ Y, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -703,7 +702,6 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) cs[tkc_r] = tkc_scan0[tkc_r];
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'cs_relayout' is done
                 // csc = cs: cs_relayout <- cs  [st.shared (vector)]
                 if ((tkc_lane & 3) == 0) {  // one thread per row
                     #pragma unroll
@@ -743,7 +741,6 @@ __global__ void __launch_bounds__(256, 2) tkc_mamba2_kernel(const __grid_constan
                         }
                     }
                 }
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'hb' is done
                 // hb[0:64, :] <- bf16(ht)  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = hb_smem;  // hb: 128B swizzle

@@ -592,6 +592,7 @@ static PlanKernel *lower_kernel(Lower *L, SemaKernel *sk) {
     plan_tail(L);
     plan_lazy_sums(L);
     plan_coalesce_bars(L);
+    plan_merge_bars(L);
     plan_named_bars(L);
     plan_peel(L);
     plan_release_arrivals(L);

@@ -128,6 +128,8 @@ void apply_overlap(Lower *L);
 void plan_peel(Lower *L);
 void plan_release_arrivals(Lower *L);
 void plan_coalesce_bars(Lower *L);
+/* pass_merge_bars.c */
+void plan_merge_bars(Lower *L);
 /* pass_coalesce_bars.c: the block of its shared tile a register-to-shared move writes */
 typedef struct PlanRegion { int r0, c0, r1, c1; } PlanRegion;
 PlanRegion plan_write_region(const PlanKernel *pk, const POp *o);

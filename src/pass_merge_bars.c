@@ -1,0 +1,242 @@
+/* pass_merge_bars.c - scratch barriers a step does not need (plan_merge_bars). Part of lowering
+ * (lower_int.h); runs on the scheduled lists, after plan_coalesce_bars.
+ *
+ * Each consumer write of a shared tile is lowered between two named barriers: one before it (every
+ * earlier reader of the tile is done) and one after it (the tile is complete). Two rewrites drop
+ * those that another barrier already provides.
+ *
+ * 1. A barrier before a write whose earlier readers are all in earlier steps (the step's first use
+ *    of the tile is this write). Preconditions, for every tile the barrier guards: nothing in the
+ *    step before the barrier reads or writes the tile; in each step list (the first step and the
+ *    later ones) every product reading the tile is waited for within the step, and no TMA store
+ *    and no product carried into the next step reads it; setup, finish and the ops after the loop
+ *    do not touch it; and a barrier of all consumer threads after a write (never itself dropped
+ *    here) lies at the top level between one step's last use and the next step's write: earlier
+ *    in this step, or after the last use in every step list. Then every reader of an earlier step
+ *    (of this work tile or an earlier one) completed before its thread reached that barrier, which
+ *    every thread passed before it reaches this step's write.
+ * 2. Two barriers on the same named barrier with nothing between them: the second adds no order
+ *    to the first, so one goes; where the second waits for TMA stores to read a tile (bulk_read),
+ *    the thread that issued them waits before the first.
+ * The notes say how many went and why. */
+#include <string.h>
+
+#include "lower_int.h"
+
+static bool touches(Lower *L, POp *o, const Symbol *y) {
+    Effects e;
+    op_effects(L, o, &e);
+    return symset_has(&e.bufs, y) || symset_has(&e.wbufs, y);
+}
+
+static bool list_touches(Lower *L, const POpList *ops, int from, int to, const Symbol *y) {
+    for (int i = from; i < to && i < ops->n; i++)
+        if (touches(L, ops->v[i], y)) return true;
+    return false;
+}
+
+/* the ops of ops[from, to) in program order, nested bodies included */
+static void flatten(Lower *L, const POpList *ops, int from, int to, POpList *out) {
+    for (int i = from; i < to && i < ops->n; i++) {
+        POp *o = ops->v[i];
+        vec_push(L->a, out, o);
+        if (o->kind == POP_IF || o->kind == POP_FOR) {
+            flatten(L, &o->then_ops, 0, o->then_ops.n, out);
+            flatten(L, &o->else_ops, 0, o->else_ops.n, out);
+        }
+    }
+}
+
+static bool reads_as_product(const POp *o, int buf) {
+    if (o->kind != POP_MMA) return false;
+    return o->mma->b.buf == buf || (!o->mma->a_reg && o->mma->a.buf == buf);
+}
+
+static bool is_after_bar(const PlanKernel *pk, const POp *o) {
+    return o->kind == POP_BAR && o->bar == pk->nbar_scratch && o->buf < 0 && !o->more_bufs.n;
+}
+
+/* every reader of tile buf in a step list completes within the step: its products are waited for
+ * there, no TMA store reads it and no product reading it runs into the next step */
+static bool step_completes(Lower *L, const POpList *ops, int buf, const char **why) {
+    PlanKernel *pk = L->pk;
+    const Symbol *y = pk->bufs.v[buf].sym;
+    POpList flat = {0};
+    flatten(L, ops, 0, ops->n, &flat);
+    for (int i = 0; i < flat.n; i++) {
+        POp *o = flat.v[i];
+        if (o->kind == POP_STORE && touches(L, o, y)) {
+            *why = "TMA stores read it";
+            return false;
+        }
+        if (!reads_as_product(o, buf)) continue;
+        bool done = !o->prev && !o->mma->deferred;
+        if (done) {
+            done = false;
+            for (int j = i + 1; j < flat.n && !done; j++) {
+                POp *w = flat.v[j];
+                if (w->kind != POP_WAIT_MMA) continue;
+                for (int k = 0; k < w->done.n && !done; k++) done = w->done.v[k] == o;
+            }
+        }
+        if (!done) {
+            *why = "a product reading it runs into the next step";
+            return false;
+        }
+    }
+    return true;
+}
+
+/* a barrier of every consumer thread (not one this pass drops) at the top level of ops[from, to) */
+static bool has_after_bar(const PlanKernel *pk, const POpList *ops, int from, int to) {
+    for (int i = from; i < to && i < ops->n; i++)
+        if (is_after_bar(pk, ops->v[i])) return true;
+    return false;
+}
+
+/* a step list ends its use of tile y with such a barrier */
+static bool ends_with_bar(Lower *L, const POpList *ops, const Symbol *y) {
+    int last = -1;
+    for (int i = 0; i < ops->n; i++)
+        if (touches(L, ops->v[i], y)) last = i;
+    return has_after_bar(L->pk, ops, last + 1, ops->n);
+}
+
+/* the source line of the first write of buf after ops[i] (0: none found) */
+static int write_line(Lower *L, const POpList *ops, int i, int buf) {
+    POpList flat = {0};
+    flatten(L, ops, i + 1, ops->n, &flat);
+    for (int k = 0; k < flat.n; k++) {
+        const POp *o = flat.v[k];
+        if (o->kind != POP_MOVE || !o->mv->to_shared || o->mv->buf != buf) continue;
+        int line = 0, col;
+        diag_linecol(L->d, o->st->span, &line, &col);
+        return line;
+    }
+    return 0;
+}
+
+/* rewrite 1 for the barrier at ops[p]: whether every tile it guards is first used there in the
+ * step, its readers complete within their step, and a barrier of every consumer thread lies
+ * between one step's last use and the next step's write */
+static bool drop_before(Lower *L, const POpList *ops, int p, const char **why) {
+    PlanKernel *pk = L->pk;
+    POp *b = ops->v[p];
+    if (b->kind != POP_BAR || b->bar != pk->nbar_scratch || b->buf < 0) return false;
+    if (b->bulk_read) {
+        *why = "TMA stores read it, and the barrier is where their issuing thread waits for them";
+        return false;
+    }
+    Vec(int) bufs = {0};
+    vec_push(L->a, &bufs, b->buf);
+    for (int i = 0; i < b->more_bufs.n; i++) vec_push(L->a, &bufs, b->more_bufs.v[i]);
+    const POpList *once[] = {&pk->block_ops, &pk->setup_ops, &pk->after_ops, &pk->finish_ops};
+    for (int k = 0; k < bufs.n; k++) {
+        const Symbol *y = pk->bufs.v[bufs.v[k]].sym;
+        if (list_touches(L, ops, 0, p, y)) {
+            *why = "the step uses it before";
+            return false;
+        }
+        for (size_t j = 0; j < sizeof once / sizeof once[0]; j++)
+            if (list_touches(L, once[j], 0, once[j]->n, y)) {
+                *why = "it is used outside the steps";
+                return false;
+            }
+        if (!step_completes(L, &pk->first_ops, bufs.v[k], why) || !step_completes(L, &pk->compute_ops, bufs.v[k], why))
+            return false;
+        /* the barrier that orders the earlier steps' readers before the write: one in this step
+         * before it, or one after the last use in every step list that can run before this one */
+        if (!has_after_bar(pk, ops, 0, p) && !(ends_with_bar(L, &pk->first_ops, y) && ends_with_bar(L, &pk->compute_ops, y))) {
+            *why = "no barrier of every consumer thread lies between a step's last use of it and the next step's write";
+            return false;
+        }
+    }
+    return true;
+}
+
+static int drop_befores(Lower *L, POpList *ops, const char **names, bool explain) {
+    int dropped = 0;
+    for (int i = 0; i < ops->n; i++) {
+        const char *why = NULL;
+        if (!drop_before(L, ops, i, &why)) {
+            if (explain && why && strcmp(why, "the step uses it before"))
+            {
+                int buf = ops->v[i]->buf, line = write_line(L, ops, i, buf);
+                lower_note(L, "scratch barriers: the one before the write of '%s'%s stays: %s", L->pk->bufs.v[buf].name,
+                           line ? arena_printf(L->a, " at line %d", line) : "", why);
+            }
+            continue;
+        }
+        const PlanBuf *b = &L->pk->bufs.v[ops->v[i]->buf];
+        if (!strstr(*names, arena_printf(L->a, "'%s'", b->name)))
+            *names = **names ? arena_printf(L->a, "%s, '%s'", *names, b->name) : arena_printf(L->a, "'%s'", b->name);
+        for (int j = i + 1; j < ops->n; j++) ops->v[j - 1] = ops->v[j];
+        ops->n--;
+        i--;
+        dropped++;
+    }
+    return dropped;
+}
+
+static void add_buf(Lower *L, POp *m, int buf) {
+    if (buf < 0 || m->buf == buf) return;
+    for (int i = 0; i < m->more_bufs.n; i++)
+        if (m->more_bufs.v[i] == buf) return;
+    if (m->buf < 0) m->buf = buf;
+    else vec_push(L->a, &m->more_bufs, buf);
+}
+
+/* rewrite 2, in ops and the bodies nested in it */
+static int merge_adjacent(Lower *L, POpList *ops) {
+    int merged = 0;
+    for (int i = 0; i < ops->n; i++)
+        if (ops->v[i]->kind == POP_IF || ops->v[i]->kind == POP_FOR) {
+            merged += merge_adjacent(L, &ops->v[i]->then_ops);
+            merged += merge_adjacent(L, &ops->v[i]->else_ops);
+        }
+    for (int i = 0; i + 1 < ops->n; i++) {
+        POp *a = ops->v[i], *b = ops->v[i + 1];
+        if (a->kind != POP_BAR || b->kind != POP_BAR || a->bar != b->bar) continue;
+        /* a fresh op: the first step's and the later steps' lists may share the ops */
+        POp *m = pop_new(L, POP_BAR);
+        *m = *a;
+        m->more_bufs.v = NULL;
+        m->more_bufs.n = m->more_bufs.cap = 0;
+        m->buf = -1;
+        /* the tile the bulk wait names first */
+        if (b->bulk_read) add_buf(L, m, b->buf);
+        add_buf(L, m, a->buf);
+        for (int k = 0; k < a->more_bufs.n; k++) add_buf(L, m, a->more_bufs.v[k]);
+        add_buf(L, m, b->buf);
+        for (int k = 0; k < b->more_bufs.n; k++) add_buf(L, m, b->more_bufs.v[k]);
+        m->bulk_read = a->bulk_read || b->bulk_read;
+        m->note = arena_printf(L->a, "%s; %s", a->note ? a->note : "", b->note ? b->note : "");
+        ops->v[i] = m;
+        for (int j = i + 2; j < ops->n; j++) ops->v[j - 1] = ops->v[j];
+        ops->n--;
+        merged++;
+        i--;
+    }
+    return merged;
+}
+
+void plan_merge_bars(Lower *L) {
+    PlanKernel *pk = L->pk;
+    if (pk->nbar_scratch < 0 || pk->no_pipeline) return;
+    const char *names = "";
+    drop_befores(L, &pk->first_ops, &names, false);
+    int dropped = drop_befores(L, &pk->compute_ops, &names, true);
+    POpList *lists[] = {&pk->setup_ops, &pk->first_ops, &pk->compute_ops, &pk->after_ops, &pk->finish_ops};
+    int merged = 0;
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
+        int n = merge_adjacent(L, lists[k]);
+        if (lists[k] != &pk->first_ops) merged += n; /* the first step repeats the later ones' */
+    }
+    if (*names)
+        lower_note(L, "scratch barriers: %d a step before a write of %s dropped: the step uses the tile first there, "
+                   "its readers complete within their step, and a barrier of every consumer thread between one step's "
+                   "last use and the next step's write already orders the earlier readers before the write", dropped, names);
+    if (merged)
+        lower_note(L, "scratch barriers: %d merged into the barrier right before them on the same named barrier (nothing "
+                   "between them; a wait for TMA stores to read a tile moves before the one kept)", merged);
+}
