@@ -138,6 +138,8 @@ VARIANTS = {
         dict(B=1, H=2, HKV=2, N=333, R=6), dict(B=1, H=4, HKV=1, N=200, R=12, strided=True)]),
     "attn_bwd": dict(tk="attn_bwd.tk", scalars={"scale": attn_scale}, cases=[
         dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
+    "attn_bwd_causal": dict(tk="attn_bwd.tk", defines={"CAUSAL": 1}, scalars={"scale": attn_scale},
+                            cases=[dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
     "attn_bwd_d128_causal": dict(tk="attn_bwd.tk", defines={"D": 128, "CAUSAL": 1}, scalars={"scale": attn_scale},
                                  cases=[dict(B=1, H=2, HKV=2, N=333), dict(B=1, H=4, HKV=2, N=200, strided=True)]),
     # attn_bwd_main's D = 128 kernel alone after the forward and prep (above, attn_bwd_dq's dQ replaces its dQ)

@@ -493,10 +493,9 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 2, 128 (scratch): every earlier reader of 'g' is done
 //       move g[:, 208:224] <- p  [stmatrix.x4, g 128B swizzle, whole tile per warpgroup] (the block at g[0, 208])
 //       fence.proxy.async ('g' is read by products)
-//       bar.sync 2, 128 (scratch): 'g' is complete; every earlier reader of 'f' is done
+//       bar.sync 2, 128 (scratch): 'g' is complete; every earlier reader of 'f' is done; every earlier reader of 'rr' is done
 //       move f[:, 144:160] <- p  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup] (the block at f[0, 144])
 //       p = bf16(where(row + col == 15, 1.0, 0.0))  [bf16[64, 16] in registers, accumulator layout, whole per warpgroup]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'rr' is done
 //       move rr <- p  [stmatrix.x4, rr 32B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('rr' is read by products)
 //       bar.sync 2, 128 (scratch): 'rr' is complete
@@ -516,7 +515,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       bar.sync 2, 128 (scratch): 'g' is complete
 //       move ms <- bf16(m * where(row < 16, 0.125, 0.25))  [stmatrix.x4, ms 32B swizzle, whole tile per warpgroup]
 //       fence.proxy.async ('ms' is read by products)
-//       bar.sync 2, 128 (scratch): 'ms' is complete
+//       bar.sync 2, 128 (scratch): 'ms' is complete; every earlier reader of 'f' is done
 //       mma xq = q @ rr[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
 //       mma xr = k @ rr[0:16, :].T  [wgmma m64n16k16 x 1 per warpgroup, SS, A K-major, B K-major (32B)]
 //       mma x = g[:, 192:224] @ ms[0:32, :]  [wgmma m64n16k16 x 2 per warpgroup, SS, A K-major, B N-major (32B)] (A from g[0, 192])
@@ -581,7 +580,6 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //       mma o += o_operand21 @ v[48:64, :]  [wgmma m64n64k16 x 1 per warpgroup, RS, A registers, B N-major (128B)] (B from v[48, 0])
 //       w = rowsum(where(col == 0, fp32(kr), 0.0)) * 0.0625  [fp32[64] per_row in registers]
 //       w2 = rowsum(where(col == 15, fp32(kr), 0.0)) * 0.0625  [fp32[64] per_row in registers]
-//       bar.sync 2, 128 (scratch): every earlier reader of 'f' is done
 //       move f[:, 0:16] <- bf16(where(col > 0, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4, f 128B swizzle, whole tile per warpgroup]
 //       w = rowsum(where(col == 1, fp32(kr), 0.0)) * 0.0625  [fp32[64] per_row in registers]
 //       w2 = rowsum(where(col == 14, fp32(kr), 0.0)) * 0.0625  [fp32[64] per_row in registers]
@@ -643,6 +641,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - scratch barriers: the one before the write of 'f' at line 128 stays: it is used outside the steps
 //     - scratch barriers: 1 a step before a write of 'ms' dropped: the step uses the tile first there, its readers complete within their step, and a barrier of every consumer thread between one step's last use and the next step's write already orders the earlier readers before the write
 //     - scratch barriers: 1 merged into the barrier right before them on the same named barrier (nothing between them; a wait for TMA stores to read a tile moves before the one kept)
+//     - scratch barriers: 2 before a write merged into an earlier barrier on the same named barrier: nothing between the two touches the tile or waits for a product reading it
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
 __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant__ CUtensorMap tm_Q_64x16, const __grid_constant__ CUtensorMap tm_K_64x16, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, __nv_bfloat16 *__restrict__ O, float *__restrict__ Z, const long long Z_st0, const long long Z_st1, const long long Z_st2, const int B, const int H, const int T) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
@@ -791,7 +790,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 }
             }
             tkc_fence_proxy_async();  // 'g' is read by products
-            tkc_bar_sync(2, 128);  // scratch: 'g' is complete; every earlier reader of 'f' is done
+            tkc_bar_sync(2, 128);  // scratch: 'g' is complete; every earlier reader of 'f' is done; every earlier reader of 'rr' is done
             // f[:, 144:160] <- p  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = f_smem;  // f: 128B swizzle
@@ -814,7 +813,6 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
             for (int tkc_p = 0; tkc_p < 4; ++tkc_p) {
                 p[(2 * tkc_p) >> 1] = tkc_pack_bf16(tkc_round_bf16(((((wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 16)) + (tkc_frag_col(tkc_lcol, (2 * tkc_p), 16))) == 15) ? 1.0f : 0.0f)), tkc_round_bf16(((((wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p + 1), 16)) + (tkc_frag_col(tkc_lcol, (2 * tkc_p + 1), 16))) == 15) ? 1.0f : 0.0f)));
             }
-            tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'rr' is done
             // rr <- p  [stmatrix.x4]
             {
                 const uint32_t tkc_dst = rr_smem;  // rr: 32B swizzle
@@ -951,7 +949,7 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                     }
                 }
                 tkc_fence_proxy_async();  // 'ms' is read by products
-                tkc_bar_sync(2, 128);  // scratch: 'ms' is complete
+                tkc_bar_sync(2, 128);  // scratch: 'ms' is complete; every earlier reader of 'f' is done
                 // xq = q @ rr[0:16, :].T  [wgmma m64n16k16 x 1, A and B from shared memory]
                 {
                     #pragma unroll
@@ -1498,7 +1496,6 @@ __global__ void __launch_bounds__(256, 2) tkc_based_kernel(const __grid_constant
                 }
                 #pragma unroll
                 for (int tkc_r = 0; tkc_r < 2; ++tkc_r) w2[tkc_r] = (tkc_red20[tkc_r] * 0.0625f);
-                tkc_bar_sync(2, 128);  // scratch: every earlier reader of 'f' is done
                 // f[:, 0:16] <- bf16(where(col > 0, fp32(kr) * w, fp32(krev) * w2))  [stmatrix.x4]
                 {
                     const uint32_t tkc_dst = f_smem;  // f: 128B swizzle

@@ -493,6 +493,7 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
 //     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
 //     - pipeline: 2 stages; the producer refills a stage as soon as every consumer warpgroup releases it
+//     - scratch barriers: the one before the write of 'ss' at line 47 stays: no barrier of every consumer thread lies between a step's last use of it and the next step's write
 //     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
 __global__ void __launch_bounds__(256, 1) tkc_linear_attn_kernel(const __grid_constant__ CUtensorMap tm_Q_64x64, const __grid_constant__ CUtensorMap tm_K_64x64, const __grid_constant__ CUtensorMap tm_V_64x64, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K, const __nv_bfloat16 *__restrict__ V, const float *__restrict__ Slope, const long long Slope_st0, __nv_bfloat16 *__restrict__ O, const int B, const int H, const int T, const float scale) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
