@@ -110,7 +110,7 @@ static bool cond(Lx *x, DispatchCond *c) {
         if (!n) return error_here(x, "expected a run-time dimension (a name)");
         vec_push(x->a, &c->dims, n);
         if (!lit(x, "*")) break;
-        if (c->dims.n == 2) return error_here(x, "a product of at most two dimensions (the launcher compares it in 64 bits)");
+        if (c->dims.n == 3) return error_here(x, "a product of at most three dimensions (the launcher compares it in 128 bits)");
     }
     static const struct { const char *t; DispatchOp op; } ops[] = {
         {"<=", DOP_LE}, {">=", DOP_GE}, {"==", DOP_EQ}, {"!=", DOP_NE}, {"<", DOP_LT}, {">", DOP_GT}};
@@ -306,6 +306,11 @@ static void decide_params(Diag *d, Dispatch *ds) {
                                    "only a param every variant agrees on (one the command line sets)",
                                    dc->dims.v[j], (long long)v0, ds->variants.v[0].name, (long long)vv, ds->variants.v[v].name);
                 }
+                if (v0 && (prod > INT64_MAX / (v0 < 0 ? -v0 : v0) || prod < -(INT64_MAX / (v0 < 0 ? -v0 : v0)))) {
+                    diag_error(d, dc->span, "the product of these params does not fit in 64 bits");
+                    prod = 0;
+                    break;
+                }
                 prod *= v0;
             }
             dc->is_static = true;
@@ -325,6 +330,17 @@ static void decide_params(Diag *d, Dispatch *ds) {
         for (int c = 0; c < ru->conds.n; c++) runtime |= !ru->conds.v[c].is_static;
         always = !ru->left_out && !runtime;
     }
+    for (int v = 0; v < ds->variants.n; v++) {
+        bool used = false;
+        for (int r = 0; r < ds->rules.n; r++) used |= !ds->rules.v[r].left_out && ds->rules.v[r].variant == v;
+        ds->variants.v[v].unused = !used;
+    }
+}
+
+int dispatch_variants_used(const Dispatch *ds) {
+    int n = 0;
+    for (int v = 0; v < ds->variants.n; v++) n += !ds->variants.v[v].unused;
+    return n;
 }
 
 /* every kernel variant `has` compiles, variant `other` compiles too */
@@ -393,6 +409,8 @@ char *dispatch_rule_text(Arena *a, const DispatchRule *r, bool c_code) {
         const DispatchCond *dc = &r->conds.v[c];
         if (c_code && dc->is_static) continue; /* decided by tkc: it holds, or the rule is left out */
         if (b.len) sb_puts(&b, " && ");
+        /* dimensions are 1 .. 2^31 - 1 at run time: a product of three is computed in 128 bits */
+        if (c_code && dc->dims.n > 2) sb_puts(&b, "(__int128)");
         for (int j = 0; j < dc->dims.n; j++) sb_printf(&b, "%s%s", j ? " * " : "", dc->dims.v[j]);
         sb_printf(&b, " %s %lld%s", dispatch_op_text[dc->op], (long long)dc->value, c_code ? "LL" : "");
     }

@@ -52,6 +52,9 @@ typedef struct DispatchVariant {
     /* filled by the driver: the program compiled with this variant's defines */
     Program *prog;
     Plan *plan;
+    /* set by dispatch_check: no rule of this build picks it (each that does is left out), so the
+     * .cu, the plan and the explanation leave it out */
+    bool unused;
 } DispatchVariant;
 
 typedef struct Dispatch {
@@ -69,6 +72,8 @@ int dispatch_parse(Arena *a, Diag *d, const char *path, Dispatch *out);
 /* After every variant compiled: the dispatched kernels exist in every variant with one launcher,
  * and every name a rule tests is a run-time dimension of each of them or a param with one value
  * in every variant (whose conditions it decides here: is_static, holds, left_out). */
+/* the variants some rule of this build picks */
+int dispatch_variants_used(const Dispatch *ds);
 bool dispatch_check(Arena *a, Diag *d, Dispatch *ds);
 /* is kernel `name` dispatched (else it comes from the last rule's variant) */
 bool dispatch_covers(const Dispatch *ds, const char *name);

@@ -29,7 +29,8 @@ static void put_launcher(Arena *a, StrBuf *out, const Dispatch *ds, const Kernel
               ds->rules.v[ds->rules.n - 1].variant);
     sb_printf(out, "extern \"C\" const char *tkc_%s_error(void) {\n    switch (tkc_%s_variant) {\n", k, k);
     for (int v = 0; v < ds->variants.n; v++)
-        sb_printf(out, "    case %d: return tkc_v_%s::tkc_%s_error();\n", v, ds->variants.v[v].name, k);
+        if (!ds->variants.v[v].unused)
+            sb_printf(out, "    case %d: return tkc_v_%s::tkc_%s_error();\n", v, ds->variants.v[v].name, k);
     sb_puts(out, "    default: return \"no launch yet\";\n    }\n}\n");
     sb_printf(out, "extern \"C\" int tkc_%s(%s) {\n", k, sig.s);
     /* the dimensions the rules read, checked as every variant's launcher checks them, so that the
@@ -75,7 +76,7 @@ static char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
     StrBuf note;
     sb_init(&note);
     sb_printf(&note, "// Dispatched by %s: %d variants of the program, each in a namespace of its own; the extern \"C\"\n",
-              path_base(ds->path), ds->variants.n);
+              path_base(ds->path), dispatch_variants_used(ds));
     sb_puts(&note, "// launchers at the end pick one at every launch, by the first of these rules that holds:\n");
     dispatch_rules_lines(&note, a, ds, "// ");
     StrBuf out;
@@ -87,6 +88,7 @@ static char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
     StrBuf *bodies = ARENA_NEW_N(a, StrBuf, ds->variants.n);
     for (int v = 0; v < ds->variants.n; v++) {
         sb_init(&bodies[v]);
+        if (ds->variants.v[v].unused) continue; /* no rule of this build picks it */
         emit_cuda_body(a, &bodies[v], ds->variants.v[v].plan, ds->variants.v[v].prog, o, &frags,
                        arena_printf(a, "tkc_v_%s", ds->variants.v[v].name));
     }
@@ -95,6 +97,7 @@ static char *emit_dispatch_cuda(Arena *a, const EmitOptions *o) {
     sb_puts(&out, "}  // namespace\n\n");
     for (int v = 0; v < ds->variants.n; v++) {
         const DispatchVariant *dv = &ds->variants.v[v];
+        if (dv->unused) continue;
         sb_printf(&out, "// ---- variant %s: %s ----\nnamespace tkc_v_%s {\n\n", dv->name, dispatch_variant_text(a, dv), dv->name);
         sb_puts(&out, bodies[v].s ? bodies[v].s : "");
         sb_printf(&out, "\n}  // namespace tkc_v_%s\n\n", dv->name);

@@ -264,7 +264,7 @@ char *emit_header(Arena *a, const Plan *p, const Program *prog, const EmitOption
         bool named = prog->dispatch && !strcmp(prog->dispatch, ds->path); /* by the .tk's `dispatch` */
         comment_para(&b, 0, "Built with %s %s%s: %d variants behind each launcher, which picks one at every launch by the "
                      "first rule that holds: %s.", named ? "the dispatch table" : "--dispatch", path_base(ds->path),
-                     named ? " that the .tk names" : " (add it to the tkc command above)", ds->variants.n, vs.s);
+                     named ? " that the .tk names" : " (add it to the tkc command above)", dispatch_variants_used(ds), vs.s);
         sb_free(&vs);
     } else if (prog->params.n) {
         sb_puts(&b, " *\n");

@@ -303,12 +303,13 @@ static char *dispatch_report(Arena *a, const Dispatch *ds, const EmitOptions *eo
                   ds->rules.v[r].left_out ? "false" : "true");
     sb_puts(&b, "\n  ], \"variants\": [");
     char *first = NULL;
-    for (int v = 0; v < ds->variants.n; v++) {
+    for (int v = 0, n = 0; v < ds->variants.n; v++) {
         const DispatchVariant *dv = &ds->variants.v[v];
+        if (dv->unused) continue; /* no rule of this build picks it */
         char *t = emit_report(a, dv->plan, dv->prog, eo);
-        sb_printf(&b, "%s\n{\"variant\": \"%s\", \"defines\": \"%s\", \"report\":\n%s}", v ? "," : "", dv->name,
+        sb_printf(&b, "%s\n{\"variant\": \"%s\", \"defines\": \"%s\", \"report\":\n%s}", n ? "," : "", dv->name,
                   dispatch_variant_text(a, dv), t);
-        if (v) free(t);
+        if (n++) free(t);
         else first = t;
     }
     sb_puts(&b, "\n  ]},");
@@ -333,6 +334,11 @@ static char *dispatch_each(Arena *a, const Dispatch *ds, const EmitOptions *eo, 
     }
     for (int v = 0; v < ds->variants.n; v++) {
         const DispatchVariant *dv = &ds->variants.v[v];
+        if (dv->unused) {
+            sb_printf(&b, "\n%s variant %s (%s): no rule of this build picks it, so it is left out\n",
+                      kind == EMIT_PLAN ? "#" : "====", dv->name, dispatch_variant_text(a, dv));
+            continue;
+        }
         char *t = kind == EMIT_PLAN ? plan_dump(dv->plan) : emit_explain(a, dv->plan, dv->prog, eo);
         sb_printf(&b, "\n%s variant %s (%s)\n%s", kind == EMIT_PLAN ? "#" : "====", dv->name, dispatch_variant_text(a, dv), t);
         free(t);

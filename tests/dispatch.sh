@@ -57,8 +57,8 @@ otherwise: a" "a product of a param and a run-time dimension"
 bad "variant a SHORT=x
 otherwise: a" "bad define 'SHORT=x'"
 bad "variant a SHORT=1
-when B * H * N > 3: a
-otherwise: a" "a product of at most two dimensions"
+when B * H * N * D > 3: a
+otherwise: a" "a product of at most three dimensions"
 bad "varient a SHORT=1" "expected 'variant', 'kernel', 'when' or 'otherwise'"
 bad "variant a SHORT=1
 variant a SHORT=0
@@ -184,6 +184,18 @@ printf 'variant long SHORT=0\nvariant short SHORT=1\nwhen D == 64 && N <= 2560: 
 grep -q '^    if (N <= 2560LL) {' p64.cu || fail "D = 64: the rule's run-time test is missing"
 grep -q 'if (N <= 2560LL)' p128.cu && fail "D = 128: the rule whose param test fails was emitted"
 grep -q 'left out, a param test fails' p128.cu || fail "D = 128: the .cu does not say the rule is left out"
+# a variant only left-out rules pick is not compiled into the .cu (nor explained)
+checks=$((checks + 1))
+grep -q '^namespace tkc_v_short {' p128.cu && fail "D = 128: variant short, which no rule picks, is in the .cu"
+grep -q '^namespace tkc_v_short {' p64.cu || fail "D = 64: variant short is missing"
+"$tkc" attn_fwd.tk --dispatch p.dispatch --explain >p128.explain 2>>err &&
+    grep -q '==== variant short (SHORT=1): no rule of this build picks it, so it is left out' p128.explain ||
+    fail "D = 128: --explain does not say variant short is left out"
+# a product of three dimensions is compared in 128 bits
+checks=$((checks + 1))
+printf 'variant long SHORT=0\nvariant short SHORT=1\nwhen B * H * N <= 65536: short\notherwise: long\n' >p3.dispatch
+"$tkc" attn_fwd.tk --dispatch p3.dispatch -o p3.cu 2>err && grep -q 'if ((__int128)B \* H \* N <= 65536LL)' p3.cu ||
+    fail "a product of three dimensions is not compared in 128 bits"
 
 # `dispatch "TABLE";` in the .tk: the table applies without a flag; --no-dispatch, or a -D of a
 # param a variant sets, compiles the program once; the main file's table only (an imported
@@ -195,7 +207,7 @@ cat attn_fwd.tk | grep -v '^dispatch ' >>auto.tk
 grep -q '^namespace tkc_v_short {' auto.cu || fail "dispatch \"TABLE\": the table was not applied"
 "$tkc" auto.tk --no-dispatch -o plain.cu 2>err && ! grep -q '^namespace tkc_v_' plain.cu || fail "--no-dispatch still dispatched"
 "$tkc" auto.tk -D SHORT=1 -o short.cu 2>err && ! grep -q '^namespace tkc_v_' short.cu || fail "-D SHORT=1 still dispatched"
-"$tkc" auto.tk -D D=64 -o d64.cu 2>err && grep -q '^namespace tkc_v_short {' d64.cu || fail "-D D=64 (no variant sets D) did not dispatch"
+"$tkc" auto.tk -D D=64 -o d64.cu 2>err && grep -q '^namespace tkc_v_long {' d64.cu || fail "-D D=64 (no variant sets D) did not dispatch"
 "$tkc" auto.tk --emit=ast 2>err | grep -q '^  dispatch "' || fail "the syntax tree does not show the dispatch statement"
 "$tkc" auto.tk --dispatch attn_fwd.dispatch --no-dispatch >out 2>err; [ $? -eq 2 ] || fail "--dispatch with --no-dispatch: expected exit 2"
 checks=$((checks + 1))

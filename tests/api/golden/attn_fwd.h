@@ -7,7 +7,7 @@
  * -gencode=arch=compute_90a,code=sm_90a -c X.cu); link with that object and the CUDA runtime. This
  * header needs only a C99 (or later) or C++ compiler: no CUDA include path.
  *
- * Built with the dispatch table attn_fwd.dispatch that the .tk names: 4 variants behind each
+ * Built with the dispatch table attn_fwd.dispatch that the .tk names: 3 variants behind each
  * launcher, which picks one at every launch by the first rule that holds: D == 128 && B * H <= 8 &&
  * N >= 8192: split (SPLIT=1); D == 128 && CAUSAL == 0 && N <= 1280: short (SHORT=1); otherwise:
  * long (SHORT=0).
