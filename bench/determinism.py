@@ -136,7 +136,7 @@ VARIANTS = {
     "layernorm": dict(build="layernorm", scalars={"p": 0.1, "seed": 1234}, cases=_small("layernorm") + [ROWS_LARGE]),
     "rmsnorm": dict(build="rmsnorm", cases=_small("rmsnorm") + [ROWS_LARGE]),
     "softmax": dict(build="softmax", cases=_small("softmax") + [ROWS_LARGE]),
-    "rotary": dict(build="rotary", cases=_small("rotary") + [dict(B=4, H=16, N=4096, large=True)]),
+    "rotary": dict(build="rotary", kernels=["rotary"], cases=_small("rotary") + [dict(B=4, H=16, N=4096, large=True)]),
     "linear_attn": dict(build="linear_attn", scalars=SCALE, cases=LA_CASES),
     "linear_attn_d64_decay": dict(build="linear_attn_d64_decay", scalars=SCALE, inputs={"Slope": slopes},
                                   cases=LA_CASES),

@@ -547,7 +547,7 @@ __global__ void __launch_bounds__(128, 5) tkc_layernorm_kernel(const __nv_bfloat
                     tkc_v[7] = tkc_round_bf16(s[(8 * tkc_k + 7)]);
                     const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
                     if (tkc_fast && tkc_gr >= 0 && tkc_gr < M) {  // one 16-byte store
-                        *reinterpret_cast<uint4 *>(S + tkc_ro + tkc_gc) = tkc_u;
+                        __stwb(reinterpret_cast<uint4 *>(S + tkc_ro + tkc_gc), tkc_u);
                     } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
                         tkc_rows_store8_16(S, tkc_ro, tkc_gc, S_st1, D, tkc_gr >= 0 && tkc_gr < M, tkc_u);
                     }
@@ -621,7 +621,7 @@ __global__ void __launch_bounds__(128, 5) tkc_layernorm_kernel(const __nv_bfloat
                     tkc_v[7] = tkc_round_bf16((s[(8 * tkc_k + 7)] + b[((8 * tkc_k + 7)) % 32]));
                     const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
                     if (tkc_fast && tkc_gr >= 0 && tkc_gr < M) {  // one 16-byte store
-                        *reinterpret_cast<uint4 *>(Y + tkc_ro + tkc_gc) = tkc_u;
+                        __stwb(reinterpret_cast<uint4 *>(Y + tkc_ro + tkc_gc), tkc_u);
                     } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
                         tkc_rows_store8_16(Y, tkc_ro, tkc_gc, Y_st1, D, tkc_gr >= 0 && tkc_gr < M, tkc_u);
                     }

@@ -44,6 +44,9 @@ enum {
 namespace {
 
 constexpr int D = 128;
+constexpr int RB = 16;
+constexpr int HP = 4;
+constexpr int RBLOCKS = 5;
 constexpr int CONSUMERS = 1;
 constexpr int STAGES = 3;
 constexpr int BP = 64;
@@ -214,6 +217,46 @@ TKC_DEVICE float tkc_round_bf16(float x) { return __bfloat162float(__float2bfloa
 TKC_DEVICE float tkc_round_fp16(float x) { return __half2float(__float2half_rn(x)); }
 
 
+// A rowwise tile's chunk of 8 consecutive columns that the 16-byte path cannot move (a row or
+// columns outside the tensor, or strides without 16-byte vectors), element by element with bounds
+// checks, out of line: the common path keeps its registers. p + ro is the row's first element, gc
+// the chunk's first column, st the column stride; elements outside the tensor read as 0 and are
+// not written. 16-bit elements travel as their bits (bf16 and fp16 alike), packed in pairs.
+__device__ __noinline__ uint4 tkc_rows_load8_16(const void *p, long long ro, long long gc, long long st, long long cols,
+                                                bool row_in) {
+    const unsigned short *q = static_cast<const unsigned short *>(p) + ro;
+    uint32_t w[4];
+    for (int j = 0; j < 4; ++j) {
+        const long long c0 = gc + 2 * j, c1 = c0 + 1;
+        const uint32_t lo = row_in && c0 >= 0 && c0 < cols ? q[c0 * st] : 0u;
+        const uint32_t hi = row_in && c1 >= 0 && c1 < cols ? q[c1 * st] : 0u;
+        w[j] = lo | (hi << 16);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+__device__ __noinline__ float4 tkc_rows_load4_32(const float *p, long long ro, long long gc, long long st, long long cols,
+                                                 bool row_in) {
+    float v[4];
+    for (int j = 0; j < 4; ++j) v[j] = row_in && gc + j >= 0 && gc + j < cols ? p[ro + (gc + j) * st] : 0.f;
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+__device__ __noinline__ void tkc_rows_store8_16(void *p, long long ro, long long gc, long long st, long long cols, bool row_in,
+                                                uint4 v) {
+    if (!row_in) return;
+    unsigned short *q = static_cast<unsigned short *>(p) + ro;
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    for (int j = 0; j < 8; ++j)
+        if (gc + j >= 0 && gc + j < cols) q[(gc + j) * st] = (unsigned short)(w[j / 2] >> (16 * (j & 1)));
+}
+__device__ __noinline__ void tkc_rows_store4_32(float *p, long long ro, long long gc, long long st, long long cols, bool row_in,
+                                                float4 v) {
+    if (!row_in) return;
+    const float w[4] = {v.x, v.y, v.z, v.w};
+    for (int j = 0; j < 4; ++j)
+        if (gc + j >= 0 && gc + j < cols) p[ro + (gc + j) * st] = w[j];
+}
+
+
 // Host side: the tensor-map encoder comes from the driver through the runtime, so programs
 // need not link libcuda.
 static PFN_cuTensorMapEncodeTiled_v12000 tkc_encode_tiled() {
@@ -326,6 +369,17 @@ static cudaError_t tkc_unstage(const tkc_staged *sg) {
     return sg->buf ? tkc_stage_rows(sg->buf, sg->user, sg->st, sg->dims, sg->rank, sg->elem, false, sg->stream) : cudaSuccess;
 }
 
+// Where a thread's values of a rowwise register tile sit (src/hopper.c row_layout_pos is the
+// reference): the warps consumer warps share out the rows, split warps hold one row, lanes lanes
+// of a warp its share, each lane chunks of 8 consecutive columns; value i of warp w, lane l:
+TKC_DEVICE int tkc_rw_row(int w, int l, int i, int warps, int split, int lanes, int chunks) {
+    return ((i / (8 * chunks)) * (warps / split) + w / split) * (32 / lanes) + l / lanes;
+}
+TKC_DEVICE int tkc_rw_col(int w, int l, int i, int split, int lanes, int chunks) {
+    return 8 * ((((i / 8) % chunks) * split + w % split) * lanes + l % lanes) + i % 8;
+}
+
+
 // The byte offset of element (r, c) of a rows x cols tile of elem-byte elements whose rows are
 // swizzled in spans of span bytes (0: no swizzle, plain row-major): the tile is stored as
 // cols * elem / span atom columns side by side, each rows x span bytes, and inside an atom the
@@ -375,256 +429,654 @@ __device__ __forceinline__ int tkc_load_f32(const int *p, long long i) { return 
 // kernel rotary: the plan tkc chose (tkc --emit=plan prints the same)
 // ================================================================================================
 // kernel rotary
-//   roles: producer warpgroup 0 (setmaxnreg 56), consumer warpgroups 1..1 (setmaxnreg 256); 256 threads
-//   registers: 128 x 56 + 1 x 128 x 256 = 39,936 of 65,536
-//   consumer registers (estimate): 184 of 256 = c 32 + s 32 + xr 32 + o 64 + overhead 24
-//   grid: p = cdiv(N, BP), b = B; one block per work tile; order row_major
-//   pipeline: h < H; 3 stages
+//   roles: no producer (nothing to load); consumer warpgroups 0..0; 128 threads; 5 blocks per SM
+//   register layout: rows (64 columns; 4 warps, 1 per row, 8 lanes per row, several rows per warp, 1 chunk of 8 columns per lane)
+//   consumer registers (estimate): 72 of 255 = c 8 + s 8 + a1 4 + a2 4 + b1 4 + b2 4 + c1 4 + c2 4 + d1 4 + d2 4 + overhead 24
+//   grid: b = B, p = cdiv(N, RB), g = cdiv(H, HP); one block per work tile; order row_major
+//   pipeline: none (setup, then finish, once per work tile; no ring, no steps)
 //   shared memory (from the 1024-aligned base):
 //     offset    bytes     name        shape              swizzle  copies  kind
-//     49,152    16,384    cs          fp32[64, 64]       128B x2  1       once (group cs_sn)
-//     65,536    16,384    sn          fp32[64, 64]       128B x2  1       once (group cs_sn)
-//     0         49,152    x           bf16[64, 128]      128B x2  3       ring (group x)
-//     81,920    16,384    staging     bf16[64, 64]       128B     2       staging
-//     98,304    64        barriers
-//     total 98,368 + 1,024 base alignment = 99,392 of 232,448
+//     total 0 + 1,024 base alignment = 1,024 of 232,448
 //   barriers:
-//     full_x[3] at 98,304: count 1, 16,384 bytes per phase (the producer's arrive.expect_tx; TMA delivers the bytes)
-//     empty_x[3] at 98,328: count 4 (lane 0 of every consumer warp releases the stage (the warps' own loads read it, not only products))
-//     full_cs_sn[1] at 98,352: count 1, 32,768 bytes per phase (setup loads, once per work tile)
-//     empty_cs_sn[1] at 98,360: count 4 (lane 0 of every consumer warp, once it is done with the setup tiles (its own loads read them))
-//   named barriers:
-//     staging: id 1, 128 threads (a warpgroup's staging chunk is free, then filled)
+//   strides passed to the kernel (threads address these directly): X Cos Sin O
 //   tma maps:
-//     tm_X_64x64: X bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B
-//     tm_Cos_64x32: Cos fp32 rank 2, box {32, 64}, swizzle 128B
-//     tm_Sin_64x32: Sin fp32 rank 2, box {32, 64}, swizzle 128B
-//     tm_O_64x64: O bf16 rank 4, box {64, 64, 1, 1}, swizzle 128B, stores
 //   producer:
-//     per step: wait empty_x, expect 16,384 bytes on full_x
-//       x <- X[block.b, h, block.p, 0]  [tm_X_64x64, 2 boxes]
-//     per work tile: wait empty_cs_sn, expect 32,768 bytes on full_cs_sn
-//       cs <- Cos[block.p, 0]  [tm_Cos_64x32, 2 boxes]
-//       sn <- Sin[block.p, 0]  [tm_Sin_64x32, 2 boxes]
 //   consumers:
 //     setup:
-//       wait full_cs_sn
-//       move c <- cs  [ld.shared.v2, cs 128B swizzle, whole tile per warpgroup]
-//       move s <- sn  [ld.shared.v2, sn 128B swizzle, whole tile per warpgroup]
-//       o = 0  [fp32[64, 128] in registers, accumulator layout, whole per warpgroup]
-//     every step (the first one too):
-//       wait full_x
-//       move xr <- x  [ldmatrix.x4, x 128B swizzle, whole tile per warpgroup]
-//       release empty_x, by every warp after a proxy fence (its threads read the stage)
-//       o[:, 0:D / 2] = fp32(xr[:, 0:D / 2]) * c - fp32(xr[:, D / 2:D]) * s  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       o[:, D / 2:D] = fp32(xr[:, D / 2:D]) * c + fp32(xr[:, 0:D / 2]) * s  [fp32[64, 64] in registers, accumulator layout, whole per warpgroup]
-//       store O[block.b, h, block.p, 0] <- bf16(o)  [staged]
-//     after the steps:
-//       release empty_cs_sn, by every warp after a proxy fence (its threads read the stage)
+//       c <- Cos[block.p, 0]
+//       s <- Sin[block.p, 0]
+//     after setup:
 //     finish:
-//   store (store): O[block.b, h, block.p, 0] <- bf16(o)  [64x64 chunks through staging, tm_O_64x64]
+//       a1 <- X[block.b, h, block.p, 0]
+//       a2 <- X[block.b, h, block.p, 1]
+//       if (HP >= 2 && h + 1 < H)
+//         b1 <- X[block.b, h + 1, block.p, 0]
+//         b2 <- X[block.b, h + 1, block.p, 1]
+//       if (HP >= 3 && h + 2 < H)
+//         c1 <- X[block.b, h + 2, block.p, 0]
+//         c2 <- X[block.b, h + 2, block.p, 1]
+//       if (HP >= 4 && h + 3 < H)
+//         d1 <- X[block.b, h + 3, block.p, 0]
+//         d2 <- X[block.b, h + 3, block.p, 1]
+//       store O[block.b, h, block.p, 0] <- lo(a1, a2, c, s)  [rows]
+//       store O[block.b, h, block.p, 1] <- hi(a1, a2, c, s)  [rows]
+//       if (HP >= 2 && h + 1 < H)
+//         store O[block.b, h + 1, block.p, 0] <- lo(b1, b2, c, s)  [rows]
+//         store O[block.b, h + 1, block.p, 1] <- hi(b1, b2, c, s)  [rows]
+//       if (HP >= 3 && h + 2 < H)
+//         store O[block.b, h + 2, block.p, 0] <- lo(c1, c2, c, s)  [rows]
+//         store O[block.b, h + 2, block.p, 1] <- hi(c1, c2, c, s)  [rows]
+//       if (HP >= 4 && h + 3 < H)
+//         store O[block.b, h + 3, block.p, 0] <- lo(d1, d2, c, s)  [rows]
+//         store O[block.b, h + 3, block.p, 1] <- hi(d1, d2, c, s)  [rows]
+//   store (finish): O[block.b, h, block.p, 0] <- lo(a1, a2, c, s)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
+//   store (finish): O[block.b, h, block.p, 1] <- hi(a1, a2, c, s)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
+//   store (finish): O[block.b, h + 1, block.p, 0] <- lo(b1, b2, c, s)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
+//   store (finish): O[block.b, h + 1, block.p, 1] <- hi(b1, b2, c, s)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
+//   store (finish): O[block.b, h + 2, block.p, 0] <- lo(c1, c2, c, s)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
+//   store (finish): O[block.b, h + 2, block.p, 1] <- hi(c1, c2, c, s)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
+//   store (finish): O[block.b, h + 3, block.p, 0] <- lo(d1, d2, c, s)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
+//   store (finish): O[block.b, h + 3, block.p, 1] <- hi(d1, d2, c, s)  [rowwise tile from registers: 16-byte stores of 8 columns where the strides allow]
 //   decisions:
-//     - swizzle 128B for 'cs': a row is 64 x 4 B = 256 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'sn': a row is 64 x 4 B = 256 B, so the widest span that divides it is 128 B
-//     - swizzle 128B for 'x': a row is 128 x 2 B = 256 B, so the widest span that divides it is 128 B
-//     - the store block runs at the end of every step, after compute, in the same schedule
-//     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 56); warpgroups 1..1 are consumers (setmaxnreg.inc 256); 256 threads
-//     - stores from registers go through 64 x 64 chunks in shared memory (swizzle 128B, conflict-free stmatrix), two per consumer warpgroup, each sent by a TMA store while the next one fills
-//     - pipeline: 3 stages; the producer refills a stage as soon as every consumer warpgroup releases it
-//     - the first step's schedule is every later step's (nothing is carried from one step to the next), so the loop starts at step 0 and the step is emitted once
-__global__ void __launch_bounds__(256, 1) tkc_rotary_kernel(const __grid_constant__ CUtensorMap tm_X_64x64, const __grid_constant__ CUtensorMap tm_Cos_64x32, const __grid_constant__ CUtensorMap tm_Sin_64x32, const __grid_constant__ CUtensorMap tm_O_64x64, const __nv_bfloat16 *__restrict__ X, const float *__restrict__ Cos, const float *__restrict__ Sin, __nv_bfloat16 *__restrict__ O, const int B, const int H, const int N) {
+//     - rowwise: every register value is in the row layout: 4 warps, 1 per row; a warp's 8 lanes (4 rows per warp) hold a row's share in chunks of 8 consecutive columns (one 16-byte load or store of bf16), 1 chunk per lane per row; one pass of the warps covers 16 rows
+//     - blocks_per_sm = 5 (the program; the estimate gave 5): ptxas fits each thread into 96 registers
+//     - nothing to load: no producer warpgroup; 128 consumer threads per block and no setmaxnreg; about 88 registers per thread (estimate 72), so 5 blocks per SM (__launch_bounds__)
+//     - no pipeline statement: each work tile runs setup, then finish, once; no ring, no steps, no ring barriers; nothing is loaded, so there is no producer warpgroup
+__global__ void __launch_bounds__(128, 5) tkc_rotary_kernel(const __nv_bfloat16 *__restrict__ X, const long long X_st0, const long long X_st1, const long long X_st2, const long long X_st3, const float *__restrict__ Cos, const long long Cos_st0, const long long Cos_st1, const float *__restrict__ Sin, const long long Sin_st0, const long long Sin_st1, __nv_bfloat16 *__restrict__ O, const long long O_st0, const long long O_st1, const long long O_st2, const long long O_st3, const int B, const int H, const int N) {
     extern __shared__ __align__(1024) unsigned char tkc_smem_raw[];
     unsigned char *const tkc_smem = tkc_align_smem(tkc_smem_raw);
     // shared memory map
-    const uint32_t cs_smem = tkc_smem_addr(tkc_smem + 49152);  // once fp32[64, 64], swizzle 128B, 1 x 16384 B
-    const uint32_t sn_smem = tkc_smem_addr(tkc_smem + 65536);  // once fp32[64, 64], swizzle 128B, 1 x 16384 B
-    const uint32_t x_smem = tkc_smem_addr(tkc_smem + 0);  // ring bf16[64, 128], swizzle 128B, 3 x 16384 B
-    const uint32_t staging_smem = tkc_smem_addr(tkc_smem + 81920);  // staging bf16[64, 64], swizzle 128B, 2 x 8192 B
-    const uint32_t full_x = tkc_smem_addr(tkc_smem + 98304);  // 3 mbarriers
-    const uint32_t empty_x = tkc_smem_addr(tkc_smem + 98328);  // 3 mbarriers
-    const uint32_t full_cs_sn = tkc_smem_addr(tkc_smem + 98352);  // 1 mbarrier
-    const uint32_t empty_cs_sn = tkc_smem_addr(tkc_smem + 98360);  // 1 mbarrier
     if (threadIdx.x == 0) {
-        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(full_x + 8 * tkc_s, 1);
-        for (int tkc_s = 0; tkc_s < 3; ++tkc_s) tkc_mbar_init(empty_x + 8 * tkc_s, 4);
-        tkc_mbar_init(full_cs_sn, 1);
-        tkc_mbar_init(empty_cs_sn, 4);
         tkc_mbar_init_fence();
     }
     __syncthreads();
-    const int tkc_ext_p = tkc_cdiv(N, BP);
-    const int tkc_wext_p = tkc_ext_p;
     const int tkc_ext_b = B;
     const int tkc_wext_b = tkc_ext_b;
-    const int tkc_ntiles = tkc_wext_p * tkc_wext_b;  // work tiles
-    const int tkc_wgi = threadIdx.x / 128;  // warpgroup: 0 = producer, 1.. = consumers
-    if (tkc_wgi == 0) {
-        // ---- producer warpgroup: one thread issues every TMA load ----
-        tkc_setmaxnreg_dec<56>();
-        if (threadIdx.x == 0) {
-            tkc_tma_prefetch_map(&tm_X_64x64);
-            tkc_tma_prefetch_map(&tm_Cos_64x32);
-            tkc_tma_prefetch_map(&tm_Sin_64x32);
-            int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0;
-            for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
-                int block_p;
-                int block_b;
-                {
-                    int tkc_t = tkc_tile;
-                    // row-major: the last axis varies fastest
-                    block_b = tkc_t % tkc_wext_b; tkc_t /= tkc_wext_b;
-                    block_p = tkc_t;
-                }
-                (void)block_p;
-                (void)block_b;
-                // setup tiles, once per work tile: wait until the consumers are done with the last ones
-                tkc_mbar_wait(empty_cs_sn, tkc_tile_phase ^ 1);
-                tkc_mbar_expect_tx(full_cs_sn, 32768);
-                // cs <- Cos[block.p, 0]  (2 boxes of 64 x 32)
-                tkc_tma_load_2d(cs_smem, &tm_Cos_64x32, 0, block_p * 64, full_cs_sn);
-                tkc_tma_load_2d(cs_smem + 8192, &tm_Cos_64x32, 32, block_p * 64, full_cs_sn);
-                // sn <- Sin[block.p, 0]  (2 boxes of 64 x 32)
-                tkc_tma_load_2d(sn_smem, &tm_Sin_64x32, 0, block_p * 64, full_cs_sn);
-                tkc_tma_load_2d(sn_smem + 8192, &tm_Sin_64x32, 32, block_p * 64, full_cs_sn);
-                const int tkc_steps = H;
-                for (int h = 0; h < tkc_steps; ++h) {
-                    tkc_mbar_wait(empty_x + 8 * tkc_stage, tkc_phase ^ 1);  // the consumers released this stage
-                    tkc_mbar_expect_tx(full_x + 8 * tkc_stage, 16384);
-                    // x <- X[block.b, h, block.p, 0]  (2 boxes of 64 x 64)
-                    tkc_tma_load_4d(x_smem + (uint32_t)tkc_stage * 16384, &tm_X_64x64, 0, block_p * 64, h, block_b, full_x + 8 * tkc_stage);
-                    tkc_tma_load_4d(x_smem + (uint32_t)tkc_stage * 16384 + 8192, &tm_X_64x64, 64, block_p * 64, h, block_b, full_x + 8 * tkc_stage);
-                    if (++tkc_stage == 3) { tkc_stage = 0; tkc_phase ^= 1; }
-                }
-                tkc_tile_phase ^= 1;
-            }
+    const int tkc_ext_p = tkc_cdiv(N, RB);
+    const int tkc_wext_p = tkc_ext_p;
+    const int tkc_ext_g = tkc_cdiv(H, HP);
+    const int tkc_wext_g = tkc_ext_g;
+    const int tkc_ntiles = tkc_wext_b * tkc_wext_p * tkc_wext_g;  // work tiles
+    // ---- consumer warpgroups (no producer: nothing to load) ----
+    const int wg = threadIdx.x / 128;              // consumer index
+    const int tkc_wg_thread = threadIdx.x % 128;
+    const int tkc_warp = tkc_wg_thread / 32, tkc_lane = threadIdx.x % 32;
+    const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block
+    const int tkc_lcol = 2 * (tkc_lane % 4);            // and its first column in an 8-column slab
+    (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
+    const int tkc_rwarp = wg * 4 + tkc_warp;  // the row layout's warp: 4 consumer warps, 1 per row
+    (void)tkc_rwarp;
+    float c[8];  // rowwise fp32[16, 64]: 1 chunks of 8 columns per thread
+    float s[8];  // rowwise fp32[16, 64]: 1 chunks of 8 columns per thread
+    uint32_t a1[4];  // rowwise bf16[16, 64]: 1 chunks of 8 columns per thread, packed in pairs
+    uint32_t a2[4];  // rowwise bf16[16, 64]: 1 chunks of 8 columns per thread, packed in pairs
+    uint32_t b1[4];  // rowwise bf16[16, 64]: 1 chunks of 8 columns per thread, packed in pairs
+    uint32_t b2[4];  // rowwise bf16[16, 64]: 1 chunks of 8 columns per thread, packed in pairs
+    uint32_t c1[4];  // rowwise bf16[16, 64]: 1 chunks of 8 columns per thread, packed in pairs
+    uint32_t c2[4];  // rowwise bf16[16, 64]: 1 chunks of 8 columns per thread, packed in pairs
+    uint32_t d1[4];  // rowwise bf16[16, 64]: 1 chunks of 8 columns per thread, packed in pairs
+    uint32_t d2[4];  // rowwise bf16[16, 64]: 1 chunks of 8 columns per thread, packed in pairs
+    int tkc_tile_phase = 0, tkc_st_cnt = 0;
+    (void)tkc_st_cnt;
+    for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
+        int block_b;
+        int block_p;
+        int block_g;
+        {
+            int tkc_t = tkc_tile;
+            // row-major: the last axis varies fastest
+            block_g = tkc_t % tkc_wext_g; tkc_t /= tkc_wext_g;
+            block_p = tkc_t % tkc_wext_p; tkc_t /= tkc_wext_p;
+            block_b = tkc_t;
         }
-    } else {
-        // ---- consumer warpgroups ----
-        tkc_setmaxnreg_inc<256>();
-        const int wg = tkc_wgi - 1;                    // consumer index
-        const int tkc_wg_thread = threadIdx.x % 128;
-        const int tkc_warp = tkc_wg_thread / 32, tkc_lane = threadIdx.x % 32;
-        const int tkc_lrow = 16 * tkc_warp + tkc_lane / 4;  // this thread's first row in a 64-row block
-        const int tkc_lcol = 2 * (tkc_lane % 4);            // and its first column in an 8-column slab
-        (void)tkc_lrow; (void)tkc_lcol; (void)tkc_warp;
-        float c[32];  // row-split fp32[64, 64]: 32 values per thread
-        float s[32];  // row-split fp32[64, 64]: 32 values per thread
-        uint32_t xr[32];  // row-split bf16[64, 128]: 32 packed pairs per thread
-        float o[64];  // row-split fp32[64, 128]: 64 values per thread
-        int tkc_stage = 0, tkc_phase = 0, tkc_tile_phase = 0, tkc_st_cnt = 0;
-        (void)tkc_st_cnt;
-        for (int tkc_tile = blockIdx.x; tkc_tile < tkc_ntiles; tkc_tile += gridDim.x) {
-            int block_p;
-            int block_b;
-            {
-                int tkc_t = tkc_tile;
-                // row-major: the last axis varies fastest
-                block_b = tkc_t % tkc_wext_b; tkc_t /= tkc_wext_b;
-                block_p = tkc_t;
-            }
-            (void)block_p;
-            (void)block_b;
-            // setup
-            tkc_mbar_wait(full_cs_sn, tkc_tile_phase);  // cs_sn landed
-            // c <- cs  [ld.shared.v2]
-            {
-                const uint32_t tkc_src = cs_smem;  // cs: 128B swizzle
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 16; ++tkc_p) {
-                    float tkc_x, tkc_y;
-                    tkc_lds_v2(tkc_src + tkc_tile_offset(64, 64, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64))), tkc_x, tkc_y);
-                    c[(2 * tkc_p)] = tkc_x;
-                    c[(2 * tkc_p) + 1] = tkc_y;
-                }
-            }
-            // s <- sn  [ld.shared.v2]
-            {
-                const uint32_t tkc_src = sn_smem;  // sn: 128B swizzle
-                #pragma unroll
-                for (int tkc_p = 0; tkc_p < 16; ++tkc_p) {
-                    float tkc_x, tkc_y;
-                    tkc_lds_v2(tkc_src + tkc_tile_offset(64, 64, 4, 128, (wg * 64 + tkc_frag_row(tkc_lrow, (2 * tkc_p), 64)), (tkc_frag_col(tkc_lcol, (2 * tkc_p), 64))), tkc_x, tkc_y);
-                    s[(2 * tkc_p)] = tkc_x;
-                    s[(2 * tkc_p) + 1] = tkc_y;
-                }
-            }
-            // o = 0
+        (void)block_b;
+        (void)block_p;
+        (void)block_g;
+        const int h = (block_g * HP);
+        // setup
+        // c <- Cos[block.p, 0]
+        {
+            const long long tkc_r0 = block_p * 16, tkc_c0 = 0;  // the tile's origin in the tensor
+            const bool tkc_fast = Cos_st1 == 1 && Cos_st0 % 4 == 0 && ((uintptr_t)Cos & 15) == 0 && tkc_c0 % 4 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= 64;
             #pragma unroll
-            for (int tkc_i = 0; tkc_i < 64; ++tkc_i) o[tkc_i] = 0;
-            const int tkc_steps = H;
-            int tkc_prev_stage = 0, tkc_prev_phase = 0;
-            (void)tkc_prev_stage; (void)tkc_prev_phase;
-            for (int h = 0; h < tkc_steps; ++h) {  // every step
-                tkc_mbar_wait(full_x + 8 * tkc_stage, tkc_phase);  // x landed
-                // xr <- x  [ldmatrix.x4]
-                {
-                    const uint32_t tkc_src = x_smem + (uint32_t)tkc_stage * 16384;  // x: 128B swizzle
-                    // lane l addresses row l % 8 of 8x8 matrix l / 8 of each 16 x 16 block
-                    const int tkc_mr = wg * 64 + 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1), tkc_mc = 8 * (tkc_lane >> 4);
+            for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                const long long tkc_ro = tkc_gr * Cos_st0;
+                if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // 16-byte loads
                     #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_g = 0; tkc_g < 8; ++tkc_g) {
-                            const int tkc_f = tkc_rb * 64 + tkc_g * 8;  // the block's first value
-                            const uint32_t tkc_a = tkc_src + tkc_tile_offset(64, 128, 2, 128, 64 * tkc_rb + tkc_mr, 16 * tkc_g + tkc_mc);
-                            const int tkc_q = tkc_f >> 1;
-                            tkc_ldmatrix_x4(tkc_a, xr[tkc_q], xr[tkc_q + 1], xr[tkc_q + 2], xr[tkc_q + 3]);
-                        }
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        const float4 tkc_a = __ldg(reinterpret_cast<const float4 *>(Cos + tkc_ro + tkc_gc));
+                        const float4 tkc_b = __ldg(reinterpret_cast<const float4 *>(Cos + tkc_ro + tkc_gc + 4));
+                        c[8 * tkc_k] = tkc_a.x; c[8 * tkc_k + 1] = tkc_a.y; c[8 * tkc_k + 2] = tkc_a.z; c[8 * tkc_k + 3] = tkc_a.w;
+                        c[8 * tkc_k + 4] = tkc_b.x; c[8 * tkc_k + 5] = tkc_b.y; c[8 * tkc_k + 6] = tkc_b.z; c[8 * tkc_k + 7] = tkc_b.w;
+                    }
+                } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                    const bool tkc_in = tkc_gr >= 0 && tkc_gr < N;
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        const float4 tkc_a = tkc_rows_load4_32(Cos, tkc_ro, tkc_gc, Cos_st1, 64, tkc_in);
+                        const float4 tkc_b = tkc_rows_load4_32(Cos, tkc_ro, tkc_gc + 4, Cos_st1, 64, tkc_in);
+                        c[8 * tkc_k] = tkc_a.x; c[8 * tkc_k + 1] = tkc_a.y; c[8 * tkc_k + 2] = tkc_a.z; c[8 * tkc_k + 3] = tkc_a.w;
+                        c[8 * tkc_k + 4] = tkc_b.x; c[8 * tkc_k + 5] = tkc_b.y; c[8 * tkc_k + 6] = tkc_b.z; c[8 * tkc_k + 7] = tkc_b.w;
                     }
                 }
-                tkc_fence_proxy_async();  // this thread's reads of x are done before TMA refills it
-                __syncwarp();  // every lane of this warp is done with x
-                if (tkc_lane == 0) tkc_mbar_arrive(empty_x + 8 * tkc_stage);  // release x
-                // o[:, 0:D / 2] = fp32(xr[:, 0:D / 2]) * c - fp32(xr[:, D / 2:D]) * s
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) o[(tkc_i / 32 * 64 + tkc_i % 32 + 0)] = (((((tkc_i / 32 * 64 + tkc_i % 32 + 0) & 1) ? tkc_bf16_hi(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 0) >> 1]) : tkc_bf16_lo(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 0) >> 1])) * c[tkc_i]) - ((((tkc_i / 32 * 64 + tkc_i % 32 + 32) & 1) ? tkc_bf16_hi(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 32) >> 1]) : tkc_bf16_lo(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 32) >> 1])) * s[tkc_i]));
-                // o[:, D / 2:D] = fp32(xr[:, D / 2:D]) * c + fp32(xr[:, 0:D / 2]) * s
-                #pragma unroll
-                for (int tkc_i = 0; tkc_i < 32; ++tkc_i) o[(tkc_i / 32 * 64 + tkc_i % 32 + 32)] = (((((tkc_i / 32 * 64 + tkc_i % 32 + 32) & 1) ? tkc_bf16_hi(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 32) >> 1]) : tkc_bf16_lo(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 32) >> 1])) * c[tkc_i]) + ((((tkc_i / 32 * 64 + tkc_i % 32 + 0) & 1) ? tkc_bf16_hi(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 0) >> 1]) : tkc_bf16_lo(xr[(tkc_i / 32 * 64 + tkc_i % 32 + 0) >> 1])) * s[tkc_i]));
-                // O[block.b, h, block.p, 0] <- bf16(o)  [staged]
-                {
-                    const int tkc_r0 = block_p * 64 + wg * 64;  // first row of this warpgroup's part
-                    const int tkc_c0 = 0;
-                    // this lane's stmatrix row address inside a 64 x 64 chunk (128B swizzle)
-                    const int tkc_srow = 16 * tkc_warp + (tkc_lane & 7) + 8 * ((tkc_lane >> 3) & 1);
-                    #pragma unroll
-                    for (int tkc_rb = 0; tkc_rb < 1; ++tkc_rb) {
-                        #pragma unroll
-                        for (int tkc_ch = 0; tkc_ch < 2; ++tkc_ch) {
-                            const uint32_t tkc_buf = staging_smem + (uint32_t)(wg * 2 + (tkc_st_cnt & 1)) * 8192;
-                            if (tkc_wg_thread == 0) tkc_bulk_wait_read<1>();  // the store that used this buffer has read it
-                            tkc_bar_sync(1 + wg, 128);
-                            #pragma unroll
-                            for (int tkc_g = 0; tkc_g < 4; ++tkc_g) {
-                                const int tkc_f = tkc_rb * 64 + tkc_ch * 32 + tkc_g * 8;  // first value of this 16-column group
-                                const uint32_t tkc_v0 = tkc_pack_bf16(o[(tkc_f + 0)], o[(tkc_f + 1)]);
-                                const uint32_t tkc_v1 = tkc_pack_bf16(o[(tkc_f + 2)], o[(tkc_f + 3)]);
-                                const uint32_t tkc_v2 = tkc_pack_bf16(o[(tkc_f + 4)], o[(tkc_f + 5)]);
-                                const uint32_t tkc_v3 = tkc_pack_bf16(o[(tkc_f + 6)], o[(tkc_f + 7)]);
-                                tkc_stmatrix_x4(tkc_buf + tkc_tile_offset(64, 64, 2, 128, tkc_srow, 16 * tkc_g + 8 * (tkc_lane >> 4)), tkc_v0, tkc_v1, tkc_v2, tkc_v3);
-                            }
-                            tkc_fence_proxy_async();  // make the chunk visible to the TMA engine
-                            tkc_bar_sync(1 + wg, 128);
-                            if (tkc_wg_thread == 0) {
-                                tkc_tma_store_4d(&tm_O_64x64, tkc_c0 + tkc_ch * 64, tkc_r0 + tkc_rb * 64, h, block_b, tkc_buf);
-                                tkc_bulk_commit();
-                            }
-                            ++tkc_st_cnt;
-                        }
-                    }
-                }
-                tkc_prev_stage = tkc_stage;
-                tkc_prev_phase = tkc_phase;
-                if (++tkc_stage == 3) { tkc_stage = 0; tkc_phase ^= 1; }
             }
-            // after the steps
-            tkc_fence_proxy_async();  // this thread's reads of cs_sn are done before TMA refills it
-            __syncwarp();  // every lane of this warp is done with cs_sn
-            if (tkc_lane == 0) tkc_mbar_arrive(empty_cs_sn);  // release cs_sn
-            // finish
-            tkc_tile_phase ^= 1;
         }
-        if (tkc_wg_thread == 0) tkc_bulk_wait<0>();  // every store has landed before the block exits
+        // s <- Sin[block.p, 0]
+        {
+            const long long tkc_r0 = block_p * 16, tkc_c0 = 0;  // the tile's origin in the tensor
+            const bool tkc_fast = Sin_st1 == 1 && Sin_st0 % 4 == 0 && ((uintptr_t)Sin & 15) == 0 && tkc_c0 % 4 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= 64;
+            #pragma unroll
+            for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                const long long tkc_ro = tkc_gr * Sin_st0;
+                if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // 16-byte loads
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        const float4 tkc_a = __ldg(reinterpret_cast<const float4 *>(Sin + tkc_ro + tkc_gc));
+                        const float4 tkc_b = __ldg(reinterpret_cast<const float4 *>(Sin + tkc_ro + tkc_gc + 4));
+                        s[8 * tkc_k] = tkc_a.x; s[8 * tkc_k + 1] = tkc_a.y; s[8 * tkc_k + 2] = tkc_a.z; s[8 * tkc_k + 3] = tkc_a.w;
+                        s[8 * tkc_k + 4] = tkc_b.x; s[8 * tkc_k + 5] = tkc_b.y; s[8 * tkc_k + 6] = tkc_b.z; s[8 * tkc_k + 7] = tkc_b.w;
+                    }
+                } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                    const bool tkc_in = tkc_gr >= 0 && tkc_gr < N;
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        const float4 tkc_a = tkc_rows_load4_32(Sin, tkc_ro, tkc_gc, Sin_st1, 64, tkc_in);
+                        const float4 tkc_b = tkc_rows_load4_32(Sin, tkc_ro, tkc_gc + 4, Sin_st1, 64, tkc_in);
+                        s[8 * tkc_k] = tkc_a.x; s[8 * tkc_k + 1] = tkc_a.y; s[8 * tkc_k + 2] = tkc_a.z; s[8 * tkc_k + 3] = tkc_a.w;
+                        s[8 * tkc_k + 4] = tkc_b.x; s[8 * tkc_k + 5] = tkc_b.y; s[8 * tkc_k + 6] = tkc_b.z; s[8 * tkc_k + 7] = tkc_b.w;
+                    }
+                }
+            }
+        }
+        // no pipeline: finish follows setup
+        // finish
+        // a1 <- X[block.b, h, block.p, 0]
+        {
+            const long long tkc_r0 = block_p * 16, tkc_c0 = 0;  // the tile's origin in the tensor
+            const bool tkc_fast = X_st3 == 1 && X_st2 % 8 == 0 && ((uintptr_t)X & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+            #pragma unroll
+            for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                const long long tkc_ro = (long long)block_b * X_st0 + (long long)h * X_st1 + tkc_gr * X_st2;
+                if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // 16-byte loads
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        const uint4 tkc_u = __ldg(reinterpret_cast<const uint4 *>(X + tkc_ro + tkc_gc));
+                        a1[4 * tkc_k] = tkc_u.x; a1[4 * tkc_k + 1] = tkc_u.y; a1[4 * tkc_k + 2] = tkc_u.z; a1[4 * tkc_k + 3] = tkc_u.w;
+                    }
+                } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                    const bool tkc_in = tkc_gr >= 0 && tkc_gr < N;
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        const uint4 tkc_u = tkc_rows_load8_16(X, tkc_ro, tkc_gc, X_st3, D, tkc_in);
+                        a1[4 * tkc_k] = tkc_u.x; a1[4 * tkc_k + 1] = tkc_u.y; a1[4 * tkc_k + 2] = tkc_u.z; a1[4 * tkc_k + 3] = tkc_u.w;
+                    }
+                }
+            }
+        }
+        // a2 <- X[block.b, h, block.p, 1]
+        {
+            const long long tkc_r0 = block_p * 16, tkc_c0 = 64;  // the tile's origin in the tensor
+            const bool tkc_fast = X_st3 == 1 && X_st2 % 8 == 0 && ((uintptr_t)X & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+            #pragma unroll
+            for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                const long long tkc_ro = (long long)block_b * X_st0 + (long long)h * X_st1 + tkc_gr * X_st2;
+                if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // 16-byte loads
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        const uint4 tkc_u = __ldg(reinterpret_cast<const uint4 *>(X + tkc_ro + tkc_gc));
+                        a2[4 * tkc_k] = tkc_u.x; a2[4 * tkc_k + 1] = tkc_u.y; a2[4 * tkc_k + 2] = tkc_u.z; a2[4 * tkc_k + 3] = tkc_u.w;
+                    }
+                } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                    const bool tkc_in = tkc_gr >= 0 && tkc_gr < N;
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        const uint4 tkc_u = tkc_rows_load8_16(X, tkc_ro, tkc_gc, X_st3, D, tkc_in);
+                        a2[4 * tkc_k] = tkc_u.x; a2[4 * tkc_k + 1] = tkc_u.y; a2[4 * tkc_k + 2] = tkc_u.z; a2[4 * tkc_k + 3] = tkc_u.w;
+                    }
+                }
+            }
+        }
+        if (((HP >= 2) && ((h + 1) < H))) {
+            // b1 <- X[block.b, h + 1, block.p, 0]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 0;  // the tile's origin in the tensor
+                const bool tkc_fast = X_st3 == 1 && X_st2 % 8 == 0 && ((uintptr_t)X & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * X_st0 + (long long)(h + 1) * X_st1 + tkc_gr * X_st2;
+                    if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // 16-byte loads
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = __ldg(reinterpret_cast<const uint4 *>(X + tkc_ro + tkc_gc));
+                            b1[4 * tkc_k] = tkc_u.x; b1[4 * tkc_k + 1] = tkc_u.y; b1[4 * tkc_k + 2] = tkc_u.z; b1[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                        const bool tkc_in = tkc_gr >= 0 && tkc_gr < N;
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = tkc_rows_load8_16(X, tkc_ro, tkc_gc, X_st3, D, tkc_in);
+                            b1[4 * tkc_k] = tkc_u.x; b1[4 * tkc_k + 1] = tkc_u.y; b1[4 * tkc_k + 2] = tkc_u.z; b1[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    }
+                }
+            }
+            // b2 <- X[block.b, h + 1, block.p, 1]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 64;  // the tile's origin in the tensor
+                const bool tkc_fast = X_st3 == 1 && X_st2 % 8 == 0 && ((uintptr_t)X & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * X_st0 + (long long)(h + 1) * X_st1 + tkc_gr * X_st2;
+                    if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // 16-byte loads
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = __ldg(reinterpret_cast<const uint4 *>(X + tkc_ro + tkc_gc));
+                            b2[4 * tkc_k] = tkc_u.x; b2[4 * tkc_k + 1] = tkc_u.y; b2[4 * tkc_k + 2] = tkc_u.z; b2[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                        const bool tkc_in = tkc_gr >= 0 && tkc_gr < N;
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = tkc_rows_load8_16(X, tkc_ro, tkc_gc, X_st3, D, tkc_in);
+                            b2[4 * tkc_k] = tkc_u.x; b2[4 * tkc_k + 1] = tkc_u.y; b2[4 * tkc_k + 2] = tkc_u.z; b2[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    }
+                }
+            }
+        }
+        if (((HP >= 3) && ((h + 2) < H))) {
+            // c1 <- X[block.b, h + 2, block.p, 0]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 0;  // the tile's origin in the tensor
+                const bool tkc_fast = X_st3 == 1 && X_st2 % 8 == 0 && ((uintptr_t)X & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * X_st0 + (long long)(h + 2) * X_st1 + tkc_gr * X_st2;
+                    if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // 16-byte loads
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = __ldg(reinterpret_cast<const uint4 *>(X + tkc_ro + tkc_gc));
+                            c1[4 * tkc_k] = tkc_u.x; c1[4 * tkc_k + 1] = tkc_u.y; c1[4 * tkc_k + 2] = tkc_u.z; c1[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                        const bool tkc_in = tkc_gr >= 0 && tkc_gr < N;
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = tkc_rows_load8_16(X, tkc_ro, tkc_gc, X_st3, D, tkc_in);
+                            c1[4 * tkc_k] = tkc_u.x; c1[4 * tkc_k + 1] = tkc_u.y; c1[4 * tkc_k + 2] = tkc_u.z; c1[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    }
+                }
+            }
+            // c2 <- X[block.b, h + 2, block.p, 1]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 64;  // the tile's origin in the tensor
+                const bool tkc_fast = X_st3 == 1 && X_st2 % 8 == 0 && ((uintptr_t)X & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * X_st0 + (long long)(h + 2) * X_st1 + tkc_gr * X_st2;
+                    if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // 16-byte loads
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = __ldg(reinterpret_cast<const uint4 *>(X + tkc_ro + tkc_gc));
+                            c2[4 * tkc_k] = tkc_u.x; c2[4 * tkc_k + 1] = tkc_u.y; c2[4 * tkc_k + 2] = tkc_u.z; c2[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                        const bool tkc_in = tkc_gr >= 0 && tkc_gr < N;
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = tkc_rows_load8_16(X, tkc_ro, tkc_gc, X_st3, D, tkc_in);
+                            c2[4 * tkc_k] = tkc_u.x; c2[4 * tkc_k + 1] = tkc_u.y; c2[4 * tkc_k + 2] = tkc_u.z; c2[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    }
+                }
+            }
+        }
+        if (((HP >= 4) && ((h + 3) < H))) {
+            // d1 <- X[block.b, h + 3, block.p, 0]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 0;  // the tile's origin in the tensor
+                const bool tkc_fast = X_st3 == 1 && X_st2 % 8 == 0 && ((uintptr_t)X & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * X_st0 + (long long)(h + 3) * X_st1 + tkc_gr * X_st2;
+                    if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // 16-byte loads
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = __ldg(reinterpret_cast<const uint4 *>(X + tkc_ro + tkc_gc));
+                            d1[4 * tkc_k] = tkc_u.x; d1[4 * tkc_k + 1] = tkc_u.y; d1[4 * tkc_k + 2] = tkc_u.z; d1[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                        const bool tkc_in = tkc_gr >= 0 && tkc_gr < N;
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = tkc_rows_load8_16(X, tkc_ro, tkc_gc, X_st3, D, tkc_in);
+                            d1[4 * tkc_k] = tkc_u.x; d1[4 * tkc_k + 1] = tkc_u.y; d1[4 * tkc_k + 2] = tkc_u.z; d1[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    }
+                }
+            }
+            // d2 <- X[block.b, h + 3, block.p, 1]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 64;  // the tile's origin in the tensor
+                const bool tkc_fast = X_st3 == 1 && X_st2 % 8 == 0 && ((uintptr_t)X & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * X_st0 + (long long)(h + 3) * X_st1 + tkc_gr * X_st2;
+                    if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // 16-byte loads
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = __ldg(reinterpret_cast<const uint4 *>(X + tkc_ro + tkc_gc));
+                            d2[4 * tkc_k] = tkc_u.x; d2[4 * tkc_k + 1] = tkc_u.y; d2[4 * tkc_k + 2] = tkc_u.z; d2[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                        const bool tkc_in = tkc_gr >= 0 && tkc_gr < N;
+                        #pragma unroll
+                        for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                            const int tkc_k = tkc_q * 1 + tkc_c;
+                            const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                            const uint4 tkc_u = tkc_rows_load8_16(X, tkc_ro, tkc_gc, X_st3, D, tkc_in);
+                            d2[4 * tkc_k] = tkc_u.x; d2[4 * tkc_k + 1] = tkc_u.y; d2[4 * tkc_k + 2] = tkc_u.z; d2[4 * tkc_k + 3] = tkc_u.w;
+                        }
+                    }
+                }
+            }
+        }
+        // O[block.b, h, block.p, 0] <- lo(a1, a2, c, s)  [rows]
+        {
+            const long long tkc_r0 = block_p * 16, tkc_c0 = 0;  // the tile's origin in the tensor
+            const bool tkc_fast = O_st3 == 1 && O_st2 % 8 == 0 && ((uintptr_t)O & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+            #pragma unroll
+            for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                const long long tkc_ro = (long long)block_b * O_st0 + (long long)h * O_st1 + tkc_gr * O_st2;
+                #pragma unroll
+                for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                    const int tkc_k = tkc_q * 1 + tkc_c;
+                    const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                    float tkc_v[8];
+                    tkc_v[0] = tkc_round_bf16((((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 0) >> 1])) * c[(8 * tkc_k + 0)]) - ((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 0) >> 1])) * s[(8 * tkc_k + 0)])));
+                    tkc_v[1] = tkc_round_bf16((((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 1) >> 1])) * c[(8 * tkc_k + 1)]) - ((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 1) >> 1])) * s[(8 * tkc_k + 1)])));
+                    tkc_v[2] = tkc_round_bf16((((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 2) >> 1])) * c[(8 * tkc_k + 2)]) - ((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 2) >> 1])) * s[(8 * tkc_k + 2)])));
+                    tkc_v[3] = tkc_round_bf16((((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 3) >> 1])) * c[(8 * tkc_k + 3)]) - ((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 3) >> 1])) * s[(8 * tkc_k + 3)])));
+                    tkc_v[4] = tkc_round_bf16((((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 4) >> 1])) * c[(8 * tkc_k + 4)]) - ((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 4) >> 1])) * s[(8 * tkc_k + 4)])));
+                    tkc_v[5] = tkc_round_bf16((((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 5) >> 1])) * c[(8 * tkc_k + 5)]) - ((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 5) >> 1])) * s[(8 * tkc_k + 5)])));
+                    tkc_v[6] = tkc_round_bf16((((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 6) >> 1])) * c[(8 * tkc_k + 6)]) - ((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 6) >> 1])) * s[(8 * tkc_k + 6)])));
+                    tkc_v[7] = tkc_round_bf16((((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 7) >> 1])) * c[(8 * tkc_k + 7)]) - ((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 7) >> 1])) * s[(8 * tkc_k + 7)])));
+                    const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
+                    if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // one 16-byte store
+                        __stwb(reinterpret_cast<uint4 *>(O + tkc_ro + tkc_gc), tkc_u);
+                    } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                        tkc_rows_store8_16(O, tkc_ro, tkc_gc, O_st3, D, tkc_gr >= 0 && tkc_gr < N, tkc_u);
+                    }
+                }
+            }
+        }
+        // O[block.b, h, block.p, 1] <- hi(a1, a2, c, s)  [rows]
+        {
+            const long long tkc_r0 = block_p * 16, tkc_c0 = 64;  // the tile's origin in the tensor
+            const bool tkc_fast = O_st3 == 1 && O_st2 % 8 == 0 && ((uintptr_t)O & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+            #pragma unroll
+            for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                const long long tkc_ro = (long long)block_b * O_st0 + (long long)h * O_st1 + tkc_gr * O_st2;
+                #pragma unroll
+                for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                    const int tkc_k = tkc_q * 1 + tkc_c;
+                    const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                    float tkc_v[8];
+                    tkc_v[0] = tkc_round_bf16((((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 0) >> 1])) * c[(8 * tkc_k + 0)]) + ((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 0) >> 1])) * s[(8 * tkc_k + 0)])));
+                    tkc_v[1] = tkc_round_bf16((((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 1) >> 1])) * c[(8 * tkc_k + 1)]) + ((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 1) >> 1])) * s[(8 * tkc_k + 1)])));
+                    tkc_v[2] = tkc_round_bf16((((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 2) >> 1])) * c[(8 * tkc_k + 2)]) + ((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 2) >> 1])) * s[(8 * tkc_k + 2)])));
+                    tkc_v[3] = tkc_round_bf16((((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 3) >> 1])) * c[(8 * tkc_k + 3)]) + ((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 3) >> 1])) * s[(8 * tkc_k + 3)])));
+                    tkc_v[4] = tkc_round_bf16((((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 4) >> 1])) * c[(8 * tkc_k + 4)]) + ((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 4) >> 1])) * s[(8 * tkc_k + 4)])));
+                    tkc_v[5] = tkc_round_bf16((((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 5) >> 1])) * c[(8 * tkc_k + 5)]) + ((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 5) >> 1])) * s[(8 * tkc_k + 5)])));
+                    tkc_v[6] = tkc_round_bf16((((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 6) >> 1])) * c[(8 * tkc_k + 6)]) + ((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 6) >> 1])) * s[(8 * tkc_k + 6)])));
+                    tkc_v[7] = tkc_round_bf16((((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(a2[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(a2[(8 * tkc_k + 7) >> 1])) * c[(8 * tkc_k + 7)]) + ((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(a1[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(a1[(8 * tkc_k + 7) >> 1])) * s[(8 * tkc_k + 7)])));
+                    const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
+                    if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // one 16-byte store
+                        __stwb(reinterpret_cast<uint4 *>(O + tkc_ro + tkc_gc), tkc_u);
+                    } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                        tkc_rows_store8_16(O, tkc_ro, tkc_gc, O_st3, D, tkc_gr >= 0 && tkc_gr < N, tkc_u);
+                    }
+                }
+            }
+        }
+        if (((HP >= 2) && ((h + 1) < H))) {
+            // O[block.b, h + 1, block.p, 0] <- lo(b1, b2, c, s)  [rows]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 0;  // the tile's origin in the tensor
+                const bool tkc_fast = O_st3 == 1 && O_st2 % 8 == 0 && ((uintptr_t)O & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * O_st0 + (long long)(h + 1) * O_st1 + tkc_gr * O_st2;
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        float tkc_v[8];
+                        tkc_v[0] = tkc_round_bf16((((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 0) >> 1])) * c[(8 * tkc_k + 0)]) - ((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 0) >> 1])) * s[(8 * tkc_k + 0)])));
+                        tkc_v[1] = tkc_round_bf16((((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 1) >> 1])) * c[(8 * tkc_k + 1)]) - ((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 1) >> 1])) * s[(8 * tkc_k + 1)])));
+                        tkc_v[2] = tkc_round_bf16((((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 2) >> 1])) * c[(8 * tkc_k + 2)]) - ((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 2) >> 1])) * s[(8 * tkc_k + 2)])));
+                        tkc_v[3] = tkc_round_bf16((((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 3) >> 1])) * c[(8 * tkc_k + 3)]) - ((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 3) >> 1])) * s[(8 * tkc_k + 3)])));
+                        tkc_v[4] = tkc_round_bf16((((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 4) >> 1])) * c[(8 * tkc_k + 4)]) - ((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 4) >> 1])) * s[(8 * tkc_k + 4)])));
+                        tkc_v[5] = tkc_round_bf16((((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 5) >> 1])) * c[(8 * tkc_k + 5)]) - ((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 5) >> 1])) * s[(8 * tkc_k + 5)])));
+                        tkc_v[6] = tkc_round_bf16((((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 6) >> 1])) * c[(8 * tkc_k + 6)]) - ((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 6) >> 1])) * s[(8 * tkc_k + 6)])));
+                        tkc_v[7] = tkc_round_bf16((((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 7) >> 1])) * c[(8 * tkc_k + 7)]) - ((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 7) >> 1])) * s[(8 * tkc_k + 7)])));
+                        const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
+                        if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // one 16-byte store
+                            __stwb(reinterpret_cast<uint4 *>(O + tkc_ro + tkc_gc), tkc_u);
+                        } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                            tkc_rows_store8_16(O, tkc_ro, tkc_gc, O_st3, D, tkc_gr >= 0 && tkc_gr < N, tkc_u);
+                        }
+                    }
+                }
+            }
+            // O[block.b, h + 1, block.p, 1] <- hi(b1, b2, c, s)  [rows]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 64;  // the tile's origin in the tensor
+                const bool tkc_fast = O_st3 == 1 && O_st2 % 8 == 0 && ((uintptr_t)O & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * O_st0 + (long long)(h + 1) * O_st1 + tkc_gr * O_st2;
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        float tkc_v[8];
+                        tkc_v[0] = tkc_round_bf16((((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 0) >> 1])) * c[(8 * tkc_k + 0)]) + ((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 0) >> 1])) * s[(8 * tkc_k + 0)])));
+                        tkc_v[1] = tkc_round_bf16((((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 1) >> 1])) * c[(8 * tkc_k + 1)]) + ((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 1) >> 1])) * s[(8 * tkc_k + 1)])));
+                        tkc_v[2] = tkc_round_bf16((((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 2) >> 1])) * c[(8 * tkc_k + 2)]) + ((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 2) >> 1])) * s[(8 * tkc_k + 2)])));
+                        tkc_v[3] = tkc_round_bf16((((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 3) >> 1])) * c[(8 * tkc_k + 3)]) + ((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 3) >> 1])) * s[(8 * tkc_k + 3)])));
+                        tkc_v[4] = tkc_round_bf16((((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 4) >> 1])) * c[(8 * tkc_k + 4)]) + ((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 4) >> 1])) * s[(8 * tkc_k + 4)])));
+                        tkc_v[5] = tkc_round_bf16((((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 5) >> 1])) * c[(8 * tkc_k + 5)]) + ((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 5) >> 1])) * s[(8 * tkc_k + 5)])));
+                        tkc_v[6] = tkc_round_bf16((((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 6) >> 1])) * c[(8 * tkc_k + 6)]) + ((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 6) >> 1])) * s[(8 * tkc_k + 6)])));
+                        tkc_v[7] = tkc_round_bf16((((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(b2[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(b2[(8 * tkc_k + 7) >> 1])) * c[(8 * tkc_k + 7)]) + ((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(b1[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(b1[(8 * tkc_k + 7) >> 1])) * s[(8 * tkc_k + 7)])));
+                        const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
+                        if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // one 16-byte store
+                            __stwb(reinterpret_cast<uint4 *>(O + tkc_ro + tkc_gc), tkc_u);
+                        } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                            tkc_rows_store8_16(O, tkc_ro, tkc_gc, O_st3, D, tkc_gr >= 0 && tkc_gr < N, tkc_u);
+                        }
+                    }
+                }
+            }
+        }
+        if (((HP >= 3) && ((h + 2) < H))) {
+            // O[block.b, h + 2, block.p, 0] <- lo(c1, c2, c, s)  [rows]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 0;  // the tile's origin in the tensor
+                const bool tkc_fast = O_st3 == 1 && O_st2 % 8 == 0 && ((uintptr_t)O & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * O_st0 + (long long)(h + 2) * O_st1 + tkc_gr * O_st2;
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        float tkc_v[8];
+                        tkc_v[0] = tkc_round_bf16((((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 0) >> 1])) * c[(8 * tkc_k + 0)]) - ((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 0) >> 1])) * s[(8 * tkc_k + 0)])));
+                        tkc_v[1] = tkc_round_bf16((((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 1) >> 1])) * c[(8 * tkc_k + 1)]) - ((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 1) >> 1])) * s[(8 * tkc_k + 1)])));
+                        tkc_v[2] = tkc_round_bf16((((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 2) >> 1])) * c[(8 * tkc_k + 2)]) - ((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 2) >> 1])) * s[(8 * tkc_k + 2)])));
+                        tkc_v[3] = tkc_round_bf16((((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 3) >> 1])) * c[(8 * tkc_k + 3)]) - ((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 3) >> 1])) * s[(8 * tkc_k + 3)])));
+                        tkc_v[4] = tkc_round_bf16((((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 4) >> 1])) * c[(8 * tkc_k + 4)]) - ((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 4) >> 1])) * s[(8 * tkc_k + 4)])));
+                        tkc_v[5] = tkc_round_bf16((((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 5) >> 1])) * c[(8 * tkc_k + 5)]) - ((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 5) >> 1])) * s[(8 * tkc_k + 5)])));
+                        tkc_v[6] = tkc_round_bf16((((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 6) >> 1])) * c[(8 * tkc_k + 6)]) - ((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 6) >> 1])) * s[(8 * tkc_k + 6)])));
+                        tkc_v[7] = tkc_round_bf16((((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 7) >> 1])) * c[(8 * tkc_k + 7)]) - ((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 7) >> 1])) * s[(8 * tkc_k + 7)])));
+                        const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
+                        if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // one 16-byte store
+                            __stwb(reinterpret_cast<uint4 *>(O + tkc_ro + tkc_gc), tkc_u);
+                        } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                            tkc_rows_store8_16(O, tkc_ro, tkc_gc, O_st3, D, tkc_gr >= 0 && tkc_gr < N, tkc_u);
+                        }
+                    }
+                }
+            }
+            // O[block.b, h + 2, block.p, 1] <- hi(c1, c2, c, s)  [rows]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 64;  // the tile's origin in the tensor
+                const bool tkc_fast = O_st3 == 1 && O_st2 % 8 == 0 && ((uintptr_t)O & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * O_st0 + (long long)(h + 2) * O_st1 + tkc_gr * O_st2;
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        float tkc_v[8];
+                        tkc_v[0] = tkc_round_bf16((((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 0) >> 1])) * c[(8 * tkc_k + 0)]) + ((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 0) >> 1])) * s[(8 * tkc_k + 0)])));
+                        tkc_v[1] = tkc_round_bf16((((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 1) >> 1])) * c[(8 * tkc_k + 1)]) + ((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 1) >> 1])) * s[(8 * tkc_k + 1)])));
+                        tkc_v[2] = tkc_round_bf16((((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 2) >> 1])) * c[(8 * tkc_k + 2)]) + ((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 2) >> 1])) * s[(8 * tkc_k + 2)])));
+                        tkc_v[3] = tkc_round_bf16((((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 3) >> 1])) * c[(8 * tkc_k + 3)]) + ((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 3) >> 1])) * s[(8 * tkc_k + 3)])));
+                        tkc_v[4] = tkc_round_bf16((((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 4) >> 1])) * c[(8 * tkc_k + 4)]) + ((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 4) >> 1])) * s[(8 * tkc_k + 4)])));
+                        tkc_v[5] = tkc_round_bf16((((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 5) >> 1])) * c[(8 * tkc_k + 5)]) + ((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 5) >> 1])) * s[(8 * tkc_k + 5)])));
+                        tkc_v[6] = tkc_round_bf16((((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 6) >> 1])) * c[(8 * tkc_k + 6)]) + ((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 6) >> 1])) * s[(8 * tkc_k + 6)])));
+                        tkc_v[7] = tkc_round_bf16((((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(c2[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(c2[(8 * tkc_k + 7) >> 1])) * c[(8 * tkc_k + 7)]) + ((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(c1[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(c1[(8 * tkc_k + 7) >> 1])) * s[(8 * tkc_k + 7)])));
+                        const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
+                        if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // one 16-byte store
+                            __stwb(reinterpret_cast<uint4 *>(O + tkc_ro + tkc_gc), tkc_u);
+                        } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                            tkc_rows_store8_16(O, tkc_ro, tkc_gc, O_st3, D, tkc_gr >= 0 && tkc_gr < N, tkc_u);
+                        }
+                    }
+                }
+            }
+        }
+        if (((HP >= 4) && ((h + 3) < H))) {
+            // O[block.b, h + 3, block.p, 0] <- lo(d1, d2, c, s)  [rows]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 0;  // the tile's origin in the tensor
+                const bool tkc_fast = O_st3 == 1 && O_st2 % 8 == 0 && ((uintptr_t)O & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * O_st0 + (long long)(h + 3) * O_st1 + tkc_gr * O_st2;
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        float tkc_v[8];
+                        tkc_v[0] = tkc_round_bf16((((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 0) >> 1])) * c[(8 * tkc_k + 0)]) - ((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 0) >> 1])) * s[(8 * tkc_k + 0)])));
+                        tkc_v[1] = tkc_round_bf16((((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 1) >> 1])) * c[(8 * tkc_k + 1)]) - ((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 1) >> 1])) * s[(8 * tkc_k + 1)])));
+                        tkc_v[2] = tkc_round_bf16((((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 2) >> 1])) * c[(8 * tkc_k + 2)]) - ((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 2) >> 1])) * s[(8 * tkc_k + 2)])));
+                        tkc_v[3] = tkc_round_bf16((((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 3) >> 1])) * c[(8 * tkc_k + 3)]) - ((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 3) >> 1])) * s[(8 * tkc_k + 3)])));
+                        tkc_v[4] = tkc_round_bf16((((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 4) >> 1])) * c[(8 * tkc_k + 4)]) - ((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 4) >> 1])) * s[(8 * tkc_k + 4)])));
+                        tkc_v[5] = tkc_round_bf16((((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 5) >> 1])) * c[(8 * tkc_k + 5)]) - ((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 5) >> 1])) * s[(8 * tkc_k + 5)])));
+                        tkc_v[6] = tkc_round_bf16((((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 6) >> 1])) * c[(8 * tkc_k + 6)]) - ((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 6) >> 1])) * s[(8 * tkc_k + 6)])));
+                        tkc_v[7] = tkc_round_bf16((((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 7) >> 1])) * c[(8 * tkc_k + 7)]) - ((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 7) >> 1])) * s[(8 * tkc_k + 7)])));
+                        const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
+                        if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // one 16-byte store
+                            __stwb(reinterpret_cast<uint4 *>(O + tkc_ro + tkc_gc), tkc_u);
+                        } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                            tkc_rows_store8_16(O, tkc_ro, tkc_gc, O_st3, D, tkc_gr >= 0 && tkc_gr < N, tkc_u);
+                        }
+                    }
+                }
+            }
+            // O[block.b, h + 3, block.p, 1] <- hi(d1, d2, c, s)  [rows]
+            {
+                const long long tkc_r0 = block_p * 16, tkc_c0 = 64;  // the tile's origin in the tensor
+                const bool tkc_fast = O_st3 == 1 && O_st2 % 8 == 0 && ((uintptr_t)O & 15) == 0 && tkc_c0 % 8 == 0 && tkc_c0 >= 0 && tkc_c0 + 64 <= D;
+                #pragma unroll
+                for (int tkc_q = 0; tkc_q < 1; ++tkc_q) {  // the rows this thread holds
+                    const long long tkc_gr = tkc_r0 + tkc_rw_row(tkc_rwarp, tkc_lane, (tkc_q * 8), 4, 1, 8, 1);
+                    const long long tkc_ro = (long long)block_b * O_st0 + (long long)(h + 3) * O_st1 + tkc_gr * O_st2;
+                    #pragma unroll
+                    for (int tkc_c = 0; tkc_c < 1; ++tkc_c) {
+                        const int tkc_k = tkc_q * 1 + tkc_c;
+                        const long long tkc_gc = tkc_c0 + tkc_rw_col(tkc_rwarp, tkc_lane, (8 * tkc_k), 1, 8, 1);
+                        float tkc_v[8];
+                        tkc_v[0] = tkc_round_bf16((((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 0) >> 1])) * c[(8 * tkc_k + 0)]) + ((((8 * tkc_k + 0) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 0) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 0) >> 1])) * s[(8 * tkc_k + 0)])));
+                        tkc_v[1] = tkc_round_bf16((((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 1) >> 1])) * c[(8 * tkc_k + 1)]) + ((((8 * tkc_k + 1) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 1) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 1) >> 1])) * s[(8 * tkc_k + 1)])));
+                        tkc_v[2] = tkc_round_bf16((((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 2) >> 1])) * c[(8 * tkc_k + 2)]) + ((((8 * tkc_k + 2) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 2) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 2) >> 1])) * s[(8 * tkc_k + 2)])));
+                        tkc_v[3] = tkc_round_bf16((((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 3) >> 1])) * c[(8 * tkc_k + 3)]) + ((((8 * tkc_k + 3) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 3) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 3) >> 1])) * s[(8 * tkc_k + 3)])));
+                        tkc_v[4] = tkc_round_bf16((((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 4) >> 1])) * c[(8 * tkc_k + 4)]) + ((((8 * tkc_k + 4) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 4) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 4) >> 1])) * s[(8 * tkc_k + 4)])));
+                        tkc_v[5] = tkc_round_bf16((((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 5) >> 1])) * c[(8 * tkc_k + 5)]) + ((((8 * tkc_k + 5) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 5) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 5) >> 1])) * s[(8 * tkc_k + 5)])));
+                        tkc_v[6] = tkc_round_bf16((((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 6) >> 1])) * c[(8 * tkc_k + 6)]) + ((((8 * tkc_k + 6) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 6) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 6) >> 1])) * s[(8 * tkc_k + 6)])));
+                        tkc_v[7] = tkc_round_bf16((((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(d2[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(d2[(8 * tkc_k + 7) >> 1])) * c[(8 * tkc_k + 7)]) + ((((8 * tkc_k + 7) & 1) ? tkc_bf16_hi(d1[(8 * tkc_k + 7) >> 1]) : tkc_bf16_lo(d1[(8 * tkc_k + 7) >> 1])) * s[(8 * tkc_k + 7)])));
+                        const uint4 tkc_u = make_uint4(tkc_pack_bf16(tkc_v[0], tkc_v[1]), tkc_pack_bf16(tkc_v[2], tkc_v[3]), tkc_pack_bf16(tkc_v[4], tkc_v[5]), tkc_pack_bf16(tkc_v[6], tkc_v[7]));
+                        if (tkc_fast && tkc_gr >= 0 && tkc_gr < N) {  // one 16-byte store
+                            __stwb(reinterpret_cast<uint4 *>(O + tkc_ro + tkc_gc), tkc_u);
+                        } else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line
+                            tkc_rows_store8_16(O, tkc_ro, tkc_gc, O_st3, D, tkc_gr >= 0 && tkc_gr < N, tkc_u);
+                        }
+                    }
+                }
+            }
+        }
+        tkc_tile_phase ^= 1;
     }
 }
 
@@ -947,94 +1399,34 @@ extern "C" int tkc_rotary(const void *X, const int64_t *X_strides, const void *C
     if (B < 1 || B > 2147483647LL) return TKC_ERR_DIM;
     if (H < 1 || H > 2147483647LL) return TKC_ERR_DIM;
     if (N < 1 || N > 2147483647LL) return TKC_ERR_DIM;
-    // X: in bf16[B, H, N, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
+    if (!(((HP >= 1) && (HP <= 4)))) return TKC_ERR_REQUIRE;  // require HP >= 1 && HP <= 4
+    // X: in bf16[B, H, N, D], accessed by threads
     if (!X) return TKC_ERR_NULL;
     if ((uintptr_t)X % 2) return TKC_ERR_ALIGN;
     const int64_t X_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
     int64_t X_st[4];
-    if (!tkc_strides(X_st, X_strides, X_dims, 4) || X_st[3] != 1) return TKC_ERR_STRIDE;
-    const int X_staged = tkc_tma_layout(X, X_st, X_dims, 4, 2);  // 1: through a padded copy
-    if (X_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
-    // Cos: in fp32[N, D / 2], moved by TMA: rows contiguous; staged where not 16-byte aligned
+    if (!tkc_strides(X_st, X_strides, X_dims, 4)) return TKC_ERR_STRIDE;
+    // Cos: in fp32[N, D / 2], accessed by threads
     if (!Cos) return TKC_ERR_NULL;
     if ((uintptr_t)Cos % 4) return TKC_ERR_ALIGN;
     const int64_t Cos_dims[2] = {(int64_t)N, (int64_t)64};
     int64_t Cos_st[2];
-    if (!tkc_strides(Cos_st, Cos_strides, Cos_dims, 2) || Cos_st[1] != 1) return TKC_ERR_STRIDE;
-    const int Cos_staged = tkc_tma_layout(Cos, Cos_st, Cos_dims, 2, 4);  // 1: through a padded copy
-    if (Cos_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
-    // Sin: in fp32[N, D / 2], moved by TMA: rows contiguous; staged where not 16-byte aligned
+    if (!tkc_strides(Cos_st, Cos_strides, Cos_dims, 2)) return TKC_ERR_STRIDE;
+    // Sin: in fp32[N, D / 2], accessed by threads
     if (!Sin) return TKC_ERR_NULL;
     if ((uintptr_t)Sin % 4) return TKC_ERR_ALIGN;
     const int64_t Sin_dims[2] = {(int64_t)N, (int64_t)64};
     int64_t Sin_st[2];
-    if (!tkc_strides(Sin_st, Sin_strides, Sin_dims, 2) || Sin_st[1] != 1) return TKC_ERR_STRIDE;
-    const int Sin_staged = tkc_tma_layout(Sin, Sin_st, Sin_dims, 2, 4);  // 1: through a padded copy
-    if (Sin_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
-    // O: out bf16[B, H, N, D], moved by TMA: rows contiguous; staged where not 16-byte aligned
+    if (!tkc_strides(Sin_st, Sin_strides, Sin_dims, 2)) return TKC_ERR_STRIDE;
+    // O: out bf16[B, H, N, D], accessed by threads
     if (!O) return TKC_ERR_NULL;
     if ((uintptr_t)O % 2) return TKC_ERR_ALIGN;
     const int64_t O_dims[4] = {(int64_t)B, (int64_t)H, (int64_t)N, (int64_t)D};
     int64_t O_st[4];
-    if (!tkc_strides(O_st, O_strides, O_dims, 4) || O_st[3] != 1) return TKC_ERR_STRIDE;
-    const int O_staged = tkc_tma_layout(O, O_st, O_dims, 4, 2);  // 1: through a padded copy
-    if (O_staged < 0) return TKC_ERR_STRIDE;  // rows that overlap: no copy
-    const long long tiles = (long long)tkc_h_cdiv(N, BP) * (long long)B;
+    if (!tkc_strides(O_st, O_strides, O_dims, 4)) return TKC_ERR_STRIDE;
+    const long long tiles = (long long)B * (long long)tkc_h_cdiv(N, RB) * (long long)tkc_h_cdiv(H, HP);
     if (tiles < 1 || tiles > 2147483647LL) return TKC_ERR_DIM;
-    // tensors TMA cannot take where they lie go through padded copies (freed on the stream at return)
-    tkc_staged X_copy;
-    if (X_staged) {
-        if ((tkc_rotary_cuda = tkc_stage(&X_copy, X, X_st, X_dims, 4, 2, true, (cudaStream_t)stream)) != cudaSuccess)
-            return TKC_ERR_LAUNCH;
-        X = X_copy.buf;
-    }
-    tkc_staged Cos_copy;
-    if (Cos_staged) {
-        if ((tkc_rotary_cuda = tkc_stage(&Cos_copy, Cos, Cos_st, Cos_dims, 2, 4, true, (cudaStream_t)stream)) != cudaSuccess)
-            return TKC_ERR_LAUNCH;
-        Cos = Cos_copy.buf;
-    }
-    tkc_staged Sin_copy;
-    if (Sin_staged) {
-        if ((tkc_rotary_cuda = tkc_stage(&Sin_copy, Sin, Sin_st, Sin_dims, 2, 4, true, (cudaStream_t)stream)) != cudaSuccess)
-            return TKC_ERR_LAUNCH;
-        Sin = Sin_copy.buf;
-    }
-    tkc_staged O_copy;
-    if (O_staged) {
-        if ((tkc_rotary_cuda = tkc_stage(&O_copy, O, O_st, O_dims, 4, 2, false, (cudaStream_t)stream)) != cudaSuccess)
-            return TKC_ERR_LAUNCH;
-        O = O_copy.buf;
-    }
     // tensor maps
-    CUtensorMap tm_X_64x64;
-    {
-        const uint64_t dims[4] = {(uint64_t)X_dims[3], (uint64_t)X_dims[2], (uint64_t)X_dims[1], (uint64_t)X_dims[0]};
-        const uint64_t strides[3] = {(uint64_t)X_st[2] * 2, (uint64_t)X_st[1] * 2, (uint64_t)X_st[0] * 2};
-        const uint32_t box[4] = {64, 64, 1, 1};
-        if (!tkc_make_map(&tm_X_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, X, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
-    }
-    CUtensorMap tm_Cos_64x32;
-    {
-        const uint64_t dims[2] = {(uint64_t)Cos_dims[1], (uint64_t)Cos_dims[0]};
-        const uint64_t strides[1] = {(uint64_t)Cos_st[0] * 4};
-        const uint32_t box[2] = {32, 64};
-        if (!tkc_make_map(&tm_Cos_64x32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, Cos, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
-    }
-    CUtensorMap tm_Sin_64x32;
-    {
-        const uint64_t dims[2] = {(uint64_t)Sin_dims[1], (uint64_t)Sin_dims[0]};
-        const uint64_t strides[1] = {(uint64_t)Sin_st[0] * 4};
-        const uint32_t box[2] = {32, 64};
-        if (!tkc_make_map(&tm_Sin_64x32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, Sin, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
-    }
-    CUtensorMap tm_O_64x64;
-    {
-        const uint64_t dims[4] = {(uint64_t)O_dims[3], (uint64_t)O_dims[2], (uint64_t)O_dims[1], (uint64_t)O_dims[0]};
-        const uint64_t strides[3] = {(uint64_t)O_st[2] * 2, (uint64_t)O_st[1] * 2, (uint64_t)O_st[0] * 2};
-        const uint32_t box[4] = {64, 64, 1, 1};
-        if (!tkc_make_map(&tm_O_64x64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, O, dims, strides, box, 3)) return TKC_ERR_TENSOR_MAP;
-    }
     // per device, once: the SM count and the kernel's shared-memory opt-in (safe across host threads)
     static std::atomic<int> sm_count[64], smem_ready[64];
     int device = 0;
@@ -1044,15 +1436,13 @@ extern "C" int tkc_rotary(const void *X, const int64_t *X_strides, const void *C
         return TKC_ERR_LAUNCH;
     if (device < 64) sm_count[device].store(sms, std::memory_order_relaxed);
     if (device >= 64 || !smem_ready[device].load(std::memory_order_relaxed)) {
-        if ((tkc_rotary_cuda = cudaFuncSetAttribute(tkc_rotary_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 99392)) != cudaSuccess)
+        if ((tkc_rotary_cuda = cudaFuncSetAttribute(tkc_rotary_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024)) != cudaSuccess)
             return TKC_ERR_LAUNCH;
         if (device < 64) smem_ready[device].store(1, std::memory_order_relaxed);
     }
     const unsigned grid = (unsigned)tiles;  // one block per work tile
-    tkc_rotary_kernel<<<grid, 256, 99392, (cudaStream_t)stream>>>(tm_X_64x64, tm_Cos_64x32, tm_Sin_64x32, tm_O_64x64, (const __nv_bfloat16 *)X, (const float *)Cos, (const float *)Sin, (__nv_bfloat16 *)O, (int)B, (int)H, (int)N);
-    if ((tkc_rotary_cuda = cudaGetLastError()) != cudaSuccess) return TKC_ERR_LAUNCH;
-    if ((tkc_rotary_cuda = tkc_unstage(&O_copy)) != cudaSuccess) return TKC_ERR_LAUNCH;  // O's results where the caller's lies
-    return TKC_OK;
+    tkc_rotary_kernel<<<grid, 128, 1024, (cudaStream_t)stream>>>((const __nv_bfloat16 *)X, X_st[0], X_st[1], X_st[2], X_st[3], (const float *)Cos, Cos_st[0], Cos_st[1], (const float *)Sin, Sin_st[0], Sin_st[1], (__nv_bfloat16 *)O, O_st[0], O_st[1], O_st[2], O_st[3], (int)B, (int)H, (int)N);
+    return (tkc_rotary_cuda = cudaGetLastError()) == cudaSuccess ? TKC_OK : TKC_ERR_LAUNCH;
 }
 
 // Launches rotary_qk on stream. Strides count elements, one per dimension (NULL: contiguous); tensors

@@ -299,11 +299,13 @@ static void emit_rows_store(Em *e, const PStmt *st) {
     }
     L("if (tkc_fast && tkc_gr >= 0 && tkc_gr < %s) {  // one 16-byte store", rows);
     IN();
+    /* __stwb (st.global.wb, the default store) rather than a uint4 assignment: with tkc_u also passed
+     * to the out-of-line edge path, nvcc split the assignment into four 4-byte stores (run 212) */
     if (h16) {
-        L("*reinterpret_cast<uint4 *>(%s + tkc_ro + tkc_gc) = tkc_u;", t->name);
+        L("__stwb(reinterpret_cast<uint4 *>(%s + tkc_ro + tkc_gc), tkc_u);", t->name);
     } else {
-        L("*reinterpret_cast<float4 *>(%s + tkc_ro + tkc_gc) = make_float4(tkc_v[0], tkc_v[1], tkc_v[2], tkc_v[3]);", t->name);
-        L("*reinterpret_cast<float4 *>(%s + tkc_ro + tkc_gc + 4) = make_float4(tkc_v[4], tkc_v[5], tkc_v[6], tkc_v[7]);", t->name);
+        L("__stwb(reinterpret_cast<float4 *>(%s + tkc_ro + tkc_gc), make_float4(tkc_v[0], tkc_v[1], tkc_v[2], tkc_v[3]));", t->name);
+        L("__stwb(reinterpret_cast<float4 *>(%s + tkc_ro + tkc_gc + 4), make_float4(tkc_v[4], tkc_v[5], tkc_v[6], tkc_v[7]));", t->name);
     }
     OUT();
     L("} else {  // a row outside the tensor, columns at its edge, or strides without 16-byte vectors: out of line");
