@@ -24,6 +24,7 @@ import ctypes
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -78,7 +79,30 @@ def build(a):
     return 0
 
 
-def table_text(variants, ratios, run=""):
+GENERATED_RULE = re.compile(r"^when D == \d+ && CAUSAL == \d && N <= \d+: \w+$")
+
+
+def hand_written(table):
+    """(notes, rules) of the table that no measurement here writes: the comment lines between the
+    measured ratios and the first variant, and every rule but the generated `N <= T` ones and
+    `otherwise` (attn_fwd.dispatch's few-heads rules), which the new table keeps, first"""
+    notes, rules, seen_variant, after_ratios = [], [], False, False
+    if not table or not os.path.exists(table):
+        return notes, rules
+    for line in open(table):
+        line = line.rstrip("\n")
+        if line.startswith("#   D="):
+            after_ratios = True
+        elif line.startswith("#") and after_ratios and not seen_variant:
+            notes.append(line)
+        elif line.startswith("variant "):
+            seen_variant = True
+        elif line.startswith("when ") and not GENERATED_RULE.match(line):
+            rules.append(line)
+    return notes, rules
+
+
+def table_text(variants, ratios, run="", keep=((), ())):
     """the table from the measurements {(D, CAUSAL, N): {variant: ms}}: per config, short for
     N <= T, T maximising that config's geometric-mean speed over the measured N (the smallest T
     among equals; T = 0: never short); T is written halfway (a multiple of 64) to the next measured N"""
@@ -103,9 +127,10 @@ def table_text(variants, ratios, run=""):
             nxt = [N for N in NS if N > best]
             thr = best if not nxt else 64 * ((best + nxt[0]) // 2 // 64)
             rules.append("when D == %d && CAUSAL == %d && N <= %d: %s" % (D, C, thr, short))
+    lines += list(keep[0])
     for n, defs in variants.items():
         lines.append("variant %s %s" % (n, " ".join(defs)))
-    lines += rules + ["otherwise: %s" % long_]
+    lines += list(keep[1]) + rules + ["otherwise: %s" % long_]
     return "\n".join(lines) + "\n"
 
 
@@ -117,8 +142,8 @@ def table(a):
     for line in open(a.rows):
         r = json.loads(line)
         if names[0] + "_ms" in r:
-            ratios[(r["D"], r["CAUSAL"], r["N"])] = {n: r[n + "_ms"] for n in names}
-    text = table_text(man["variants"], ratios, a.run)
+            ratios[(r["D"], r["CAUSAL"], r["N"])] = {n: r[n + "_ms"] for n in names if n + "_ms" in r}
+    text = table_text(man["variants"], ratios, a.run, hand_written(a.table))
     if a.write:
         with open(a.write, "w") as f:
             f.write(text)
@@ -188,7 +213,7 @@ def run(a):
             same = [n for n in names if torch.equal(outs[n][0], outs["dispatch"][0])]
             checks.append(dict(D=D, CAUSAL=C, N=N, rel_err=err, same_as=same, ok=err < 2e-2 and bool(same)))
             print(json.dumps(row), json.dumps(checks[-1]), flush=True)
-    text = table_text(man["variants"], ratios)
+    text = table_text(man["variants"], ratios, keep=hand_written(a.table))
     print(text, end="")
     bad = [c for c in checks if not c["ok"]]
     print("tune_attn: %d rows, %d dispatch checks, %d failed" % (len(rows), len(checks), len(bad)))
