@@ -36,7 +36,10 @@ for t in $targets; do
     [ "$t" = dispatch ] && ext=dispatch dict=dispatch.dict
     find "$root/kernels.tk" "$root/tests" "$root/docs/examples" "$root/bench/features" -type f -name "*.$ext" 2>/dev/null |
         while read -r f; do cp "$f" "$dir/corpus-$t/seed-$(echo "$f" | cksum | cut -d' ' -f1).$ext"; done
-    (cd "$dir" && ./"fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=20 -rss_limit_mb=4096 \
+    # -report_slow_units=20 (the hang timeout), not libFuzzer's 10 s: the suite's own seeds take up to ~6 s in
+    # this ASan + UBSan build (kernels.tk/rotary.tk: the output-coverage check enumerating its 3-axis grid), and
+    # CI's two cores running the other tests beside it doubled that into a "slow unit" finding
+    (cd "$dir" && ./"fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=20 -report_slow_units=20 -rss_limit_mb=4096 \
         -dict="$root/tests/fuzz/$dict" -artifact_prefix="crashes-$t/" -print_final_stats=1 \
         "corpus-$t" >"fuzz-$t.log" 2>&1)
     rc=$?

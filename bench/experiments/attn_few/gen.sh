@@ -5,7 +5,9 @@ set -eu
 tkc=$1 out=$2; shift 2
 mkdir -p "$out/log"
 for D in ${*:-64}; do for C in 0 1; do
-  for pair in long:SHORT=0 q128:BQ=128 short:SHORT=1 split:SPLIT=$([ $D = 64 ] && echo 2 || echo 1); do
+  if [ $D = 64 ]; then pairs="long:SHORT=0 q128:BQ=128 short:SHORT=1 split:SPLIT=2"
+  else pairs="long:SHORT=0 short:SHORT=1 split:SPLIT=2 k128:BKV=128 nc:CLUSTER=1"; fi
+  for pair in $pairs; do
     n=${pair%%:*}; def=${pair#*:}
     "$tkc" kernels.tk/attn_fwd.tk --no-dispatch -D D=$D -D CAUSAL=$C -D $def -o "$out/log/d${D}_c${C}_$n.cu" || { echo "d${D}_c${C}_$n: tkc failed"; continue; }
     nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared -Xptxas -v "$out/log/d${D}_c${C}_$n.cu" \
