@@ -12,7 +12,9 @@
  *    and no product carried into the next step reads it; setup, finish and the ops after the loop
  *    do not touch it; and a barrier of all consumer threads after a write (never itself dropped
  *    here) lies at the top level between one step's last use and the next step's write: earlier
- *    in this step, or after the last use in every step list. Then every reader of an earlier step
+ *    in this step, or after the last use in every step list, where the last use counts the wait
+ *    that completes a product reading the tile (before it, with two consumer warpgroups, one may
+ *    pass the barrier while the other's product still reads the tile: golden merge_bars_wait). Then every reader of an earlier step
  *    (of this work tile or an earlier one) completed before its thread reached that barrier, which
  *    every thread passed before it reaches this step's write.
  * 2. Two barriers on the same named barrier with nothing between them: the second adds no order
@@ -21,7 +23,9 @@
  *    merged nothing yet, and no wait for TMA stores: that wait would move earlier) merges into an
  *    earlier barrier on the same named barrier in the same list too when the ops between them
  *    leave its tiles alone: none reads or writes them, and no wait between them completes a
- *    product reading them (the scheduler put such a wait there for this barrier).
+ *    product reading them (the scheduler put such a wait there for this barrier). A barrier made by
+ *    a merge is never moved again, and an if or for the first step's list shares with the later
+ *    steps' (one without products) is rewritten once (golden merge_bars_shared_if).
  * The notes say how many went and why. */
 #include <string.h>
 
@@ -98,11 +102,26 @@ static bool has_after_bar(const PlanKernel *pk, const POpList *ops, int from, in
     return false;
 }
 
-/* a step list ends its use of tile y with such a barrier */
-static bool ends_with_bar(Lower *L, const POpList *ops, const Symbol *y) {
+/* whether op o (or a body nested in it) waits for a product that reads tile buf */
+static bool waits_for_reader(Lower *L, POp *o, int buf) {
+    POpList flat = {0};
+    POpList one = {&o, 1, 1};
+    flatten(L, &one, 0, 1, &flat);
+    for (int i = 0; i < flat.n; i++)
+        if (flat.v[i]->kind == POP_WAIT_MMA)
+            for (int k = 0; k < flat.v[i]->done.n; k++)
+                if (reads_as_product(flat.v[i]->done.v[k], buf)) return true;
+    return false;
+}
+
+/* a step list ends its use of tile buf with such a barrier: after the last op that touches the
+ * tile and after the last wait for a product that reads it (before that wait, a product issued by
+ * one warpgroup may still read the tile while another passes the barrier) */
+static bool ends_with_bar(Lower *L, const POpList *ops, int buf) {
+    const Symbol *y = L->pk->bufs.v[buf].sym;
     int last = -1;
     for (int i = 0; i < ops->n; i++)
-        if (touches(L, ops->v[i], y)) last = i;
+        if (touches(L, ops->v[i], y) || waits_for_reader(L, ops->v[i], buf)) last = i;
     return has_after_bar(L->pk, ops, last + 1, ops->n);
 }
 
@@ -150,7 +169,7 @@ static bool drop_before(Lower *L, const POpList *ops, int p, const char **why) {
             return false;
         /* the barrier that orders the earlier steps' readers before the write: one in this step
          * before it, or one after the last use in every step list that can run before this one */
-        if (!has_after_bar(pk, ops, 0, p) && !(ends_with_bar(L, &pk->first_ops, y) && ends_with_bar(L, &pk->compute_ops, y))) {
+        if (!has_after_bar(pk, ops, 0, p) && !(ends_with_bar(L, &pk->first_ops, bufs.v[k]) && ends_with_bar(L, &pk->compute_ops, bufs.v[k]))) {
             *why = "no barrier of every consumer thread lies between a step's last use of it and the next step's write";
             return false;
         }
@@ -210,14 +229,26 @@ static bool between_leaves(Lower *L, const POpList *ops, int from, int to, int b
 /* rewrite 2, in ops and the bodies nested in it: a barrier merges into the one before it on the same
  * named barrier when nothing lies between them, or, for a barrier before a write (none merged
  * before), when the ops between leave its tiles alone; hoisted counts the second kind */
-static int merge_bars(Lower *L, POpList *ops, int *hoisted) {
+typedef struct Merge {
+    Vec(POp *) made;    /* the barriers this pass made by merging: each has the role of an "after" barrier */
+    Vec(POp *) seen;    /* the ifs and fors whose bodies it rewrote (the first step's list and the later
+                         * steps' share those without products) */
+} Merge;
+
+static bool in(const POp *const *v, int n, const POp *o) {
+    for (int i = 0; i < n; i++)
+        if (v[i] == o) return true;
+    return false;
+}
+
+static int merge_bars(Lower *L, Merge *mg, POpList *ops, int *hoisted) {
     int merged = 0;
     for (int i = 0; i < ops->n; i++)
-        if (ops->v[i]->kind == POP_IF || ops->v[i]->kind == POP_FOR) {
-            merged += merge_bars(L, &ops->v[i]->then_ops, hoisted);
-            merged += merge_bars(L, &ops->v[i]->else_ops, hoisted);
+        if ((ops->v[i]->kind == POP_IF || ops->v[i]->kind == POP_FOR) && !in((const POp *const *)mg->seen.v, mg->seen.n, ops->v[i])) {
+            vec_push(L->a, &mg->seen, ops->v[i]);
+            merged += merge_bars(L, mg, &ops->v[i]->then_ops, hoisted);
+            merged += merge_bars(L, mg, &ops->v[i]->else_ops, hoisted);
         }
-    Vec(POp *) made = {0};
     for (int i = 1; i < ops->n; i++) {
         POp *b = ops->v[i];
         if (b->kind != POP_BAR) continue;
@@ -227,8 +258,7 @@ static int merge_bars(Lower *L, POpList *ops, int *hoisted) {
         POp *a = ops->v[j];
         if (j < i - 1) {
             /* not one where a thread waits for TMA stores: the wait would move earlier (run 211: 0.99x) */
-            bool own = b->buf >= 0 && !b->bulk_read;
-            for (int k = 0; k < made.n && own; k++) own = made.v[k] != b;
+            bool own = b->buf >= 0 && !b->bulk_read && !in((const POp *const *)mg->made.v, mg->made.n, b);
             for (int k = -1; k < b->more_bufs.n && own; k++)
                 own = between_leaves(L, ops, j + 1, i, k < 0 ? b->buf : b->more_bufs.v[k]);
             if (!own) continue;
@@ -248,7 +278,7 @@ static int merge_bars(Lower *L, POpList *ops, int *hoisted) {
         for (int k = 0; k < b->more_bufs.n; k++) add_buf(L, m, b->more_bufs.v[k]);
         m->bulk_read = a->bulk_read || b->bulk_read;
         m->note = arena_printf(L->a, "%s; %s", a->note ? a->note : "", b->note ? b->note : "");
-        vec_push(L->a, &made, m);
+        vec_push(L->a, &mg->made, m);
         ops->v[j] = m;
         for (int k = i + 1; k < ops->n; k++) ops->v[k - 1] = ops->v[k];
         ops->n--;
@@ -266,8 +296,9 @@ void plan_merge_bars(Lower *L) {
     int dropped = drop_befores(L, &pk->compute_ops, &names, true);
     POpList *lists[] = {&pk->setup_ops, &pk->first_ops, &pk->compute_ops, &pk->after_ops, &pk->finish_ops};
     int merged = 0, hoisted = 0;
+    Merge mg = {0};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
-        int h = 0, n = merge_bars(L, lists[k], &h);
+        int h = 0, n = merge_bars(L, &mg, lists[k], &h);
         if (lists[k] != &pk->first_ops) { /* the first step repeats the later ones' */
             merged += n;
             hoisted += h;
