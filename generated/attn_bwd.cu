@@ -1559,7 +1559,7 @@ __global__ void __launch_bounds__(256, 1) tkc_attn_bwd_prep_kernel(const __grid_
 //     - swizzle 128B for 'q': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'g': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'pt': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (CAUSAL)' is false at compile time: it is left out
+//     - 'if (CAUSAL && i * BWD_BQ < BWD_BKV)' is false at compile time: it is left out
 //     - 4 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - 'dk = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - 'dv = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
@@ -2202,7 +2202,7 @@ __global__ void __launch_bounds__(256, 2) tkc_attn_bwd_kernel(const __grid_const
 //     - swizzle 128B for 'g': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'pds': a row is 256 x 2 B = 512 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'dqs': a row is 64 x 4 B = 256 B, so the widest span that divides it is 128 B
-//     - 'if (CAUSAL)' is false at compile time: it is left out
+//     - 'if (CAUSAL && i * FBQ < FBKV)' is false at compile time: it is left out
 //     - the store block runs at the end of every step, after compute, in the same schedule
 //     - 4 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - 'dk = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
@@ -2954,7 +2954,7 @@ __global__ void __launch_bounds__(384, 1) tkc_attn_bwd_fused_kernel(const __grid
 //     - swizzle 128B for 'g': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'k': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
 //     - swizzle 128B for 'v': a row is 64 x 2 B = 128 B, so the widest span that divides it is 128 B
-//     - 'if (CAUSAL)' is false at compile time: it is left out
+//     - 'if (CAUSAL && (j + 1) * BWD_BKV > block.qb * BWD_BQ + 1)' is false at compile time: it is left out
 //     - 2 load groups with separate barriers: each group's tiles are first read by a different op, so consumers start on the first group while the next one is still landing
 //     - 'dq = 0' in setup is folded into the first product of each work tile (wgmma scale-d = 0 on the first step); a work tile with no steps still gets zeros
 //     - roles: warpgroup 0 is the producer (one thread issues TMA, setmaxnreg.dec 24); warpgroups 1..1 are consumers (setmaxnreg.inc 232); 256 threads

@@ -62,6 +62,8 @@ def rel(a, b):
 
 for causal in (0, 1):
     tail = "_c%d.so" % causal
+    if not os.path.exists(os.path.join(LIB, "main" + tail)):
+        continue  # a library set for one mask only
     others = sorted(os.path.basename(f)[:-len(tail)] for f in glob.glob(os.path.join(LIB, "*" + tail)))
     libs = {}
     for n in ["main"] + [n for n in others if n != "main"]:
