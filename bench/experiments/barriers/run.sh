@@ -8,5 +8,5 @@ R=${2:-9}
 timeout 200 python3 bench/experiments/attn_bwd/bwdsplit.py $L/bwd $R
 timeout 120 python3 bench/ab_suite.py run --lib $L/ab --only based,mamba2 --rounds $R
 timeout 90 python3 bench/experiments/linear_attn/ab_la.py --lib $L/la --variants old new --rounds $R
-timeout 150 python3 bench/sanitize.py run --lib $L/san --tools memcheck,racecheck
-timeout 40 python3 bench/sanitize.py run --lib $L/san2 --tools memcheck,racecheck
+timeout 150 python3 bench/sanitize.py run --lib $L/san --out /tmp/san210 --only attn_bwd_split,attn_bwd_d128_causal,based,mamba2,mamba2_n128 --tools memcheck,racecheck
+timeout 40 python3 bench/sanitize.py run --lib $L/san2 --out /tmp/san210b --only linear_attn_d64_decay --tools memcheck,racecheck

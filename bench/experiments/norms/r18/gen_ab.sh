@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run 213's A/B for abnorms.py: OLD_TKC's and NEW_TKC's builds of kernels.tk/layernorm.tk, rmsnorm.tk and
 # softmax.tk at D = 1024..8192 (ln_/rms_/sm_{old,new}_DD.so: the rowwise 16-byte store now written as
-# __stwb, 80b5...), and kernels.tk/rotary.tk (rot_{base,new}_DD.so: base = OLD_TKC on OLD_RTK, the
+# __stwb, 5a9a9d0), and kernels.tk/rotary.tk (rot_{base,new}_DD.so: base = OLD_TKC on OLD_RTK, the
 # pipelined TMA kernel; new = the shipped many-small-blocks kernel):
 #   sh bench/experiments/norms/r18/gen_ab.sh OLD_TKC NEW_TKC OLD_RTK OUT
 set -eu
