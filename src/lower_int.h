@@ -77,6 +77,8 @@ bool loads_exclusive(const Lower *L, const Stmt *a, const Stmt *b);
 /* lower_ops.c */
 void lower_stmts(Lower *L, StmtList *l, POpList *out, BlockKind bk);
 void op_effects(Lower *L, POp *o, Effects *e);
+/* op o (an if or for: any op of its bodies) reads or writes shared tile y */
+bool op_touches_tile(Lower *L, POp *o, const Symbol *y);
 void estimate_regs(Lower *L);
 /* registers ptxas adds for Philox calls made per element (rand(), keep() outside rowwise tiles): 0 or 48 */
 int plan_philox_regs(const PlanKernel *pk);

@@ -328,3 +328,9 @@ void op_effects(Lower *L, POp *o, Effects *e) {
         return;
     }
 }
+
+bool op_touches_tile(Lower *L, POp *o, const Symbol *y) {
+    Effects e;
+    op_effects(L, o, &e);
+    return symset_has(&e.bufs, y) || symset_has(&e.wbufs, y);
+}

@@ -40,10 +40,7 @@ static bool steps_over(Lower *L, POp *o, int buf) {
     case POP_PP_PASS: return false;
     default: break;
     }
-    Effects e;
-    op_effects(L, o, &e);
-    const Symbol *y = L->pk->bufs.v[buf].sym;
-    return !symset_has(&e.bufs, y) && !symset_has(&e.wbufs, y);
+    return !op_touches_tile(L, o, L->pk->bufs.v[buf].sym);
 }
 
 /* ops[i .. ]: barrier before, the write, an optional fence, barrier after; the index of the

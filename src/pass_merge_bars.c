@@ -31,17 +31,20 @@
 
 #include "lower_int.h"
 
-static bool touches(Lower *L, POp *o, const Symbol *y) {
-    Effects e;
-    op_effects(L, o, &e);
-    return symset_has(&e.bufs, y) || symset_has(&e.wbufs, y);
-}
-
 static bool list_touches(Lower *L, const POpList *ops, int from, int to, const Symbol *y) {
     for (int i = from; i < to && i < ops->n; i++)
-        if (touches(L, ops->v[i], y)) return true;
+        if (op_touches_tile(L, ops->v[i], y)) return true;
     return false;
 }
+
+static void remove_at(POpList *ops, int i) {
+    for (int j = i + 1; j < ops->n; j++) ops->v[j - 1] = ops->v[j];
+    ops->n--;
+}
+
+/* the tiles barrier b guards (buf, then more_bufs) */
+static int guarded(const POp *b, int k) { return k ? b->more_bufs.v[k - 1] : b->buf; }
+static int nguarded(const POp *b) { return b->buf < 0 ? 0 : 1 + b->more_bufs.n; }
 
 /* the ops of ops[from, to) in program order, nested bodies included */
 static void flatten(Lower *L, const POpList *ops, int from, int to, POpList *out) {
@@ -73,7 +76,7 @@ static bool step_completes(Lower *L, const POpList *ops, int buf, const char **w
     flatten(L, ops, 0, ops->n, &flat);
     for (int i = 0; i < flat.n; i++) {
         POp *o = flat.v[i];
-        if (o->kind == POP_STORE && touches(L, o, y)) {
+        if (o->kind == POP_STORE && op_touches_tile(L, o, y)) {
             *why = "TMA stores read it";
             return false;
         }
@@ -103,14 +106,15 @@ static bool has_after_bar(const PlanKernel *pk, const POpList *ops, int from, in
 }
 
 /* whether op o (or a body nested in it) waits for a product that reads tile buf */
-static bool waits_for_reader(Lower *L, POp *o, int buf) {
-    POpList flat = {0};
-    POpList one = {&o, 1, 1};
-    flatten(L, &one, 0, 1, &flat);
-    for (int i = 0; i < flat.n; i++)
-        if (flat.v[i]->kind == POP_WAIT_MMA)
-            for (int k = 0; k < flat.v[i]->done.n; k++)
-                if (reads_as_product(flat.v[i]->done.v[k], buf)) return true;
+static bool waits_for_reader(const POp *o, int buf) {
+    if (o->kind == POP_WAIT_MMA)
+        for (int k = 0; k < o->done.n; k++)
+            if (reads_as_product(o->done.v[k], buf)) return true;
+    if (o->kind != POP_IF && o->kind != POP_FOR) return false;
+    const POpList *bodies[] = {&o->then_ops, &o->else_ops};
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < bodies[b]->n; i++)
+            if (waits_for_reader(bodies[b]->v[i], buf)) return true;
     return false;
 }
 
@@ -121,7 +125,7 @@ static bool ends_with_bar(Lower *L, const POpList *ops, int buf) {
     const Symbol *y = L->pk->bufs.v[buf].sym;
     int last = -1;
     for (int i = 0; i < ops->n; i++)
-        if (touches(L, ops->v[i], y) || waits_for_reader(L, ops->v[i], buf)) last = i;
+        if (op_touches_tile(L, ops->v[i], y) || waits_for_reader(ops->v[i], buf)) last = i;
     return has_after_bar(L->pk, ops, last + 1, ops->n);
 }
 
@@ -139,10 +143,33 @@ static int write_line(Lower *L, const POpList *ops, int i, int buf) {
     return 0;
 }
 
+/* what rewrite 1 needs to know of a tile, whichever barrier before its writes it asks about: why no
+ * such barrier may go (NULL: it may, given a covering barrier), and whether every step list ends
+ * its use of the tile with a barrier of every consumer thread */
+typedef struct TileFacts {
+    bool known, ends_with_bar;
+    const char *why;
+} TileFacts;
+
+static const TileFacts *tile_facts(Lower *L, TileFacts *facts, int buf) {
+    PlanKernel *pk = L->pk;
+    TileFacts *f = &facts[buf];
+    if (f->known) return f;
+    f->known = true;
+    const Symbol *y = pk->bufs.v[buf].sym;
+    const POpList *once[] = {&pk->block_ops, &pk->setup_ops, &pk->after_ops, &pk->finish_ops};
+    for (size_t j = 0; j < sizeof once / sizeof once[0] && !f->why; j++)
+        if (list_touches(L, once[j], 0, once[j]->n, y)) f->why = "it is used outside the steps";
+    if (!f->why && step_completes(L, &pk->first_ops, buf, &f->why)) step_completes(L, &pk->compute_ops, buf, &f->why);
+    f->ends_with_bar = ends_with_bar(L, &pk->first_ops, buf) && ends_with_bar(L, &pk->compute_ops, buf);
+    return f;
+}
+
 /* rewrite 1 for the barrier at ops[p]: whether every tile it guards is first used there in the
  * step, its readers complete within their step, and a barrier of every consumer thread lies
- * between one step's last use and the next step's write */
-static bool drop_before(Lower *L, const POpList *ops, int p, const char **why) {
+ * between one step's last use and the next step's write; *why says why not where a note should
+ * (not for a tile the step uses before the barrier: the barrier is then not a step's first) */
+static bool drop_before(Lower *L, TileFacts *facts, const POpList *ops, int p, const char **why) {
     PlanKernel *pk = L->pk;
     POp *b = ops->v[p];
     if (b->kind != POP_BAR || b->bar != pk->nbar_scratch || b->buf < 0) return false;
@@ -150,26 +177,17 @@ static bool drop_before(Lower *L, const POpList *ops, int p, const char **why) {
         *why = "TMA stores read it, and the barrier is where their issuing thread waits for them";
         return false;
     }
-    Vec(int) bufs = {0};
-    vec_push(L->a, &bufs, b->buf);
-    for (int i = 0; i < b->more_bufs.n; i++) vec_push(L->a, &bufs, b->more_bufs.v[i]);
-    const POpList *once[] = {&pk->block_ops, &pk->setup_ops, &pk->after_ops, &pk->finish_ops};
-    for (int k = 0; k < bufs.n; k++) {
-        const Symbol *y = pk->bufs.v[bufs.v[k]].sym;
-        if (list_touches(L, ops, 0, p, y)) {
-            *why = "the step uses it before";
+    for (int k = 0; k < nguarded(b); k++)
+        if (list_touches(L, ops, 0, p, pk->bufs.v[guarded(b, k)].sym)) return false;
+    for (int k = 0; k < nguarded(b); k++) {
+        const TileFacts *f = tile_facts(L, facts, guarded(b, k));
+        if (f->why) {
+            *why = f->why;
             return false;
         }
-        for (size_t j = 0; j < sizeof once / sizeof once[0]; j++)
-            if (list_touches(L, once[j], 0, once[j]->n, y)) {
-                *why = "it is used outside the steps";
-                return false;
-            }
-        if (!step_completes(L, &pk->first_ops, bufs.v[k], why) || !step_completes(L, &pk->compute_ops, bufs.v[k], why))
-            return false;
         /* the barrier that orders the earlier steps' readers before the write: one in this step
          * before it, or one after the last use in every step list that can run before this one */
-        if (!has_after_bar(pk, ops, 0, p) && !(ends_with_bar(L, &pk->first_ops, bufs.v[k]) && ends_with_bar(L, &pk->compute_ops, bufs.v[k]))) {
+        if (!f->ends_with_bar && !has_after_bar(pk, ops, 0, p)) {
             *why = "no barrier of every consumer thread lies between a step's last use of it and the next step's write";
             return false;
         }
@@ -177,13 +195,12 @@ static bool drop_before(Lower *L, const POpList *ops, int p, const char **why) {
     return true;
 }
 
-static int drop_befores(Lower *L, POpList *ops, const char **names, bool explain) {
+static int drop_befores(Lower *L, TileFacts *facts, POpList *ops, const char **names, bool explain) {
     int dropped = 0;
     for (int i = 0; i < ops->n; i++) {
         const char *why = NULL;
-        if (!drop_before(L, ops, i, &why)) {
-            if (explain && why && strcmp(why, "the step uses it before"))
-            {
+        if (!drop_before(L, facts, ops, i, &why)) {
+            if (explain && why) {
                 int buf = ops->v[i]->buf, line = write_line(L, ops, i, buf);
                 lower_note(L, "scratch barriers: the one before the write of '%s'%s stays: %s", L->pk->bufs.v[buf].name,
                            line ? arena_printf(L->a, " at line %d", line) : "", why);
@@ -193,9 +210,7 @@ static int drop_befores(Lower *L, POpList *ops, const char **names, bool explain
         const PlanBuf *b = &L->pk->bufs.v[ops->v[i]->buf];
         if (!strstr(*names, arena_printf(L->a, "'%s'", b->name)))
             *names = **names ? arena_printf(L->a, "%s, '%s'", *names, b->name) : arena_printf(L->a, "'%s'", b->name);
-        for (int j = i + 1; j < ops->n; j++) ops->v[j - 1] = ops->v[j];
-        ops->n--;
-        i--;
+        remove_at(ops, i--);
         dropped++;
     }
     return dropped;
@@ -218,7 +233,7 @@ static bool between_leaves(Lower *L, const POpList *ops, int from, int to, int b
     for (int i = 0; i < flat.n; i++) {
         POp *o = flat.v[i];
         if (o->kind == POP_IF || o->kind == POP_FOR) continue; /* their bodies are in flat */
-        if (touches(L, o, y)) return false;
+        if (op_touches_tile(L, o, y)) return false;
         if (o->kind == POP_WAIT_MMA)
             for (int k = 0; k < o->done.n; k++)
                 if (reads_as_product(o->done.v[k], buf)) return false;
@@ -259,8 +274,7 @@ static int merge_bars(Lower *L, Merge *mg, POpList *ops, int *hoisted) {
         if (j < i - 1) {
             /* not one where a thread waits for TMA stores: the wait would move earlier (run 211: 0.99x) */
             bool own = b->buf >= 0 && !b->bulk_read && !in((const POp *const *)mg->made.v, mg->made.n, b);
-            for (int k = -1; k < b->more_bufs.n && own; k++)
-                own = between_leaves(L, ops, j + 1, i, k < 0 ? b->buf : b->more_bufs.v[k]);
+            for (int k = 0; k < nguarded(b) && own; k++) own = between_leaves(L, ops, j + 1, i, guarded(b, k));
             if (!own) continue;
             (*hoisted)++;
         }
@@ -272,18 +286,14 @@ static int merge_bars(Lower *L, Merge *mg, POpList *ops, int *hoisted) {
         m->buf = -1;
         /* the tile the bulk wait names first */
         if (b->bulk_read) add_buf(L, m, b->buf);
-        add_buf(L, m, a->buf);
-        for (int k = 0; k < a->more_bufs.n; k++) add_buf(L, m, a->more_bufs.v[k]);
-        add_buf(L, m, b->buf);
-        for (int k = 0; k < b->more_bufs.n; k++) add_buf(L, m, b->more_bufs.v[k]);
+        for (int k = 0; k < nguarded(a); k++) add_buf(L, m, guarded(a, k));
+        for (int k = 0; k < nguarded(b); k++) add_buf(L, m, guarded(b, k));
         m->bulk_read = a->bulk_read || b->bulk_read;
         m->note = arena_printf(L->a, "%s; %s", a->note ? a->note : "", b->note ? b->note : "");
         vec_push(L->a, &mg->made, m);
         ops->v[j] = m;
-        for (int k = i + 1; k < ops->n; k++) ops->v[k - 1] = ops->v[k];
-        ops->n--;
+        remove_at(ops, i--);
         merged++;
-        i--;
     }
     return merged;
 }
@@ -292,8 +302,9 @@ void plan_merge_bars(Lower *L) {
     PlanKernel *pk = L->pk;
     if (pk->nbar_scratch < 0 || pk->no_pipeline) return;
     const char *names = "";
-    drop_befores(L, &pk->first_ops, &names, false);
-    int dropped = drop_befores(L, &pk->compute_ops, &names, true);
+    TileFacts *facts = ARENA_NEW_N(L->a, TileFacts, pk->bufs.n);
+    drop_befores(L, facts, &pk->first_ops, &names, false);
+    int dropped = drop_befores(L, facts, &pk->compute_ops, &names, true);
     POpList *lists[] = {&pk->setup_ops, &pk->first_ops, &pk->compute_ops, &pk->after_ops, &pk->finish_ops};
     int merged = 0, hoisted = 0;
     Merge mg = {0};

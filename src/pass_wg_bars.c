@@ -102,9 +102,7 @@ static int touches(Lower *L, const POpList *ops, const Symbol *y) {
             if (o->kind == POP_IF && o->cond && px_mentions(o->cond, y)) n++;
             continue;
         }
-        Effects e;
-        op_effects(L, o, &e);
-        if (symset_has(&e.bufs, y) || symset_has(&e.wbufs, y)) n++;
+        if (op_touches_tile(L, o, y)) n++;
     }
     return n;
 }
