@@ -306,12 +306,11 @@ static void decide_params(Diag *d, Dispatch *ds) {
                                    "only a param every variant agrees on (one the command line sets)",
                                    dc->dims.v[j], (long long)v0, ds->variants.v[0].name, (long long)vv, ds->variants.v[v].name);
                 }
-                if (v0 && (prod > INT64_MAX / (v0 < 0 ? -v0 : v0) || prod < -(INT64_MAX / (v0 < 0 ? -v0 : v0)))) {
+                if (__builtin_mul_overflow(prod, v0, &prod)) {
                     diag_error(d, dc->span, "the product of these params does not fit in 64 bits");
                     prod = 0;
                     break;
                 }
-                prod *= v0;
             }
             dc->is_static = true;
             dc->holds = compare(prod, dc->op, dc->value);
